@@ -1,0 +1,126 @@
+package bench
+
+import (
+	"context"
+	"time"
+
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+// Backend opens communicators for the ranks that live in this process. It is
+// shaped after NCCL: each local rank owns a device with send and receive
+// buffers and a stream; work is enqueued asynchronously (grouped across the
+// local ranks) and drained with Wait.
+type Backend interface {
+	// Name is the backend's flag value, e.g. "host" or "nccl".
+	Name() string
+	// Open creates one communicator per local rank.
+	Open(ctx context.Context, s Setup) (Comm, error)
+}
+
+// Setup is what a backend needs to know to open its communicators.
+type Setup struct {
+	NRanks     int   // ranks in the whole job
+	FirstRank  int   // global rank of local rank 0
+	LocalRanks int   // ranks (devices) in this process, -g
+	BufBytes   int64 // bytes of each send and receive buffer
+}
+
+// Capabilities lists the options a backend can honour; the engine refuses
+// the others instead of ignoring them.
+type Capabilities struct {
+	Graphs bool // CUDA graph capture and replay (-G)
+}
+
+// Device describes the device behind one local rank, for the preamble.
+type Device struct {
+	Rank     int
+	Ordinal  int
+	Hostname string
+	PID      int
+	BusID    [3]int // PCI domain, bus, device
+	Name     string
+}
+
+// BufKind selects a local rank's send or receive buffer.
+type BufKind int
+
+const (
+	SendBuf BufKind = iota
+	RecvBuf
+)
+
+// Op is one collective call as every local rank issues it.
+type Op struct {
+	Coll    *Collective
+	Type    numeric.DataType
+	RedOp   numeric.RedOp
+	Root    int
+	InPlace bool
+	Counts  Counts
+}
+
+// Batch is a run of back-to-back calls: Iters iterations of Agg calls each,
+// the Agg calls of one iteration launched as one group. Iteration i uses the
+// buffers shifted by RotationShift(FirstIter+i) as nccl-tests does.
+type Batch struct {
+	Op
+	Iters, Agg int
+	FirstIter  int
+	// Record asks for a timestamp at every iteration boundary on every
+	// local stream (CUDA events on a GPU), read back with IterTimes.
+	Record bool
+}
+
+// Comm is the communicators of this process's local ranks.
+type Comm interface {
+	Capabilities() Capabilities
+	Devices() []Device
+	// Write copies data into a local rank's buffer at a byte offset.
+	Write(local int, buf BufKind, off int64, data []byte) error
+	// Read copies from a local rank's buffer at a byte offset into dst.
+	Read(local int, buf BufKind, off int64, dst []byte) error
+	// Enqueue launches a batch on every local rank and returns without
+	// waiting for it.
+	Enqueue(b Batch) error
+	// Wait blocks until all enqueued work has completed on every local rank,
+	// or fails when ctx ends (the caller then aborts).
+	Wait(ctx context.Context) error
+	// IterTimes returns, per local rank, the duration of each recorded
+	// iteration since the last call, and forgets them.
+	IterTimes() [][]time.Duration
+	// Abort tears the communicators down without waiting for peers; work in
+	// flight fails.
+	Abort()
+	// Close releases the communicators and buffers.
+	Close() error
+}
+
+// RotationShift is the byte offset of iteration iter's buffers: nccl-tests
+// walks the buffers in steps of the call's footprint to defeat caches.
+func RotationShift(footprint, bufBytes int64, iter int) int64 {
+	if footprint <= 0 {
+		return 0
+	}
+	steps := bufBytes / footprint
+	if steps <= 0 {
+		return 0
+	}
+	return footprint * (int64(iter) % steps)
+}
+
+// Footprint is the bytes one call touches in its larger buffer.
+func (o Op) Footprint() int64 {
+	return max(o.Counts.Send, o.Counts.Recv) * int64(o.Type.Size())
+}
+
+// Regions returns, for the rank with global number rank, the byte offsets of
+// the send data (in SendBuf, or in RecvBuf when in place) and of the receive
+// data (in RecvBuf) before rotation.
+func (o Op) Regions(rank int) (sendBuf BufKind, sendOff, recvOff int64) {
+	elt := int64(o.Type.Size())
+	if o.InPlace {
+		return RecvBuf, o.Counts.SendInPlace * int64(rank) * elt, o.Counts.RecvInPlace * int64(rank) * elt
+	}
+	return SendBuf, 0, 0
+}

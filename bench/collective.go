@@ -1,0 +1,152 @@
+package bench
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Counts is the element accounting of one collective call at one size, as
+// nccl-tests' getCollByteCount defines it.
+type Counts struct {
+	Send, Recv int64 // elements in each rank's send and receive buffer
+	Param      int64 // the count argument passed to the library
+	// In-place layout: the send data starts SendInPlace·rank elements and
+	// the receive data RecvInPlace·rank elements into the receive buffer.
+	SendInPlace, RecvInPlace int64
+}
+
+// Collective describes one collective as data: how it counts bytes, how
+// its bus bandwidth is normalised and what every rank must hold afterwards.
+type Collective struct {
+	Name     string   // collbench subcommand, e.g. "allreduce"
+	TestName string   // nccl-tests binary name, e.g. "all_reduce_perf"
+	Aliases  []string // other accepted spellings
+	Reduces  bool     // takes a reduction operator
+	Rooted   bool     // has a root rank (-r)
+	// VerifyInPlace is false where nccl-tests leaves in-place results
+	// unchecked (all-to-all), so #wrong prints N/A for them.
+	VerifyInPlace bool
+	busFactor     func(n int) float64
+	counts        func(count int64, elt, n int) Counts
+	expect        func(e expectation, out []byte) bool
+}
+
+// BusFactor converts algorithm bandwidth to bus bandwidth for n ranks.
+func (c *Collective) BusFactor(n int) float64 { return c.busFactor(n) }
+
+// Counts applies the collective's byte accounting to count elements of elt
+// bytes over n ranks.
+func (c *Collective) Counts(count int64, elt, n int) Counts { return c.counts(count, elt, n) }
+
+// perRankBase is nccl-tests' per-rank share, rounded down to 16 bytes.
+func perRankBase(count int64, elt, n int) int64 {
+	return (count / int64(n)) &^ int64(16/elt-1)
+}
+
+func ringFactor(n int) float64 { return float64(n-1) / float64(n) }
+
+func flatCounts(count int64, _, _ int) Counts {
+	return Counts{Send: count, Recv: count, Param: count}
+}
+
+func gatherCounts(count int64, elt, n int) Counts {
+	b := perRankBase(count, elt, n)
+	return Counts{Send: b, Recv: b * int64(n), Param: b, SendInPlace: b}
+}
+
+func scatterCounts(count int64, elt, n int) Counts {
+	b := perRankBase(count, elt, n)
+	return Counts{Send: b * int64(n), Recv: b, Param: b, RecvInPlace: b}
+}
+
+// Collectives is every collective collbench runs, in help order.
+var Collectives = []*Collective{
+	{
+		Name: "allreduce", TestName: "all_reduce_perf", Reduces: true, VerifyInPlace: true,
+		busFactor: func(n int) float64 { return 2 * float64(n-1) / float64(n) },
+		counts:    flatCounts,
+		expect:    func(e expectation, out []byte) bool { e.reduced(0, out); return true },
+	},
+	{
+		Name: "allgather", TestName: "all_gather_perf", VerifyInPlace: true,
+		busFactor: ringFactor, counts: gatherCounts,
+		expect: func(e expectation, out []byte) bool { e.concat(out); return true },
+	},
+	{
+		Name: "reducescatter", TestName: "reduce_scatter_perf", Reduces: true, VerifyInPlace: true,
+		busFactor: ringFactor, counts: scatterCounts,
+		expect: func(e expectation, out []byte) bool { e.reduced(int64(e.rank)*e.param, out); return true },
+	},
+	{
+		Name: "alltoall", TestName: "alltoall_perf",
+		busFactor: ringFactor,
+		counts: func(count int64, elt, n int) Counts {
+			b := perRankBase(count, elt, n)
+			return Counts{Send: b * int64(n), Recv: b * int64(n), Param: b}
+		},
+		expect: func(e expectation, out []byte) bool { e.transpose(out); return true },
+	},
+	{
+		Name: "broadcast", TestName: "broadcast_perf", Rooted: true, VerifyInPlace: true,
+		busFactor: func(int) float64 { return 1 }, counts: flatCounts,
+		expect: func(e expectation, out []byte) bool { e.input(e.root, 0, out); return true },
+	},
+	{
+		Name: "reduce", TestName: "reduce_perf", Reduces: true, Rooted: true, VerifyInPlace: true,
+		busFactor: func(int) float64 { return 1 }, counts: flatCounts,
+		expect: func(e expectation, out []byte) bool {
+			if e.rank != e.root {
+				return false
+			}
+			e.reduced(0, out)
+			return true
+		},
+	},
+	{
+		Name: "sendrecv", TestName: "sendrecv_perf", VerifyInPlace: true,
+		busFactor: func(int) float64 { return 1 }, counts: flatCounts,
+		expect: func(e expectation, out []byte) bool {
+			e.input((e.rank-1+e.nranks)%e.nranks, 0, out)
+			return true
+		},
+	},
+	{
+		Name: "gather", TestName: "gather_perf", Rooted: true, VerifyInPlace: true,
+		busFactor: ringFactor, counts: gatherCounts,
+		expect: func(e expectation, out []byte) bool {
+			if e.rank != e.root {
+				return false
+			}
+			e.concat(out)
+			return true
+		},
+	},
+	{
+		Name: "scatter", TestName: "scatter_perf", Rooted: true, VerifyInPlace: true,
+		busFactor: ringFactor, counts: scatterCounts,
+		expect: func(e expectation, out []byte) bool { e.input(e.root, int64(e.rank)*e.param, out); return true },
+	},
+}
+
+// LookupCollective finds a collective by its name, its nccl-tests binary
+// name ("all_reduce_perf") or that name without the suffix ("all_reduce").
+func LookupCollective(name string) (*Collective, error) {
+	l := strings.ToLower(name)
+	for _, c := range Collectives {
+		if l == c.Name || l == c.TestName || l == strings.TrimSuffix(c.TestName, "_perf") {
+			return c, nil
+		}
+		for _, a := range c.Aliases {
+			if l == a {
+				return c, nil
+			}
+		}
+	}
+	names := make([]string, len(Collectives))
+	for i, c := range Collectives {
+		names[i] = c.Name
+	}
+	sort.Strings(names)
+	return nil, fmt.Errorf("unknown collective %q (want one of %s)", name, strings.Join(names, ", "))
+}

@@ -1,0 +1,364 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+// Engine runs the nccl-tests measurement loop over a Comm.
+type Engine struct {
+	Comm      Comm
+	Peers     Peers
+	Opts      Options
+	NRanks    int // ranks in the job
+	FirstRank int // global rank of this process's local rank 0
+	BufBytes  int64
+
+	rep     int // verification repetition, varies the data between checks
+	scratch struct{ want, got []byte }
+}
+
+// TimeoutError reports a collective that did not complete within -T.
+type TimeoutError struct {
+	Coll    string
+	Size    int64
+	InPlace bool
+	After   time.Duration
+}
+
+func (e *TimeoutError) Error() string {
+	place := "out-of-place"
+	if e.InPlace {
+		place = "in-place"
+	}
+	return fmt.Sprintf("%s of %d bytes (%s) did not complete within %v; communicators aborted", e.Coll, e.Size, place, e.After)
+}
+
+// Run measures every (type, op, root) combination over the sweep, calling
+// onRow as each row completes.
+func (e *Engine) Run(ctx context.Context, onRow func(Row)) (Summary, error) {
+	if e.Peers == nil {
+		e.Peers = Solo{}
+	}
+	o := &e.Opts
+	if o.Graph > 0 && !e.Comm.Capabilities().Graphs {
+		return Summary{}, fmt.Errorf("this backend cannot capture CUDA graphs (-G); run without -G or on the nccl backend")
+	}
+	var sum Summary
+	var bwTotal float64
+	for _, t := range o.Types {
+		for _, op := range o.runOps() {
+			for _, root := range o.runRoots(e.NRanks) {
+				err := e.timeTest(ctx, t, op, root, func(r Row) {
+					sum.Rows++
+					bwTotal += r.OutOfPlace.BusBW + r.InPlace.BusBW
+					onRow(r)
+				}, &sum)
+				if err != nil {
+					return sum, err
+				}
+			}
+		}
+	}
+	if sum.Rows > 0 {
+		sum.AvgBusBW = bwTotal / float64(2*sum.Rows)
+	}
+	return sum, nil
+}
+
+func (e *Engine) op(size int64, t numeric.DataType, redop numeric.RedOp, root int, inPlace bool) Op {
+	elt := t.Size()
+	return Op{Coll: e.Opts.Coll, Type: t, RedOp: redop, Root: root, InPlace: inPlace,
+		Counts: e.Opts.Coll.Counts(size/int64(elt), elt, e.NRanks)}
+}
+
+func (e *Engine) timeTest(ctx context.Context, t numeric.DataType, redop numeric.RedOp, root int, onRow func(Row), sum *Summary) error {
+	o := &e.Opts
+	if err := e.Peers.Barrier(ctx); err != nil {
+		return err
+	}
+	for _, size := range o.Sweep.WarmupSizes() {
+		op := e.op(size, t, redop, root, false)
+		if err := e.launch(ctx, Batch{Op: op, Iters: o.Warmup, Agg: 1}, size); err != nil {
+			return err
+		}
+	}
+	for cycle := 0; o.Cycles == 0 || cycle < o.Cycles; cycle++ {
+		for _, size := range o.Sweep.Sizes() {
+			oop := e.op(size, t, redop, root, false)
+			row := Row{Size: oop.Footprint(), Count: oop.Counts.Param, Type: t, Op: redop, Root: root, Iters: o.Iters}
+			var err error
+			if row.OutOfPlace, err = e.benchTime(ctx, oop, sum); err != nil {
+				return err
+			}
+			if row.InPlace, err = e.benchTime(ctx, e.op(size, t, redop, root, true), sum); err != nil {
+				return err
+			}
+			onRow(row)
+		}
+	}
+	return nil
+}
+
+// launch enqueues a batch and waits for it under the watchdog.
+func (e *Engine) launch(ctx context.Context, b Batch, size int64) error {
+	if b.Iters == 0 {
+		return nil
+	}
+	if err := e.Comm.Enqueue(b); err != nil {
+		return err
+	}
+	return e.wait(ctx, b.Op, size)
+}
+
+// wait drains the streams; on a timeout or cancellation it aborts the
+// communicators so no rank is left blocked.
+func (e *Engine) wait(ctx context.Context, op Op, size int64) error {
+	wctx := ctx
+	if e.Opts.Timeout > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, e.Opts.Timeout)
+		defer cancel()
+	}
+	err := e.Comm.Wait(wctx)
+	if err == nil {
+		return nil
+	}
+	e.Comm.Abort()
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+		return &TimeoutError{Coll: op.Coll.Name, Size: size, InPlace: op.InPlace, After: e.Opts.Timeout}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return fmt.Errorf("%s of %d bytes: %w", op.Coll.Name, size, err)
+}
+
+// benchTime measures one placement of one size: a synchronising call, the
+// timed loop, the cross-process combination of the time, then the checks.
+func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement, error) {
+	o := &e.Opts
+	size := op.Footprint()
+	if o.Check > 0 {
+		if err := e.fill(op, 99); err != nil {
+			return Placement{}, err
+		}
+	}
+	if err := e.launch(ctx, Batch{Op: op, Iters: 1, Agg: 1}, size); err != nil {
+		return Placement{}, err
+	}
+	if err := e.Peers.Barrier(ctx); err != nil {
+		return Placement{}, err
+	}
+
+	deltaSec, cpuSec, samples, err := e.timedLoop(ctx, op)
+	if err != nil {
+		return Placement{}, err
+	}
+	combined, err := e.combineTime(ctx, []float64{deltaSec, cpuSec})
+	if err != nil {
+		return Placement{}, err
+	}
+	deltaSec, cpuSec = combined[0], combined[1]
+	if samples, err = e.Peers.AllReduce(ctx, samples, ReduceMax); err != nil {
+		return Placement{}, err
+	}
+
+	p := Placement{Time: deltaSec * 1e6, Iter: Summarize(samples)}
+	if o.CPUTime {
+		p.Time = cpuSec * 1e6
+	}
+	if deltaSec > 0 {
+		p.AlgBW = float64(size) / 1e9 / deltaSec
+		p.BusBW = p.AlgBW * op.Coll.BusFactor(e.NRanks)
+	}
+	if err := e.Peers.Barrier(ctx); err != nil {
+		return Placement{}, err
+	}
+	p.Checked = o.Check > 0 && (!op.InPlace || op.Coll.VerifyInPlace)
+	if !p.Checked {
+		return p, nil
+	}
+	for c := 0; c < o.Check; c++ {
+		e.rep++
+		if err := e.fill(op, uint64(e.rep)); err != nil {
+			return p, err
+		}
+		if err := e.launch(ctx, Batch{Op: op, Iters: 1, Agg: 1}, size); err != nil {
+			return p, err
+		}
+		local, err := e.verify(op, uint64(e.rep))
+		if err != nil {
+			return p, err
+		}
+		caseFailed := 0.0
+		if local > 0 {
+			caseFailed = 1
+		}
+		tot, err := e.Peers.AllReduce(ctx, []float64{float64(local), caseFailed}, ReduceSum)
+		if err != nil {
+			return p, err
+		}
+		p.Wrong = int64(tot[0])
+		sum.ErrorCases += int(tot[1])
+		if p.Wrong > 0 {
+			break
+		}
+	}
+	return p, nil
+}
+
+// timedLoop is nccl-tests' timed region: iters×agg calls enqueued back to
+// back, then the drain; the time per call is the wall clock over both,
+// divided by the number of calls. It returns that time, the enqueue-only
+// time (-C) and per-iteration samples in µs.
+func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64, samples []float64, err error) {
+	o := &e.Opts
+	calls := float64(o.Iters * o.Agg)
+	size := op.Footprint()
+	if o.Blocking == 0 {
+		e.Comm.IterTimes() // drop anything recorded by untimed calls
+		start := time.Now()
+		if err := e.Comm.Enqueue(Batch{Op: op, Iters: o.Iters, Agg: o.Agg, Record: true}); err != nil {
+			return 0, 0, nil, err
+		}
+		cpu := time.Since(start)
+		if err := e.wait(ctx, op, size); err != nil {
+			return 0, 0, nil, err
+		}
+		delta := time.Since(start)
+		return delta.Seconds() / calls, cpu.Seconds() / calls, e.iterSamples(), nil
+	}
+
+	// Blocking modes: every call is waited for; -z 1 adds a barrier after
+	// each call, -z 3 one after each iteration that stays out of the time.
+	samples = make([]float64, o.Iters)
+	var collOnly time.Duration
+	start := time.Now()
+	for it := 0; it < o.Iters; it++ {
+		t0 := time.Now()
+		for a := 0; a < o.Agg; a++ {
+			if err := e.launch(ctx, Batch{Op: op, Iters: 1, Agg: 1, FirstIter: it*o.Agg + a}, size); err != nil {
+				return 0, 0, nil, err
+			}
+			if o.Blocking == 1 {
+				if err := e.Peers.Barrier(ctx); err != nil {
+					return 0, 0, nil, err
+				}
+			}
+		}
+		d := time.Since(t0)
+		samples[it] = d.Seconds() * 1e6 / float64(o.Agg)
+		if o.Blocking == 3 {
+			collOnly += d
+			if err := e.Peers.Barrier(ctx); err != nil {
+				return 0, 0, nil, err
+			}
+		}
+	}
+	total := time.Since(start)
+	if o.Blocking == 3 {
+		total = collOnly
+	}
+	return total.Seconds() / calls, total.Seconds() / calls, samples, nil
+}
+
+// iterSamples turns the recorded iteration times into µs per call, taking
+// the slowest local rank of each iteration.
+func (e *Engine) iterSamples() []float64 {
+	per := e.Comm.IterTimes()
+	out := make([]float64, e.Opts.Iters)
+	for _, times := range per {
+		for i, d := range times {
+			if i < len(out) {
+				out[i] = max(out[i], d.Seconds()*1e6/float64(e.Opts.Agg))
+			}
+		}
+	}
+	return out
+}
+
+// combineTime applies -a across processes.
+func (e *Engine) combineTime(ctx context.Context, v []float64) ([]float64, error) {
+	switch e.Opts.Average {
+	case 0: // rank 0's value
+		if e.Peers.Proc() != 0 {
+			v = make([]float64, len(v))
+		}
+		return e.Peers.AllReduce(ctx, v, ReduceSum)
+	case 2:
+		return e.Peers.AllReduce(ctx, v, ReduceMin)
+	case 3:
+		return e.Peers.AllReduce(ctx, v, ReduceMax)
+	}
+	s, err := e.Peers.AllReduce(ctx, v, ReduceSum)
+	if err != nil {
+		return nil, err
+	}
+	for i := range s {
+		s[i] /= float64(e.Peers.NProcs())
+	}
+	return s, nil
+}
+
+func (e *Engine) pattern(op Op, seed uint64) Pattern {
+	return Pattern{Type: op.Type, Op: op.RedOp, NRanks: e.NRanks, Seed: seed}
+}
+
+func grow(b []byte, n int64) []byte {
+	if int64(cap(b)) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
+}
+
+// fill writes every local rank's input and clears its receive area.
+func (e *Engine) fill(op Op, seed uint64) error {
+	pat := e.pattern(op, seed)
+	elt := int64(op.Type.Size())
+	sendBytes, recvBytes := op.Counts.Send*elt, op.Counts.Recv*elt
+	for l := range e.Comm.Devices() {
+		rank := e.FirstRank + l
+		sendBuf, sendOff, recvOff := op.Regions(rank)
+		area := recvBytes + recvOff
+		if op.InPlace {
+			area = max(area, sendOff+sendBytes)
+		}
+		e.scratch.got = grow(e.scratch.got, area)
+		clear(e.scratch.got)
+		if err := e.Comm.Write(l, RecvBuf, 0, e.scratch.got); err != nil {
+			return fmt.Errorf("clearing receive buffer of rank %d: %w", rank, err)
+		}
+		e.scratch.want = grow(e.scratch.want, sendBytes)
+		pat.Fill(rank, 0, e.scratch.want)
+		if err := e.Comm.Write(l, sendBuf, sendOff, e.scratch.want); err != nil {
+			return fmt.Errorf("writing input of rank %d: %w", rank, err)
+		}
+	}
+	return nil
+}
+
+// verify counts the wrong elements over this process's ranks.
+func (e *Engine) verify(op Op, seed uint64) (int64, error) {
+	pat := e.pattern(op, seed)
+	recvBytes := op.Counts.Recv * int64(op.Type.Size())
+	var wrong int64
+	for l := range e.Comm.Devices() {
+		rank := e.FirstRank + l
+		e.scratch.want = grow(e.scratch.want, recvBytes)
+		if !op.Coll.Expected(pat, op.Counts, rank, op.Root, e.scratch.want) {
+			continue
+		}
+		_, _, recvOff := op.Regions(rank)
+		e.scratch.got = grow(e.scratch.got, recvBytes)
+		if err := e.Comm.Read(l, RecvBuf, recvOff, e.scratch.got); err != nil {
+			return 0, fmt.Errorf("reading result of rank %d: %w", rank, err)
+		}
+		wrong += pat.CountWrong(e.scratch.got, e.scratch.want)
+	}
+	return wrong, nil
+}

@@ -1,0 +1,281 @@
+package host
+
+import "sync"
+
+func (r *rank) mod(i int) int { return ((i % r.n) + r.n) % r.n }
+
+// elementChunk returns chunk i of n of a buffer of count elements, split at
+// element boundaries as evenly as possible.
+func elementChunk(b []byte, elt, n, i int) []byte {
+	count := len(b) / elt
+	lo, hi := i*count/n, (i+1)*count/n
+	return b[lo*elt : hi*elt]
+}
+
+// allReduce is a ring reduce-scatter followed by a ring all-gather, working
+// in the output buffer. At reduce-scatter step s a rank forwards the chunk
+// it completed at step s-1 and folds its own share into the one arriving, so
+// after n-1 steps chunk r is complete on rank r.
+func (r *rank) allReduce(c call) error {
+	part := func(b []byte, i int) []byte { return elementChunk(b, c.elt, r.n, r.mod(i)) }
+	if r.n == 1 {
+		r.contribute(c, c.out, c.in)
+		r.finish(c, c.out)
+		return nil
+	}
+	out := part(c.in, r.id-1)
+	if _, scaled := r.transform(c); scaled {
+		tmp := r.scratchBuf(len(out))
+		r.contribute(c, tmp, out)
+		out = tmp
+	}
+	for s := 0; s < r.n-1; s++ {
+		if s > 0 {
+			out = part(c.out, r.id-s-1)
+		}
+		done := r.sendAsync(r.next(), out)
+		err := r.recvReduce(c, r.prev(), part(c.out, r.id-s-2), part(c.in, r.id-s-2))
+		if serr := <-done; err == nil {
+			err = serr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	r.finish(c, part(c.out, r.id))
+	for s := 0; s < r.n-1; s++ {
+		if err := r.exchange(r.next(), part(c.out, r.id-s), r.prev(), part(c.out, r.id-s-1)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reduceScatter is the ring reduce-scatter of allReduce with partial
+// results kept in two alternating scratch chunks; the last step lands in
+// the output.
+func (r *rank) reduceScatter(c call) error {
+	chunk := len(c.out)
+	part := func(i int) []byte { i = r.mod(i); return c.in[i*chunk : (i+1)*chunk] }
+	if r.n == 1 {
+		r.contribute(c, c.out, part(0))
+		r.finish(c, c.out)
+		return nil
+	}
+	acc := r.scratchBuf(2 * chunk)
+	out := part(r.id - 1)
+	if _, scaled := r.transform(c); scaled {
+		r.contribute(c, acc[chunk:], out)
+		out = acc[chunk:]
+	}
+	for s := 0; s < r.n-1; s++ {
+		dst := acc[(s%2)*chunk : (s%2+1)*chunk]
+		if s == r.n-2 {
+			dst = c.out
+		}
+		done := r.sendAsync(r.next(), out)
+		err := r.recvReduce(c, r.prev(), dst, part(r.id-s-2))
+		if serr := <-done; err == nil {
+			err = serr
+		}
+		if err != nil {
+			return err
+		}
+		out = dst
+	}
+	r.finish(c, c.out)
+	return nil
+}
+
+// allGather is a ring: each step passes on the chunk received the step
+// before.
+func (r *rank) allGather(c call) error {
+	chunk := len(c.in)
+	part := func(i int) []byte { i = r.mod(i); return c.out[i*chunk : (i+1)*chunk] }
+	copy(part(r.id), c.in)
+	for s := 0; s < r.n-1; s++ {
+		if err := r.exchange(r.next(), part(r.id-s), r.prev(), part(r.id-s-1)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// allToAll is pairwise: at step s a rank sends to rank+s and receives from
+// rank-s, so every pair meets exactly once.
+func (r *rank) allToAll(c call) error {
+	chunk := len(c.in) / r.n
+	src := c.in
+	if c.InPlace { // the output overwrites chunks not yet sent
+		src = r.scratchBuf(len(c.in))
+		copy(src, c.in)
+	}
+	part := func(b []byte, i int) []byte { return b[i*chunk : (i+1)*chunk] }
+	copy(part(c.out, r.id), part(src, r.id))
+	for s := 1; s < r.n; s++ {
+		to, from := r.mod(r.id+s), r.mod(r.id-s)
+		if err := r.exchange(to, part(src, to), from, part(c.out, from)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendRecv sends to the next rank and receives from the previous one.
+func (r *rank) sendRecv(c call) error {
+	src := c.in
+	if c.InPlace {
+		src = r.scratchBuf(len(c.in))
+		copy(src, c.in)
+	}
+	if r.n == 1 {
+		copy(c.out, src)
+		return nil
+	}
+	return r.exchange(r.next(), src, r.prev(), c.out)
+}
+
+// forwarder writes segments to a peer in order, in the background, so a
+// pipeline stage receives segment k+1 while segment k travels on.
+type forwarder struct {
+	segs chan []byte
+	errc chan error
+}
+
+func (r *rank) forwardTo(peer int) *forwarder {
+	f := &forwarder{segs: make(chan []byte, 16), errc: make(chan error, 1)}
+	go func() {
+		var err error
+		for s := range f.segs {
+			if err == nil {
+				_, err = r.conns[peer].Write(s)
+			}
+		}
+		f.errc <- err
+	}()
+	return f
+}
+
+// close waits for the queued segments to be written.
+func (f *forwarder) close() error {
+	close(f.segs)
+	return <-f.errc
+}
+
+// broadcast is a pipelined chain from the root: every other rank receives
+// segment by segment and passes each on to the next rank.
+func (r *rank) broadcast(c call) error {
+	pos := r.mod(r.id - c.Root)
+	if pos == 0 {
+		copy(c.out, c.in)
+		if r.n == 1 {
+			return nil
+		}
+		_, err := r.conns[r.next()].Write(c.in)
+		return err
+	}
+	var fwd *forwarder
+	if pos < r.n-1 {
+		fwd = r.forwardTo(r.next())
+	}
+	var err error
+	for off := 0; off < len(c.out) && err == nil; off += segment {
+		seg := c.out[off:min(off+segment, len(c.out))]
+		if err = r.recvFull(r.prev(), seg); err == nil && fwd != nil {
+			fwd.segs <- seg
+		}
+	}
+	if fwd != nil {
+		if ferr := fwd.close(); err == nil {
+			err = ferr
+		}
+	}
+	return err
+}
+
+// reduce is a pipelined chain ending at the root: the rank after the root
+// starts, and each rank folds its share into every segment it passes on.
+// Ranks other than the root use their receive buffer as the work area (its
+// contents are undefined after a reduce, as in NCCL).
+func (r *rank) reduce(c call) error {
+	if r.n == 1 {
+		r.contribute(c, c.out, c.in)
+		r.finish(c, c.out)
+		return nil
+	}
+	pos := r.mod(r.id - c.Root - 1)
+	if pos == 0 {
+		out := c.in
+		if _, scaled := r.transform(c); scaled {
+			out = r.scratchBuf(len(c.in))
+			r.contribute(c, out, c.in)
+		}
+		_, err := r.conns[r.next()].Write(out)
+		return err
+	}
+	var fwd *forwarder
+	if r.id != c.Root {
+		fwd = r.forwardTo(r.next())
+	}
+	var err error
+	for off := 0; off < len(c.out) && err == nil; off += segment {
+		end := min(off+segment, len(c.out))
+		if err = r.recvReduce(c, r.prev(), c.out[off:end], c.in[off:end]); err == nil && fwd != nil {
+			fwd.segs <- c.out[off:end]
+		}
+	}
+	if fwd != nil {
+		if ferr := fwd.close(); err == nil {
+			err = ferr
+		}
+	}
+	if err == nil && r.id == c.Root {
+		r.finish(c, c.out)
+	}
+	return err
+}
+
+// eachPeer runs f for every other rank concurrently and returns the first
+// error.
+func (r *rank) eachPeer(f func(peer int) error) error {
+	var wg sync.WaitGroup
+	errs := make([]error, r.n)
+	for p := 0; p < r.n; p++ {
+		if p == r.id {
+			continue
+		}
+		wg.Add(1)
+		go func(p int) { defer wg.Done(); errs[p] = f(p) }(p)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gather: every rank sends its data straight to the root.
+func (r *rank) gather(c call) error {
+	chunk := len(c.in)
+	if r.id != c.Root {
+		_, err := r.conns[c.Root].Write(c.in)
+		return err
+	}
+	copy(c.out[r.id*chunk:(r.id+1)*chunk], c.in)
+	return r.eachPeer(func(p int) error { return r.recvFull(p, c.out[p*chunk:(p+1)*chunk]) })
+}
+
+// scatter: the root sends every rank its chunk directly.
+func (r *rank) scatter(c call) error {
+	chunk := len(c.out)
+	if r.id != c.Root {
+		return r.recvFull(c.Root, c.out)
+	}
+	copy(c.out, c.in[r.id*chunk:(r.id+1)*chunk])
+	return r.eachPeer(func(p int) error {
+		_, err := r.conns[p].Write(c.in[p*chunk : (p+1)*chunk])
+		return err
+	})
+}

@@ -1,0 +1,243 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+)
+
+// Backend is the host backend.
+type Backend struct{}
+
+// Name implements bench.Backend.
+func (Backend) Name() string { return "host" }
+
+// Open creates the ranks of this process, their buffers, streams and the
+// TCP mesh between them.
+func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
+	if s.LocalRanks < 1 {
+		return nil, fmt.Errorf("need at least one rank (got %d)", s.LocalRanks)
+	}
+	if s.NRanks != s.LocalRanks || s.FirstRank != 0 {
+		return nil, fmt.Errorf("the host backend runs all %d ranks in one process; got %d local ranks", s.NRanks, s.LocalRanks)
+	}
+	if err := checkMemory(s); err != nil {
+		return nil, err
+	}
+	m, err := dialMesh(ctx, s.NRanks)
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	if i := strings.IndexByte(host, '.'); i >= 0 {
+		host = host[:i]
+	}
+	c := &Comm{mesh: m, host: host}
+	for r := 0; r < s.NRanks; r++ {
+		rk := &rank{
+			id: r, n: s.NRanks, conns: m.conns[r],
+			send: make([]byte, s.BufBytes), recv: make([]byte, s.BufBytes),
+			work: make(chan bench.Batch, 64),
+		}
+		c.ranks = append(c.ranks, rk)
+		go c.stream(rk)
+	}
+	return c, nil
+}
+
+// checkMemory refuses buffers that would not fit in available memory, so a
+// large -e fails with a sentence instead of the kernel's OOM killer.
+func checkMemory(s bench.Setup) error {
+	const perRankBuffers = 3 // send, receive, and scratch at most as large
+	need := float64(s.BufBytes) * perRankBuffers * float64(s.LocalRanks)
+	avail, ok := availableMemory()
+	if ok && need > float64(avail) {
+		return fmt.Errorf("buffers for -e %d bytes on %d ranks need %.1f GiB but only %.1f GiB of memory is available; lower -e or -g",
+			s.BufBytes, s.LocalRanks, need/(1<<30), float64(avail)/(1<<30))
+	}
+	return nil
+}
+
+// Comm is the host backend's communicators for the local ranks.
+type Comm struct {
+	mesh  *mesh
+	ranks []*rank
+	host  string
+
+	pending sync.WaitGroup
+	mu      sync.Mutex
+	err     error // first failure since the last Wait
+	aborted bool
+	times   [][]time.Duration
+	closed  bool
+}
+
+// Capabilities implements bench.Comm: no CUDA graphs on a CPU.
+func (c *Comm) Capabilities() bench.Capabilities { return bench.Capabilities{} }
+
+// Devices implements bench.Comm.
+func (c *Comm) Devices() []bench.Device {
+	out := make([]bench.Device, len(c.ranks))
+	for i, r := range c.ranks {
+		out[i] = bench.Device{Rank: r.id, Ordinal: i, Hostname: c.host, PID: os.Getpid(), Name: "host CPU (TCP loopback)"}
+	}
+	return out
+}
+
+func (c *Comm) buffer(local int, kind bench.BufKind, off int64, n int) ([]byte, error) {
+	if local < 0 || local >= len(c.ranks) {
+		return nil, fmt.Errorf("no local rank %d", local)
+	}
+	b := c.ranks[local].send
+	if kind == bench.RecvBuf {
+		b = c.ranks[local].recv
+	}
+	if off < 0 || off+int64(n) > int64(len(b)) {
+		return nil, fmt.Errorf("range %d+%d is outside the %d-byte buffer", off, n, len(b))
+	}
+	return b[off : off+int64(n)], nil
+}
+
+// Write implements bench.Comm.
+func (c *Comm) Write(local int, kind bench.BufKind, off int64, data []byte) error {
+	b, err := c.buffer(local, kind, off, len(data))
+	if err == nil {
+		copy(b, data)
+	}
+	return err
+}
+
+// Read implements bench.Comm.
+func (c *Comm) Read(local int, kind bench.BufKind, off int64, dst []byte) error {
+	b, err := c.buffer(local, kind, off, len(dst))
+	if err == nil {
+		copy(dst, b)
+	}
+	return err
+}
+
+// Enqueue implements bench.Comm: the batch goes onto every rank's stream.
+func (c *Comm) Enqueue(b bench.Batch) error {
+	c.mu.Lock()
+	if c.aborted || c.closed {
+		c.mu.Unlock()
+		return errors.New("communicator was aborted")
+	}
+	c.mu.Unlock()
+	c.pending.Add(len(c.ranks))
+	for _, r := range c.ranks {
+		r.work <- b
+	}
+	return nil
+}
+
+// Wait implements bench.Comm.
+func (c *Comm) Wait(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { c.pending.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	err := c.err
+	c.err = nil
+	return err
+}
+
+// IterTimes implements bench.Comm.
+func (c *Comm) IterTimes() [][]time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.times
+	c.times = nil
+	return t
+}
+
+// Abort implements bench.Comm: every connection is closed, so calls in
+// flight fail and later ones are refused.
+func (c *Comm) Abort() {
+	c.mu.Lock()
+	c.aborted = true
+	c.mu.Unlock()
+	c.mesh.close()
+}
+
+// Close implements bench.Comm.
+func (c *Comm) Close() error {
+	c.Abort()
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		for _, r := range c.ranks {
+			close(r.work)
+		}
+	}
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *Comm) fail(err error) {
+	c.mu.Lock()
+	if c.err == nil {
+		c.err = err
+	}
+	first := !c.aborted
+	c.aborted = true
+	c.mu.Unlock()
+	if first {
+		c.mesh.close() // wake the peers blocked on this rank
+	}
+}
+
+// stream executes one rank's batches in order, like a CUDA stream.
+func (c *Comm) stream(r *rank) {
+	for b := range r.work {
+		c.runBatch(r, b)
+		c.pending.Done()
+	}
+}
+
+func (c *Comm) runBatch(r *rank, b bench.Batch) {
+	c.mu.Lock()
+	aborted := c.aborted
+	c.mu.Unlock()
+	if aborted {
+		return
+	}
+	var marks []time.Duration
+	start := time.Now()
+	for it := 0; it < b.Iters; it++ {
+		for a := 0; a < b.Agg; a++ {
+			iter := b.FirstIter + it*b.Agg + a
+			if err := r.run(b.Op, bench.RotationShift(b.Footprint(), int64(len(r.send)), iter)); err != nil {
+				c.fail(fmt.Errorf("rank %d: %s: %w", r.id, b.Coll.Name, err))
+				return
+			}
+		}
+		if b.Record {
+			marks = append(marks, time.Since(start))
+		}
+	}
+	if b.Record {
+		d := make([]time.Duration, len(marks))
+		var prev time.Duration
+		for i, m := range marks {
+			d[i], prev = m-prev, m
+		}
+		c.mu.Lock()
+		if c.times == nil {
+			c.times = make([][]time.Duration, len(c.ranks))
+		}
+		c.times[r.id] = append(c.times[r.id], d...)
+		c.mu.Unlock()
+	}
+}

@@ -1,0 +1,164 @@
+package host
+
+import (
+	"io"
+	"net"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+// segment is the unit in which data is received and reduced, and in which
+// pipelined collectives forward: small enough to stay in cache while it is
+// combined, large enough for efficient socket calls.
+const segment = 256 << 10
+
+// rank is one host-backend rank: its buffers, its stream and its
+// connections to every peer.
+type rank struct {
+	id, n      int
+	conns      []net.Conn
+	send, recv []byte
+	work       chan bench.Batch
+	scratch    []byte
+	segs       [2][]byte
+}
+
+// call is one collective call resolved to byte slices for this rank.
+type call struct {
+	bench.Op
+	in, out []byte // send data and receive area
+	elt     int
+}
+
+func (r *rank) next() int { return (r.id + 1) % r.n }
+func (r *rank) prev() int { return (r.id - 1 + r.n) % r.n }
+
+// run executes one call with the buffers shifted by shift bytes.
+func (r *rank) run(op bench.Op, shift int64) error {
+	elt := int64(op.Type.Size())
+	sendKind, sendOff, recvOff := op.Regions(r.id)
+	src := r.send
+	if sendKind == bench.RecvBuf {
+		src = r.recv
+	}
+	c := call{Op: op, elt: int(elt),
+		in:  src[shift+sendOff : shift+sendOff+op.Counts.Send*elt],
+		out: r.recv[shift+recvOff : shift+recvOff+op.Counts.Recv*elt],
+	}
+	if op.Counts.Param == 0 {
+		return nil
+	}
+	switch op.Coll.Name {
+	case "allreduce":
+		return r.allReduce(c)
+	case "reducescatter":
+		return r.reduceScatter(c)
+	case "allgather":
+		return r.allGather(c)
+	case "alltoall":
+		return r.allToAll(c)
+	case "broadcast":
+		return r.broadcast(c)
+	case "reduce":
+		return r.reduce(c)
+	case "sendrecv":
+		return r.sendRecv(c)
+	case "gather":
+		return r.gather(c)
+	case "scatter":
+		return r.scatter(c)
+	}
+	return errUnsupported(op.Coll.Name)
+}
+
+type errUnsupported string
+
+func (e errUnsupported) Error() string { return "the host backend has no algorithm for " + string(e) }
+
+// scratchBuf returns a reusable buffer of n bytes.
+func (r *rank) scratchBuf(n int) []byte {
+	if cap(r.scratch) < n {
+		r.scratch = make([]byte, n)
+	}
+	return r.scratch[:n]
+}
+
+// segBuf returns one of two reusable segment-sized buffers.
+func (r *rank) segBuf(i int) []byte {
+	if r.segs[i] == nil {
+		r.segs[i] = make([]byte, segment)
+	}
+	return r.segs[i]
+}
+
+// sendAsync writes b to peer in the background; the returned channel yields
+// the write's error once it is done.
+func (r *rank) sendAsync(peer int, b []byte) <-chan error {
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.conns[peer].Write(b)
+		done <- err
+	}()
+	return done
+}
+
+// recvFull reads exactly len(b) bytes from peer.
+func (r *rank) recvFull(peer int, b []byte) error {
+	_, err := io.ReadFull(r.conns[peer], b)
+	return err
+}
+
+// exchange sends out to one peer while receiving in from another.
+func (r *rank) exchange(to int, out []byte, from int, in []byte) error {
+	done := r.sendAsync(to, out)
+	rerr := r.recvFull(from, in)
+	if serr := <-done; serr != nil {
+		return serr
+	}
+	return rerr
+}
+
+// transform is the operator's scaling of a rank's own contribution: the
+// PreMulSum scalar, or 1/n for a float average.
+func (r *rank) transform(c call) (float64, bool) {
+	switch {
+	case c.RedOp == numeric.MulSum:
+		return numeric.PremulScalar(r.id), true
+	case c.RedOp == numeric.Avg && c.Type.IsFloat():
+		return numeric.AvgScalar(r.n), true
+	}
+	return 0, false
+}
+
+// contribute writes this rank's (scaled) contribution own into dst.
+func (r *rank) contribute(c call, dst, own []byte) {
+	if s, ok := r.transform(c); ok {
+		numeric.Premul(c.Type, dst, own, s)
+		return
+	}
+	copy(dst, own)
+}
+
+// finish applies the operator's last step to a fully reduced chunk.
+func (r *rank) finish(c call, b []byte) {
+	if c.RedOp == numeric.Avg && !c.Type.IsFloat() {
+		numeric.DivideInt(c.Type, b, r.n)
+	}
+}
+
+// recvReduce receives len(dst) bytes from peer and stores own ⊕ received
+// into dst, a segment at a time so the combine overlaps the transfer.
+func (r *rank) recvReduce(c call, peer int, dst, own []byte) error {
+	seg := r.segBuf(0)
+	for off := 0; off < len(dst); off += segment {
+		end := min(off+segment, len(dst))
+		buf := seg[:end-off]
+		if err := r.recvFull(peer, buf); err != nil {
+			return err
+		}
+		r.contribute(c, dst[off:end], own[off:end])
+		numeric.Combine(c.Type, c.RedOp, dst[off:end], buf)
+	}
+	return nil
+}

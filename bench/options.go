@@ -1,0 +1,89 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+// Options are the engine's settings for one run, mirroring nccl-tests' flags.
+type Options struct {
+	Coll     *Collective
+	Sweep    Sweep
+	Iters    int // -n
+	Warmup   int // -w
+	Agg      int // -m
+	Cycles   int // -N, 0 = until interrupted
+	Check    int // -c
+	Types    []numeric.DataType
+	Ops      []numeric.RedOp // ignored by collectives that do not reduce
+	Root     int             // -r, -1 = every root in turn
+	Blocking int             // -z
+	Graph    int             // -G, CUDA graph launches (0 = off)
+	Average  int             // -a: 0 rank 0, 1 mean, 2 min, 3 max
+	CPUTime  bool            // -C
+	Timeout  time.Duration   // -T, 0 = none
+}
+
+// Validate checks the options against a job of nranks ranks.
+func (o *Options) Validate(nranks int) error {
+	if o.Coll == nil {
+		return fmt.Errorf("no collective given")
+	}
+	if err := o.Sweep.Validate(); err != nil {
+		return err
+	}
+	switch {
+	case o.Iters < 1:
+		return fmt.Errorf("iterations (-n) must be at least 1 (got %d)", o.Iters)
+	case o.Warmup < 0:
+		return fmt.Errorf("warmup iterations (-w) cannot be negative (got %d)", o.Warmup)
+	case o.Agg < 1:
+		return fmt.Errorf("aggregated iterations (-m) must be at least 1 (got %d)", o.Agg)
+	case o.Cycles < 0:
+		return fmt.Errorf("run cycles (-N) cannot be negative (got %d)", o.Cycles)
+	case o.Check < 0:
+		return fmt.Errorf("check passes (-c) cannot be negative (got %d)", o.Check)
+	case o.Blocking < 0 || o.Blocking > 3:
+		return fmt.Errorf("blocking mode (-z) must be 0, 1, 2 or 3 (got %d)", o.Blocking)
+	case o.Graph < 0:
+		return fmt.Errorf("graph launches (-G) cannot be negative (got %d)", o.Graph)
+	case o.Average < 0 || o.Average > 3:
+		return fmt.Errorf("average mode (-a) must be 0 (rank 0), 1 (mean), 2 (min) or 3 (max) (got %d)", o.Average)
+	case o.Timeout < 0:
+		return fmt.Errorf("timeout (-T) cannot be negative")
+	case len(o.Types) == 0:
+		return fmt.Errorf("no data type given")
+	case o.Coll.Reduces && len(o.Ops) == 0:
+		return fmt.Errorf("no reduction op given")
+	}
+	if o.Coll.Rooted && (o.Root < -1 || o.Root >= nranks) {
+		return fmt.Errorf("root %d is out of range for %d ranks (use 0..%d, or -1 for every root)", o.Root, nranks, nranks-1)
+	}
+	if o.Graph > 0 && o.Blocking == 3 {
+		o.Blocking = 0 // nccl-tests resets -z 3 under -G
+	}
+	return nil
+}
+
+func (o *Options) runOps() []numeric.RedOp {
+	if !o.Coll.Reduces {
+		return []numeric.RedOp{numeric.NoOp}
+	}
+	return o.Ops
+}
+
+func (o *Options) runRoots(nranks int) []int {
+	switch {
+	case !o.Coll.Rooted:
+		return []int{-1}
+	case o.Root >= 0:
+		return []int{o.Root}
+	}
+	roots := make([]int, nranks)
+	for i := range roots {
+		roots[i] = i
+	}
+	return roots
+}

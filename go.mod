@@ -1,0 +1,5 @@
+module github.com/collbench/collbench
+
+go 1.26
+
+require github.com/montanaflynn/stats v0.14.0

@@ -1,0 +1,152 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/collbench/collbench/bench"
+)
+
+// Info is what the preamble of a run says about it.
+type Info struct {
+	Version    string // collbench version
+	Backend    string
+	Notes      []string // extra comment lines, e.g. why a backend was chosen
+	TestName   string   // nccl-tests binary name, e.g. "all_reduce_perf"
+	NThreads   int
+	NGPUs      int // ranks (devices) per process
+	MinBytes   int64
+	MaxBytes   int64
+	StepFactor int64
+	StepBytes  int64
+	Warmup     int
+	Iters      int
+	Agg        int
+	Check      int
+	Graph      int
+	Blocking   int
+	CPUTime    bool
+	Devices    []bench.Device
+}
+
+// Table writes a run in nccl-tests' text layout, row by row as results
+// arrive.
+type Table struct {
+	W    io.Writer
+	Info Info
+}
+
+// Preamble writes the comment block and column headers.
+func (t *Table) Preamble() {
+	in := t.Info
+	p := func(format string, a ...any) { fmt.Fprintf(t.W, format, a...) }
+	p("# collbench version %s backend=%s\n", in.Version, in.Backend)
+	p("# Collective test starting: %s\n", in.TestName)
+	step, kind := in.StepBytes, "bytes"
+	if in.StepFactor > 1 {
+		step, kind = in.StepFactor, "factor"
+	}
+	p("# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: %d validation: %d graph: %d unalign: %d\n",
+		in.NThreads, in.NGPUs, in.MinBytes, in.MaxBytes, step, kind, in.Warmup, in.Iters, in.Agg, in.Check, in.Graph, 0)
+	switch in.Blocking {
+	case 1:
+		p("# Blocking Enabled: wait and barrier after each inner iteration (-m) \n")
+	case 2:
+		p("# Blocking Enabled: wait after each inner iteration (-m), no barrier \n")
+	case 3:
+		p("# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n")
+	}
+	for _, n := range in.Notes {
+		p("# %s\n", n)
+	}
+	p("#\n")
+	p("# Using devices\n")
+	for _, d := range in.Devices {
+		p("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n",
+			d.Rank, 0, d.PID, d.Hostname, d.Ordinal, d.BusID[0], d.BusID[1], d.BusID[2], d.Name)
+	}
+	timeCol := "time"
+	if in.CPUTime {
+		timeCol = "cputime"
+	}
+	p("#\n")
+	p("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "", "")
+	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "size", "count", "type", "redop", "root",
+		timeCol, "algbw", "busbw", "#wrong", timeCol, "algbw", "busbw", "#wrong")
+	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "(B)", "(elements)", "", "", "",
+		"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "")
+}
+
+// Row writes one result line.
+func (t *Table) Row(r bench.Row) {
+	fmt.Fprintf(t.W, "%12d  %12d  %8s  %6s  %6s", r.Size, r.Count, r.Type, r.Op, fmt.Sprintf("%6d", r.Root))
+	for _, p := range []bench.Placement{r.OutOfPlace, r.InPlace} {
+		fmt.Fprintf(t.W, "  %7s  %6s  %6s", FloatStr(p.Time, 7), FloatStr(p.AlgBW, 6), FloatStr(p.BusBW, 6))
+		if p.Checked {
+			fmt.Fprintf(t.W, "  %6s", CFormatG(float64(p.Wrong), 6))
+		} else {
+			fmt.Fprint(t.W, "    N/A")
+		}
+	}
+	fmt.Fprint(t.W, "\n")
+}
+
+// Footer writes the summary lines that close the table.
+func (t *Table) Footer(s bench.Summary) {
+	status := "OK"
+	if s.ErrorCases > 0 {
+		status = "FAILED"
+	}
+	fmt.Fprintf(t.W, "# %-20s : %d %s\n", "Out of bounds values", s.ErrorCases, status)
+	fmt.Fprintf(t.W, "# %-20s : %s \n", "Avg bus bandwidth", CFormatG(s.AvgBusBW, 0))
+	fmt.Fprintf(t.W, "#\n")
+	fmt.Fprintf(t.W, "# Collective test concluded: %s\n", t.Info.TestName)
+	fmt.Fprintf(t.W, "#\n")
+	fmt.Fprintf(t.W, "\n")
+}
+
+// FloatStr renders v right-aligned in width characters with as many
+// decimals as fit: %.2f, then %.1f, then %.0f, then exponent notation
+// (nccl-tests' getFloatStr).
+func FloatStr(v float64, width int) string {
+	for _, prec := range []int{2, 1, 0} {
+		if s := fmt.Sprintf("%*.*f", width, prec, v); len(s) <= width {
+			return s
+		}
+	}
+	prec := 1
+	if width < 7 {
+		prec = 0
+	}
+	s := CFormatE(v, width, prec)
+	if len(s) > width { // C's snprintf truncates to the buffer
+		s = s[:width]
+	}
+	return s
+}
+
+// CFormatE is C's "%*.*e": Go writes at least two exponent digits as C does.
+func CFormatE(v float64, width, prec int) string {
+	return fmt.Sprintf("%*.*e", width, prec, v)
+}
+
+// CFormatG is C's "%*g" (six significant digits, trailing zeros trimmed,
+// exponent form outside 1e-4..1e6).
+func CFormatG(v float64, width int) string {
+	s := strconv.FormatFloat(v, 'g', 6, 64)
+	if i := strings.IndexAny(s, "e"); i >= 0 {
+		mant, exp := s[:i], s[i+1:]
+		sign := exp[0]
+		digits := exp[1:]
+		if len(digits) < 2 {
+			digits = "0" + digits
+		}
+		s = mant + "e" + string(sign) + digits
+	}
+	if len(s) < width {
+		s = strings.Repeat(" ", width-len(s)) + s
+	}
+	return s
+}
