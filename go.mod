@@ -3,3 +3,5 @@ module github.com/collbench/collbench
 go 1.26
 
 require github.com/montanaflynn/stats v0.14.0
+
+require github.com/spf13/pflag v1.0.10

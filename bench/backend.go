@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/collbench/collbench/bench/numeric"
@@ -124,3 +125,6 @@ func (o Op) Regions(rank int) (sendBuf BufKind, sendOff, recvOff int64) {
 	}
 	return SendBuf, 0, 0
 }
+
+// ErrTooLarge marks a request for buffers the machine cannot hold.
+var ErrTooLarge = errors.New("buffers too large")

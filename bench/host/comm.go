@@ -58,8 +58,8 @@ func checkMemory(s bench.Setup) error {
 	need := float64(s.BufBytes) * perRankBuffers * float64(s.LocalRanks)
 	avail, ok := availableMemory()
 	if ok && need > float64(avail) {
-		return fmt.Errorf("buffers for -e %d bytes on %d ranks need %.1f GiB but only %.1f GiB of memory is available; lower -e or -g",
-			s.BufBytes, s.LocalRanks, need/(1<<30), float64(avail)/(1<<30))
+		return fmt.Errorf("%w: -e %d bytes on %d ranks needs %.1f GiB but only %.1f GiB of memory is available; lower -e or -g",
+			bench.ErrTooLarge, s.BufBytes, s.LocalRanks, need/(1<<30), float64(avail)/(1<<30))
 	}
 	return nil
 }

@@ -1,0 +1,174 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+// sizeFlag is a byte count that accepts nccl-tests' K/M/G suffixes.
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return bench.FormatSize(int64(*s)) }
+func (s *sizeFlag) Type() string   { return "size" }
+func (s *sizeFlag) Set(v string) error {
+	n, err := bench.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
+// flags holds a collective subcommand's flags: nccl-tests' letters, long
+// names and defaults, plus collbench's own.
+type flags struct {
+	fs                       *pflag.FlagSet
+	nthreads, ngpus          int
+	minBytes, maxBytes, step sizeFlag
+	factor                   int64
+	iters, warmup, agg       int
+	cycles, check            int
+	op, dtype                string
+	root, blocking, graph    int
+	average, cputime         int
+	timeout                  float64
+	jsonFile                 string
+	backend, format          string
+	unsupported              map[string]*int
+}
+
+// unsupportedFlags are nccl-tests options collbench recognises but does not
+// implement; setting one to a non-zero value is refused rather than ignored.
+var unsupportedFlags = []struct {
+	short, long, why string
+}{
+	{"p", "parallel_init", "collbench initialises communicators in one group"},
+	{"y", "stream_null", "streams are always non-blocking"},
+	{"R", "local_register", "buffer registration is not available"},
+	{"x", "cta_policy", "CTA policy is not available"},
+	{"D", "device_implementation", "device-API kernels are not available"},
+	{"V", "device_cta_count", "device-API kernels are not available"},
+	{"M", "memory", "the memory report is not available"},
+	{"u", "unalign", "unaligned buffers are not available"},
+	{"I", "per_iter_timing", "per-iteration statistics are always recorded; see --format json or csv"},
+	{"K", "per_iter_skip", "per-iteration statistics are always recorded; see --format json or csv"},
+	{"S", "report_timestamps", "timestamps are in the JSON output (start_time, end_time)"},
+}
+
+func newFlags(name string) *flags {
+	f := &flags{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), minBytes: 32 << 20, maxBytes: 32 << 20, step: 1 << 20}
+	fs := f.fs
+	fs.SortFlags = false
+	fs.IntVarP(&f.nthreads, "nthreads", "t", 1, "threads per process (collbench runs one; use -g for more ranks)")
+	fs.IntVarP(&f.ngpus, "ngpus", "g", 1, "GPUs (ranks) per process")
+	fs.VarP(&f.minBytes, "minbytes", "b", "minimum size in bytes (K, M, G suffixes are binary)")
+	fs.VarP(&f.maxBytes, "maxbytes", "e", "maximum size in bytes")
+	fs.VarP(&f.step, "stepbytes", "i", "size increment when the step factor is 1")
+	fs.Int64VarP(&f.factor, "stepfactor", "f", 1, "size multiplier (an integer; 1 = use -i)")
+	fs.IntVarP(&f.iters, "iters", "n", 20, "timed iterations per size")
+	fs.IntVarP(&f.warmup, "warmup_iters", "w", 1, "warm-up iterations per power-of-two size")
+	fs.IntVarP(&f.agg, "agg_iters", "m", 1, "calls aggregated into one group per iteration")
+	fs.IntVarP(&f.cycles, "run_cycles", "N", 1, "times to repeat the sweep (0 = until interrupted)")
+	fs.IntVarP(&f.check, "check", "c", 1, "verification passes per size (0 = none; #wrong prints N/A)")
+	fs.StringVarP(&f.op, "op", "o", "sum", "reduction: sum, prod, max, min, avg, mulsum or all")
+	fs.StringVarP(&f.dtype, "datatype", "d", "float", "type: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2, or all")
+	fs.IntVarP(&f.root, "root", "r", 0, "root rank (-1 = every root in turn)")
+	fs.IntVarP(&f.blocking, "blocking", "z", 0, "0 async; 1 sync+barrier per call; 2 sync per call; 3 sync per call, barrier per iteration outside the time")
+	fs.IntVarP(&f.graph, "cudagraph", "G", 0, "capture iterations in a CUDA graph and launch it this many times")
+	fs.IntVarP(&f.average, "average", "a", 1, "combine times across processes: 0 rank 0, 1 mean, 2 min, 3 max")
+	fs.Float64VarP(&f.timeout, "timeout", "T", 0, "seconds a call may take before the run is aborted (0 = no limit)")
+	fs.IntVarP(&f.cputime, "report_cputime", "C", 0, "report host enqueue time instead of completion time")
+	fs.StringVarP(&f.jsonFile, "output_file", "J", "", "also write the results as JSON to this file")
+	fs.StringVar(&f.backend, "backend", "auto", "auto, nccl or host")
+	fs.StringVar(&f.format, "format", "table", "stdout format: table, json or csv")
+	f.unsupported = map[string]*int{}
+	for _, u := range unsupportedFlags {
+		v := new(int)
+		fs.IntVarP(v, u.long, u.short, 0, "not supported: "+u.why)
+		f.unsupported[u.long] = v
+	}
+	return f
+}
+
+// parse reads the command line; problems are usage errors.
+func (f *flags) parse(args []string) error {
+	if err := f.fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if f.fs.NArg() > 0 {
+		return usagef("unexpected argument %q", f.fs.Arg(0))
+	}
+	for _, u := range unsupportedFlags {
+		if v := *f.unsupported[u.long]; v != 0 {
+			return usagef("-%s/--%s is not supported: %s", u.short, u.long, u.why)
+		}
+	}
+	if f.nthreads != 1 {
+		return usagef("-t %d: collbench runs one thread per process; use -g for more ranks per process", f.nthreads)
+	}
+	if f.ngpus < 1 {
+		return usagef("-g must be at least 1 (got %d)", f.ngpus)
+	}
+	switch f.format {
+	case "table", "json", "csv":
+	default:
+		return usagef("unknown --format %q (want table, json or csv)", f.format)
+	}
+	switch f.backend {
+	case "auto", "host", "nccl":
+	default:
+		return usagef("unknown --backend %q (want auto, nccl or host)", f.backend)
+	}
+	if f.timeout < 0 {
+		return usagef("-T cannot be negative (got %g)", f.timeout)
+	}
+	return nil
+}
+
+// options builds the engine options for coll.
+func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
+	o := bench.Options{
+		Coll:  coll,
+		Sweep: bench.Sweep{Min: int64(f.minBytes), Max: int64(f.maxBytes), Factor: f.factor, Step: int64(f.step)},
+		Iters: f.iters, Warmup: f.warmup, Agg: f.agg, Cycles: f.cycles, Check: f.check,
+		Root: f.root, Blocking: f.blocking, Graph: f.graph, Average: f.average,
+		CPUTime: f.cputime != 0,
+		Timeout: time.Duration(f.timeout * float64(time.Second)),
+	}
+	var err error
+	if o.Types, err = parseList(f.dtype, numeric.AllTypes, numeric.ParseDataType); err != nil {
+		return o, usageError{err}
+	}
+	if coll.Reduces {
+		if o.Ops, err = parseList(f.op, numeric.AllOps, numeric.ParseRedOp); err != nil {
+			return o, usageError{err}
+		}
+	} else if f.fs.Changed("op") {
+		if _, err := numeric.ParseRedOp(f.op); err != nil && f.op != "all" {
+			return o, usageError{err}
+		}
+	}
+	return o, nil
+}
+
+// parseList reads a -d or -o value: one name, or "all".
+func parseList[T any](s string, all func() []T, parse func(string) (T, error)) ([]T, error) {
+	if strings.EqualFold(s, "all") {
+		return all(), nil
+	}
+	v, err := parse(s)
+	if err != nil {
+		return nil, err
+	}
+	return []T{v}, nil
+}
+
+func (f *flags) usage(name string) string {
+	return fmt.Sprintf("Usage: collbench %s [flags]\n\nFlags:\n%s", name, f.fs.FlagUsages())
+}

@@ -1,0 +1,104 @@
+// Command collbench measures collective communication (all-reduce,
+// all-gather, reduce-scatter, all-to-all, broadcast, reduce, send/recv,
+// gather, scatter) with nccl-tests' flags, numbers and table.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/collbench/collbench/bench"
+)
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "0.1.0-dev"
+
+// Exit codes. Usage errors and failed checks use the codes nccl-tests users
+// script against (nccl-tests returns 7 for wrong results, 4 on a timeout).
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+	exitTimeout = 4
+	exitWrong   = 7
+	exitSignal  = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches a command line and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	// Invoked through a link named like an nccl-tests binary
+	// (all_reduce_perf -b 8 …), the name is the subcommand.
+	if base := filepath.Base(args[0]); base != "collbench" {
+		if _, err := bench.LookupCollective(base); err == nil {
+			return runCollective(ctx, base, args[1:], stdout, stderr)
+		}
+	}
+	if len(args) < 2 {
+		usage(stdout)
+		return exitOK
+	}
+	cmd, rest := args[1], args[2:]
+	switch cmd {
+	case "help", "-h", "--help":
+		if len(rest) > 0 {
+			return runCollective(ctx, rest[0], []string{"--help"}, stdout, stderr)
+		}
+		usage(stdout)
+		return exitOK
+	case "version", "--version":
+		fmt.Fprintf(stdout, "collbench %s\n", version)
+		return exitOK
+	}
+	if _, err := bench.LookupCollective(cmd); err != nil {
+		fmt.Fprintf(stderr, "collbench: unknown command %q; run 'collbench help' for the list\n", cmd)
+		return exitUsage
+	}
+	return runCollective(ctx, cmd, rest, stdout, stderr)
+}
+
+func usage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString("collbench measures collective communication the way nccl-tests does.\n\n")
+	b.WriteString("Usage:\n  collbench <collective> [flags]\n  collbench help <collective>\n  collbench version\n\nCollectives:\n")
+	for _, c := range bench.Collectives {
+		fmt.Fprintf(&b, "  %-14s (also %s, %s)\n", c.Name, strings.TrimSuffix(c.TestName, "_perf"), c.TestName)
+	}
+	b.WriteString("\nExample:\n  collbench allreduce -b 8 -e 128M -f 2 -g 4\n")
+	fmt.Fprint(w, b.String())
+}
+
+// exitCode maps a run's error to the process exit code.
+func exitCode(err error) int {
+	var ue usageError
+	var te *bench.TimeoutError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ue):
+		return exitUsage
+	case errors.As(err, &te):
+		return exitTimeout
+	case errors.Is(err, context.Canceled):
+		return exitSignal
+	}
+	return exitFailure
+}
+
+// usageError marks errors in what the user asked for (exit code 2).
+type usageError struct{ error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }

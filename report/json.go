@@ -1,0 +1,151 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/collbench/collbench/bench"
+)
+
+// SchemaName and SchemaVersion identify the run document; see docs/json.md.
+const (
+	SchemaName    = "collbench.run"
+	SchemaVersion = 1
+)
+
+// Run is the machine-readable record of a run: the -J file and the
+// --format json output. Its keys follow nccl-tests' JSON (version 3) where
+// that has one, with real booleans and numbers and no environment dump.
+type Run struct {
+	Schema      string       `json:"schema"`
+	Version     int          `json:"version"`
+	Collbench   string       `json:"collbench_version"`
+	Collective  string       `json:"collective"`
+	Test        string       `json:"test"`
+	Backend     string       `json:"backend"`
+	StartTime   string       `json:"start_time"`
+	EndTime     string       `json:"end_time"`
+	Args        []string     `json:"args"`
+	NCCLVersion *int         `json:"nccl_version"`
+	Config      Config       `json:"config"`
+	Results     []Result     `json:"results"`
+	OutOfBounds OutOfBounds  `json:"out_of_bounds"`
+	AvgBusBW    AvgBandwidth `json:"average_bus_bandwidth"`
+	Errors      []string     `json:"errors"`
+}
+
+// Config echoes the settings of the run.
+type Config struct {
+	NThreads    int            `json:"nthreads"`
+	NGPUs       int            `json:"ngpus"`
+	NRanks      int            `json:"nranks"`
+	MinBytes    int64          `json:"minimum_bytes"`
+	MaxBytes    int64          `json:"maximum_bytes"`
+	StepFactor  *int64         `json:"step_factor,omitempty"`
+	StepBytes   *int64         `json:"step_bytes,omitempty"`
+	Warmup      int            `json:"warmup_iters"`
+	Iters       int            `json:"iterations"`
+	Agg         int            `json:"aggregated_iterations"`
+	Validation  int            `json:"validation"`
+	Graph       int            `json:"graph"`
+	Blocking    bool           `json:"blocking_collectives"`
+	BlockMode   int            `json:"blocking_mode"`
+	Average     int            `json:"average"`
+	CPUTime     bool           `json:"report_cputime"`
+	PerIterTime bool           `json:"per_iter_timing"`
+	Devices     []DeviceRecord `json:"devices"`
+}
+
+// DeviceRecord is one line of the "Using devices" block.
+type DeviceRecord struct {
+	Rank     int    `json:"rank"`
+	Group    int    `json:"group"`
+	PID      int    `json:"pid"`
+	Hostname string `json:"hostname"`
+	Device   int    `json:"device"`
+	BusID    string `json:"device_hex"`
+	Info     string `json:"device_info"`
+}
+
+// Result is one row of the table.
+type Result struct {
+	Size       int64           `json:"size"`
+	Count      int64           `json:"count"`
+	Type       string          `json:"type"`
+	RedOp      string          `json:"redop"`
+	Root       int             `json:"root"`
+	OutOfPlace Measure         `json:"out_of_place"`
+	OOPIter    bench.IterStats `json:"out_of_place_per_iter"`
+	InPlace    Measure         `json:"in_place"`
+	IPIter     bench.IterStats `json:"in_place_per_iter"`
+	Iterations int             `json:"actual_iterations"`
+}
+
+// Measure is one placement: time in µs, bandwidths in GB/s (1e9 B/s).
+// NWrong is null when the placement was not checked.
+type Measure struct {
+	Time   float64 `json:"time"`
+	AlgBW  float64 `json:"alg_bw"`
+	BusBW  float64 `json:"bus_bw"`
+	NWrong *int64  `json:"nwrong"`
+}
+
+// OutOfBounds is the count of (process, size, placement) cases that failed.
+type OutOfBounds struct {
+	Count int  `json:"count"`
+	Okay  bool `json:"okay"`
+}
+
+// AvgBandwidth is the footer's average bus bandwidth (GB/s).
+type AvgBandwidth struct {
+	Bandwidth float64 `json:"bandwidth"`
+}
+
+// DeviceRecords converts the backend's devices for the document.
+func DeviceRecords(devs []bench.Device) []DeviceRecord {
+	out := make([]DeviceRecord, len(devs))
+	for i, d := range devs {
+		out[i] = DeviceRecord{Rank: d.Rank, PID: d.PID, Hostname: d.Hostname, Device: d.Ordinal,
+			BusID: fmtBusID(d.BusID), Info: d.Name}
+	}
+	return out
+}
+
+func fmtBusID(b [3]int) string {
+	return fmt.Sprintf("%04x:%02x:%02x", b[0], b[1], b[2])
+}
+
+// MakeResult converts an engine row.
+func MakeResult(r bench.Row) Result {
+	m := func(p bench.Placement) Measure {
+		out := Measure{Time: p.Time, AlgBW: p.AlgBW, BusBW: p.BusBW}
+		if p.Checked {
+			w := p.Wrong
+			out.NWrong = &w
+		}
+		return out
+	}
+	return Result{Size: r.Size, Count: r.Count, Type: r.Type.String(), RedOp: r.Op.String(), Root: r.Root,
+		OutOfPlace: m(r.OutOfPlace), OOPIter: r.OutOfPlace.Iter,
+		InPlace: m(r.InPlace), IPIter: r.InPlace.Iter, Iterations: r.Iters}
+}
+
+// Finish fills the footer fields from the engine's summary.
+func (d *Run) Finish(s bench.Summary) {
+	d.OutOfBounds = OutOfBounds{Count: s.ErrorCases, Okay: s.ErrorCases == 0}
+	d.AvgBusBW = AvgBandwidth{Bandwidth: s.AvgBusBW}
+	if d.Errors == nil {
+		d.Errors = []string{}
+	}
+	if d.Results == nil {
+		d.Results = []Result{}
+	}
+}
+
+// Encode writes the document as indented JSON.
+func (d *Run) Encode(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(d)
+}
