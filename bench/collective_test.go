@@ -1,0 +1,83 @@
+package bench
+
+import (
+	"math"
+	"testing"
+)
+
+// The expected values are nccl-tests' getCollByteCount for each binary
+// (src/*.cu), at count = 1000 floats over 3 ranks: base = 333 & ~3 = 332.
+func TestCounts(t *testing.T) {
+	tests := []struct {
+		coll string
+		want Counts
+	}{
+		{"allreduce", Counts{Send: 1000, Recv: 1000, Param: 1000}},
+		{"broadcast", Counts{Send: 1000, Recv: 1000, Param: 1000}},
+		{"reduce", Counts{Send: 1000, Recv: 1000, Param: 1000}},
+		{"sendrecv", Counts{Send: 1000, Recv: 1000, Param: 1000}},
+		{"allgather", Counts{Send: 332, Recv: 996, Param: 332, SendInPlace: 332}},
+		{"gather", Counts{Send: 332, Recv: 996, Param: 332, SendInPlace: 332}},
+		{"reducescatter", Counts{Send: 996, Recv: 332, Param: 332, RecvInPlace: 332}},
+		{"scatter", Counts{Send: 996, Recv: 332, Param: 332, RecvInPlace: 332}},
+		{"alltoall", Counts{Send: 996, Recv: 996, Param: 332}},
+	}
+	for _, tt := range tests {
+		c, err := LookupCollective(tt.coll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := c.Counts(1000, 4, 3); got != tt.want {
+			t.Errorf("%s: Counts = %+v, want %+v", tt.coll, got, tt.want)
+		}
+	}
+}
+
+func TestPerRankBaseRounding(t *testing.T) {
+	// 16-byte rounding: 8 doubles → multiples of 2; bytes → multiples of 16.
+	tests := []struct {
+		count    int64
+		elt, n   int
+		wantBase int64
+	}{{100, 8, 4, 24}, {100, 1, 4, 16}, {7, 4, 8, 0}, {1 << 20, 2, 8, 1 << 17}}
+	for _, tt := range tests {
+		if got := perRankBase(tt.count, tt.elt, tt.n); got != tt.wantBase {
+			t.Errorf("perRankBase(%d, %d, %d) = %d, want %d", tt.count, tt.elt, tt.n, got, tt.wantBase)
+		}
+	}
+}
+
+func TestBusFactor(t *testing.T) {
+	tests := []struct {
+		coll string
+		n    int
+		want float64
+	}{
+		{"allreduce", 8, 1.75}, {"allreduce", 2, 1},
+		{"allgather", 8, 0.875}, {"reducescatter", 4, 0.75}, {"alltoall", 4, 0.75},
+		{"gather", 4, 0.75}, {"scatter", 4, 0.75},
+		{"broadcast", 8, 1}, {"reduce", 8, 1}, {"sendrecv", 8, 1},
+	}
+	for _, tt := range tests {
+		c, _ := LookupCollective(tt.coll)
+		if got := c.BusFactor(tt.n); math.Abs(got-tt.want) > 1e-12 {
+			t.Errorf("%s n=%d: factor %g, want %g", tt.coll, tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestLookupCollective(t *testing.T) {
+	for name, want := range map[string]string{
+		"allreduce": "allreduce", "all_reduce": "allreduce", "all_reduce_perf": "allreduce",
+		"ALL_GATHER_PERF": "allgather", "reduce_scatter": "reducescatter", "alltoall_perf": "alltoall",
+		"sendrecv_perf": "sendrecv", "broadcast": "broadcast", "gather_perf": "gather", "scatter": "scatter",
+	} {
+		c, err := LookupCollective(name)
+		if err != nil || c.Name != want {
+			t.Errorf("LookupCollective(%q) = %v, %v; want %s", name, c, err, want)
+		}
+	}
+	if _, err := LookupCollective("allreduce2"); err == nil {
+		t.Error("unknown collective accepted")
+	}
+}

@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+// nullComm does no work: it isolates what the engine itself costs, and it
+// can be told to corrupt results or to hang.
+type nullComm struct {
+	ranks   int
+	iters   int
+	corrupt bool
+	hang    bool
+	aborted bool
+}
+
+func (c *nullComm) Capabilities() Capabilities { return Capabilities{} }
+func (c *nullComm) Devices() []Device          { return make([]Device, c.ranks) }
+func (c *nullComm) Write(int, BufKind, int64, []byte) error {
+	return nil
+}
+func (c *nullComm) Read(_ int, _ BufKind, _ int64, dst []byte) error {
+	if c.corrupt && len(dst) > 0 {
+		dst[0] ^= 0xff
+	}
+	return nil
+}
+func (c *nullComm) Enqueue(b Batch) error {
+	if b.Record {
+		c.iters = b.Iters
+	}
+	return nil
+}
+func (c *nullComm) Wait(ctx context.Context) error {
+	if c.hang {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
+func (c *nullComm) IterTimes() [][]time.Duration {
+	out := make([][]time.Duration, c.ranks)
+	for i := range out {
+		out[i] = make([]time.Duration, c.iters)
+	}
+	c.iters = 0
+	return out
+}
+func (c *nullComm) Abort()       { c.aborted = true }
+func (c *nullComm) Close() error { return nil }
+
+func testOptions(coll string) Options {
+	c, _ := LookupCollective(coll)
+	return Options{Coll: c, Sweep: Sweep{Min: 1024, Max: 4096, Factor: 2}, Iters: 5, Warmup: 1, Agg: 1, Cycles: 1,
+		Check: 1, Types: []numeric.DataType{numeric.Float32}, Ops: []numeric.RedOp{numeric.Sum}, Average: 1}
+}
+
+func TestEngineCountsWrongResults(t *testing.T) {
+	comm := &nullComm{ranks: 2, corrupt: true}
+	e := Engine{Comm: comm, NRanks: 2, BufBytes: 4096, Opts: testOptions("allreduce")}
+	var rows []Row
+	sum, err := e.Run(context.Background(), func(r Row) { rows = append(rows, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 {
+		t.Fatalf("%d rows, want 3 (1K, 2K, 4K)", len(rows))
+	}
+	for _, r := range rows {
+		if !r.OutOfPlace.Checked || r.OutOfPlace.Wrong == 0 || r.InPlace.Wrong == 0 {
+			t.Errorf("size %d: corruption not counted: %+v", r.Size, r)
+		}
+	}
+	if sum.ErrorCases != 6 {
+		t.Errorf("ErrorCases = %d, want 6 (3 sizes × 2 placements)", sum.ErrorCases)
+	}
+}
+
+func TestEngineTimeoutAborts(t *testing.T) {
+	comm := &nullComm{ranks: 1, hang: true}
+	o := testOptions("broadcast")
+	o.Timeout = 50 * time.Millisecond
+	e := Engine{Comm: comm, NRanks: 1, BufBytes: 4096, Opts: o}
+	_, err := e.Run(context.Background(), func(Row) {})
+	var te *TimeoutError
+	if !errors.As(err, &te) {
+		t.Fatalf("err = %v, want a TimeoutError", err)
+	}
+	if !comm.aborted {
+		t.Error("communicator not aborted on timeout")
+	}
+	if te.Coll != "broadcast" || te.Size != 1024 {
+		t.Errorf("timeout names %s size %d, want broadcast 1024", te.Coll, te.Size)
+	}
+}
+
+func TestEngineRefusesGraphsWithoutSupport(t *testing.T) {
+	o := testOptions("allreduce")
+	o.Graph = 1
+	e := Engine{Comm: &nullComm{ranks: 1}, NRanks: 1, BufBytes: 4096, Opts: o}
+	if _, err := e.Run(context.Background(), func(Row) {}); err == nil {
+		t.Fatal("-G accepted by a backend without graphs")
+	}
+}
+
+func TestEngineRowsAndRoots(t *testing.T) {
+	o := testOptions("reduce")
+	o.Root = -1
+	o.Ops = numeric.AllOps()
+	o.Types = []numeric.DataType{numeric.Int8, numeric.Float64}
+	e := Engine{Comm: &nullComm{ranks: 3}, NRanks: 3, BufBytes: 4096, Opts: o}
+	var rows []Row
+	if _, err := e.Run(context.Background(), func(r Row) { rows = append(rows, r) }); err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 * 6 * 3 * 3; len(rows) != want { // types × ops × roots × sizes
+		t.Fatalf("%d rows, want %d", len(rows), want)
+	}
+	if rows[0].Type != numeric.Int8 || rows[0].Op != numeric.Sum || rows[0].Root != 0 || rows[3].Root != 1 {
+		t.Errorf("loop order differs from nccl-tests (type, op, root, size): %+v %+v", rows[0], rows[3])
+	}
+}
+
+func TestSummarize(t *testing.T) {
+	s := Summarize([]float64{5, 1, 4, 2, 3, 6, 7, 8, 9, 10})
+	if s.Min != 1 || s.Max != 10 || s.Mean != 5.5 || s.P50 != 5 || s.P95 != 10 || s.P99 != 10 {
+		t.Errorf("Summarize = %+v", s)
+	}
+	if s.Stdev < 2.872 || s.Stdev > 2.873 {
+		t.Errorf("population stdev = %g, want 2.8723", s.Stdev)
+	}
+	if z := Summarize(nil); z.N != 0 {
+		t.Errorf("empty: %+v", z)
+	}
+}
+
+// BenchmarkEngineOverhead measures what the engine adds per collective call
+// in the timed loop, against a backend that does no work. Report ns/call.
+func BenchmarkEngineOverhead(b *testing.B) {
+	o := testOptions("allreduce")
+	o.Check = 0
+	o.Iters = 1000
+	o.Sweep = Sweep{Min: 1024, Max: 1024, Factor: 2}
+	e := Engine{Comm: &nullComm{ranks: 8}, NRanks: 8, BufBytes: 1024, Opts: o}
+	op := e.op(1024, numeric.Float32, numeric.Sum, -1, false)
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, _, _, err := e.timedLoop(ctx, op); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*o.Iters), "ns/call")
+}

@@ -1,0 +1,125 @@
+package host
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+func open(t testing.TB, n int, bufBytes int64) bench.Comm {
+	t.Helper()
+	comm, err := Backend{}.Open(context.Background(), bench.Setup{NRanks: n, LocalRanks: n, BufBytes: bufBytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { comm.Close() })
+	return comm
+}
+
+func runEngine(t *testing.T, comm bench.Comm, n int, o bench.Options) (bench.Summary, []bench.Row) {
+	t.Helper()
+	if err := o.Validate(n); err != nil {
+		t.Fatal(err)
+	}
+	e := bench.Engine{Comm: comm, NRanks: n, BufBytes: o.Sweep.Max, Opts: o}
+	var rows []bench.Row
+	sum, err := e.Run(context.Background(), func(r bench.Row) { rows = append(rows, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum, rows
+}
+
+// Every collective, every reduction, a spread of types and rank counts
+// (odd ones included, and sizes that do not split evenly): all results
+// exact.
+func TestCollectivesVerify(t *testing.T) {
+	types := []numeric.DataType{numeric.Int8, numeric.Uint32, numeric.Int64, numeric.Float16,
+		numeric.Float32, numeric.Float64, numeric.Bfloat16, numeric.Float8e4m3, numeric.Float8e5m2}
+	for _, coll := range bench.Collectives {
+		for _, n := range []int{1, 2, 3, 5} {
+			t.Run(fmt.Sprintf("%s/n=%d", coll.Name, n), func(t *testing.T) {
+				comm := open(t, n, 1<<12)
+				o := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 8, Max: 1 << 12, Factor: 8}, Iters: 1, Warmup: 1,
+					Agg: 1, Cycles: 1, Check: 1, Types: types, Ops: numeric.AllOps(), Root: -1, Average: 1}
+				sum, rows := runEngine(t, comm, n, o)
+				if sum.ErrorCases != 0 {
+					for _, r := range rows {
+						if r.OutOfPlace.Wrong+r.InPlace.Wrong > 0 {
+							t.Errorf("%v %v root %d size %d: #wrong %d / %d", r.Type, r.Op, r.Root, r.Size, r.OutOfPlace.Wrong, r.InPlace.Wrong)
+						}
+					}
+				}
+				if len(rows) == 0 {
+					t.Fatal("no rows")
+				}
+			})
+		}
+	}
+}
+
+// Segmented pipelines and rings with messages larger than a segment, and
+// the blocking and aggregation modes.
+func TestLargeMessagesAndModes(t *testing.T) {
+	for _, mode := range []struct{ blocking, agg int }{{0, 1}, {0, 3}, {1, 1}, {2, 2}, {3, 1}} {
+		for _, coll := range []string{"allreduce", "reduce", "broadcast", "reducescatter"} {
+			t.Run(fmt.Sprintf("%s/z%d/m%d", coll, mode.blocking, mode.agg), func(t *testing.T) {
+				c, _ := bench.LookupCollective(coll)
+				comm := open(t, 3, 1<<20)
+				o := bench.Options{Coll: c, Sweep: bench.Sweep{Min: 1 << 20, Max: 1 << 20, Factor: 2}, Iters: 2, Warmup: 0,
+					Agg: mode.agg, Cycles: 1, Check: 1, Types: []numeric.DataType{numeric.Float32},
+					Ops: []numeric.RedOp{numeric.Sum}, Root: 1, Blocking: mode.blocking, Average: 1}
+				sum, rows := runEngine(t, comm, 3, o)
+				if sum.ErrorCases != 0 {
+					t.Fatalf("wrong results: %+v", rows)
+				}
+				r := rows[0]
+				if r.OutOfPlace.Time <= 0 || r.OutOfPlace.BusBW <= 0 || r.OutOfPlace.Iter.N != 2 || r.OutOfPlace.Iter.Min <= 0 {
+					t.Errorf("implausible measurement: %+v", r.OutOfPlace)
+				}
+			})
+		}
+	}
+}
+
+func TestAbortUnblocksWait(t *testing.T) {
+	comm := open(t, 2, 1<<20).(*Comm)
+	c, _ := bench.LookupCollective("sendrecv")
+	// Rank 1 alone runs a call; rank 0 never joins, so rank 1 blocks reading.
+	r1 := comm.ranks[1]
+	comm.pending.Add(1)
+	r1.work <- bench.Batch{Op: bench.Op{Coll: c, Type: numeric.Float32, RedOp: numeric.NoOp,
+		Counts: bench.Counts{Send: 1024, Recv: 1024, Param: 1024}}, Iters: 1, Agg: 1}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := comm.Wait(ctx); err == nil {
+		t.Fatal("Wait returned without the peer")
+	}
+	comm.pending.Add(1) // rank 0's share, which never comes
+	comm.Abort()
+	comm.pending.Done()
+	done := make(chan error, 1)
+	go func() { done <- comm.Wait(context.Background()) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Error("aborted call reported success")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Abort did not unblock the stream")
+	}
+	if err := comm.Enqueue(bench.Batch{}); err == nil {
+		t.Error("Enqueue accepted after Abort")
+	}
+}
+
+func TestOpenRefusesHugeBuffers(t *testing.T) {
+	_, err := Backend{}.Open(context.Background(), bench.Setup{NRanks: 4, LocalRanks: 4, BufBytes: 1 << 50})
+	if err == nil {
+		t.Fatal("1 PiB buffers accepted")
+	}
+}

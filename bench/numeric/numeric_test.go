@@ -1,0 +1,164 @@
+package numeric
+
+import (
+	"math"
+	"testing"
+)
+
+func TestMinifloatKnownValues(t *testing.T) {
+	tests := []struct {
+		name   string
+		encode func(float64) uint32
+		decode func(uint32) float64
+		v      float64
+		bits   uint32
+	}{
+		{"half one", h(FloatToHalf), hd(HalfToFloat), 1, 0x3c00},
+		{"half -2", h(FloatToHalf), hd(HalfToFloat), -2, 0xc000},
+		{"half max", h(FloatToHalf), hd(HalfToFloat), 65504, 0x7bff},
+		{"half min subnormal", h(FloatToHalf), hd(HalfToFloat), math.Ldexp(1, -24), 0x0001},
+		{"half 1/3 rounds to even", h(FloatToHalf), hd(HalfToFloat), 0.333251953125, 0x3555},
+		{"bf16 one", h(FloatToBF16), hd(BF16ToFloat), 1, 0x3f80},
+		{"bf16 256", h(FloatToBF16), hd(BF16ToFloat), 256, 0x4380},
+		{"e4m3 one", b(FloatToE4M3), bd(E4M3ToFloat), 1, 0x38},
+		{"e4m3 max", b(FloatToE4M3), bd(E4M3ToFloat), 448, 0x7e},
+		{"e5m2 one", b(FloatToE5M2), bd(E5M2ToFloat), 1, 0x3c},
+		{"e5m2 max", b(FloatToE5M2), bd(E5M2ToFloat), 57344, 0x7b},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.encode(tt.v); got != tt.bits {
+				t.Errorf("encode(%g) = %#x, want %#x", tt.v, got, tt.bits)
+			}
+			if got := tt.decode(tt.bits); got != tt.v {
+				t.Errorf("decode(%#x) = %g, want %g", tt.bits, got, tt.v)
+			}
+		})
+	}
+}
+
+func TestMinifloatOverflow(t *testing.T) {
+	if got := FloatToHalf(1e6); got != 0x7c00 {
+		t.Errorf("half overflow = %#x, want +Inf 0x7c00", got)
+	}
+	if got := FloatToE4M3(1000); got != 0x7e {
+		t.Errorf("e4m3 overflow = %#x, want saturation to 448 (0x7e)", got)
+	}
+	if got := FloatToE5M2(-1e6); got != 0xfb {
+		t.Errorf("e5m2 overflow = %#x, want saturation to -57344 (0xfb)", got)
+	}
+}
+
+// Every finite pattern must survive decode then encode unchanged.
+func TestMinifloatRoundTrip(t *testing.T) {
+	for _, f := range []struct {
+		name string
+		m    minifloat
+		bits int
+	}{{"half", fmtHalf, 16}, {"bf16", fmtBF16, 16}, {"e4m3", fmtE4M3, 8}, {"e5m2", fmtE5M2, 8}} {
+		for i := 0; i < 1<<f.bits; i++ {
+			v := f.m.decode(uint32(i))
+			if math.IsNaN(v) || math.IsInf(v, 0) || (v == 0 && i != 0) {
+				continue
+			}
+			if got := f.m.encode(v); got != uint32(i) {
+				t.Fatalf("%s: pattern %#x decodes to %g, which encodes to %#x", f.name, i, v, got)
+			}
+		}
+	}
+}
+
+func TestExactIntIsExact(t *testing.T) {
+	for _, dt := range AllTypes() {
+		if !dt.IsFloat() {
+			continue
+		}
+		m := dt.ExactInt()
+		buf := make([]byte, dt.Size())
+		for _, v := range []float64{m, m - 1, -m, 1, -1} {
+			PutFloat(dt, buf, 0, v)
+			if got := GetFloat(dt, buf, 0); got != v {
+				t.Errorf("%v: %g stored as %g", dt, v, got)
+			}
+		}
+	}
+}
+
+func TestCombine(t *testing.T) {
+	for _, dt := range AllTypes() {
+		for _, op := range []RedOp{Sum, Prod, Max, Min} {
+			a, b := make([]byte, 2*dt.Size()), make([]byte, 2*dt.Size())
+			put := func(buf []byte, i int, v float64) {
+				if dt.IsFloat() {
+					PutFloat(dt, buf, i, v)
+				} else {
+					PutBits(dt, buf, i, uint64(int64(v)))
+				}
+			}
+			put(a, 0, 3)
+			put(a, 1, 2)
+			put(b, 0, 2)
+			put(b, 1, 4)
+			Combine(dt, op, a, b)
+			want := map[RedOp][2]float64{Sum: {5, 6}, Prod: {6, 8}, Max: {3, 4}, Min: {2, 2}}[op]
+			for i, w := range want {
+				var got float64
+				if dt.IsFloat() {
+					got = GetFloat(dt, a, i)
+				} else {
+					got = float64(GetBits(dt, a, i))
+				}
+				if got != w {
+					t.Errorf("%v %v element %d = %g, want %g", dt, op, i, got, w)
+				}
+			}
+		}
+	}
+}
+
+func TestPremulAndDivide(t *testing.T) {
+	buf := make([]byte, 4)
+	PutFloat(Float32, buf, 0, 3)
+	Premul(Float32, buf, buf, 2)
+	if got := GetFloat(Float32, buf, 0); got != 6 {
+		t.Errorf("premul = %g, want 6", got)
+	}
+	ib := make([]byte, 4)
+	PutBits(Int32, ib, 0, uint64(0xfffffff9)) // -7
+	DivideInt(Int32, ib, 2)
+	if got := int32(GetBits(Int32, ib, 0)); got != -3 {
+		t.Errorf("-7/2 = %d, want -3 (truncation toward zero)", got)
+	}
+}
+
+func TestParseNames(t *testing.T) {
+	for _, dt := range AllTypes() {
+		if got, err := ParseDataType(dt.String()); err != nil || got != dt {
+			t.Errorf("ParseDataType(%q) = %v, %v", dt.String(), got, err)
+		}
+	}
+	for _, op := range AllOps() {
+		if got, err := ParseRedOp(op.String()); err != nil || got != op {
+			t.Errorf("ParseRedOp(%q) = %v, %v", op.String(), got, err)
+		}
+	}
+	if _, err := ParseDataType("float128"); err == nil {
+		t.Error("ParseDataType accepted float128")
+	}
+	if _, err := ParseRedOp("xor"); err == nil {
+		t.Error("ParseRedOp accepted xor")
+	}
+}
+
+func h(f func(float64) uint16) func(float64) uint32 {
+	return func(v float64) uint32 { return uint32(f(v)) }
+}
+func hd(f func(uint16) float64) func(uint32) float64 {
+	return func(b uint32) float64 { return f(uint16(b)) }
+}
+func b(f func(float64) uint8) func(float64) uint32 {
+	return func(v float64) uint32 { return uint32(f(v)) }
+}
+func bd(f func(uint8) float64) func(uint32) float64 {
+	return func(x uint32) float64 { return f(uint8(x)) }
+}
