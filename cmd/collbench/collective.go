@@ -92,6 +92,9 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, args []strin
 		return false, fmt.Errorf("opening the %s backend: %w", backend.Name(), err)
 	}
 	defer comm.Close()
+	if opts.Graph > 0 && !comm.Capabilities().Graphs {
+		return false, usagef("the %s backend cannot capture CUDA graphs (-G); run without -G", backend.Name())
+	}
 
 	doc := &report.Run{Schema: report.SchemaName, Version: report.SchemaVersion, Collbench: version,
 		Collective: coll.Name, Test: coll.TestName, Backend: backend.Name(),

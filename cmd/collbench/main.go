@@ -101,4 +101,6 @@ func exitCode(err error) int {
 // usageError marks errors in what the user asked for (exit code 2).
 type usageError struct{ error }
 
+func (e usageError) Unwrap() error { return e.error }
+
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/report"
+)
+
+func runCLI(args ...string) (code int, stdout, stderr string) {
+	var o, e bytes.Buffer
+	code = run(context.Background(), append([]string{"collbench"}, args...), &o, &e)
+	return code, o.String(), e.String()
+}
+
+// rowRE matches a result line of the nccl-tests table.
+var rowRE = regexp.MustCompile(`^ {0,11}\d+  {1,12}\d+  [ a-z0-9]{8}  [ a-z]{6}  [ \-0-9]{6}(  [ 0-9.e+]{7}  [ 0-9.e+]{6}  [ 0-9.e+]{6}(  [ 0-9]{6}|    N/A)){2}$`)
+
+// Every collective, by every accepted name, runs on 4 host ranks with all
+// results correct.
+func TestEveryCollectiveRuns(t *testing.T) {
+	for _, c := range bench.Collectives {
+		for _, name := range []string{c.Name, c.TestName, strings.TrimSuffix(c.TestName, "_perf")} {
+			code, out, errOut := runCLI(name, "-b", "8", "-e", "64K", "-f", "8", "-g", "4", "-n", "2", "-r", "-1")
+			if code != 0 {
+				t.Fatalf("%s: exit %d: %s", name, code, errOut)
+			}
+			rows := 0
+			for _, line := range strings.Split(out, "\n") {
+				if line == "" || strings.HasPrefix(line, "#") {
+					continue
+				}
+				if !rowRE.MatchString(line) {
+					t.Errorf("%s: row not in nccl-tests layout: %q", name, line)
+				}
+				rows++
+			}
+			if rows == 0 || !strings.Contains(out, "# Out of bounds values : 0 OK") {
+				t.Errorf("%s: no rows or failed checks:\n%s", name, out)
+			}
+			if !strings.Contains(out, "# Collective test starting: "+c.TestName) {
+				t.Errorf("%s: preamble names the wrong test:\n%s", name, out)
+			}
+		}
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"min above max", []string{"allreduce", "-b", "1M", "-e", "1K"}, "larger than maximum"},
+		{"zero size", []string{"allreduce", "-b", "0"}, "must be positive"},
+		{"negative size", []string{"allreduce", "-b", "-8"}, "cannot be negative"},
+		{"bad suffix", []string{"allreduce", "-e", "8T"}, "invalid size"},
+		{"unknown collective", []string{"allshuffle"}, "unknown command"},
+		{"unknown type", []string{"allreduce", "-d", "float128"}, "unknown data type"},
+		{"unknown op", []string{"allreduce", "-o", "xor"}, "unknown reduction op"},
+		{"zero gpus", []string{"allreduce", "-g", "0"}, "-g must be at least 1"},
+		{"root out of range", []string{"broadcast", "-g", "2", "-r", "2"}, "out of range"},
+		{"root too negative", []string{"reduce", "-r", "-2"}, "out of range"},
+		{"huge buffers", []string{"allreduce", "-b", "8", "-e", "1000G", "-g", "4"}, "lower -e or -g"},
+		{"unwritable json", []string{"allreduce", "-b", "8", "-e", "8", "-J", "/nonexistent/dir/out.json"}, "cannot write"},
+		{"graph on host", []string{"allreduce", "-b", "8", "-e", "8", "-G", "1", "--backend", "host"}, "cannot capture CUDA graphs"},
+		{"unsupported flag", []string{"allreduce", "-I", "1"}, "not supported"},
+		{"threads", []string{"allreduce", "-t", "2"}, "one thread per process"},
+		{"bad format", []string{"allreduce", "--format", "xml"}, "unknown --format"},
+		{"unknown flag", []string{"allreduce", "--frobnicate"}, "unknown flag"},
+		{"zero step", []string{"allreduce", "-b", "8", "-e", "16", "-i", "0"}, "step must be positive"},
+		{"blocking mode", []string{"allreduce", "-z", "4"}, "blocking mode"},
+		{"stray argument", []string{"allreduce", "extra"}, "unexpected argument"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(tt.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d (stderr %q)", code, exitUsage, errOut)
+			}
+			if !strings.Contains(errOut, tt.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Errorf("stderr %q: want one line containing %q", errOut, tt.want)
+			}
+			if out != "" {
+				t.Errorf("stdout not empty on a usage error: %q", out)
+			}
+		})
+	}
+}
+
+func TestFlagParsing(t *testing.T) {
+	f := newFlags("allreduce")
+	err := f.parse([]string{"-b", "1K", "-e", "0x100000", "--stepfactor=0x4", "-n", "010", "-r", "-1", "-d", "all", "-o", "all", "-w", "0"})
+	if err == nil {
+		t.Fatal("-e 0x100000 accepted as a size (nccl-tests parses sizes as decimal)")
+	}
+	f = newFlags("allreduce")
+	if err := f.parse([]string{"-b", "1K", "-e", "1M", "--stepfactor=0x4", "-n", "0x10", "-r", "-1", "-d", "all", "-o", "all", "-w", "0"}); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := bench.LookupCollective("allreduce")
+	o, err := f.options(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Sweep != (bench.Sweep{Min: 1024, Max: 1 << 20, Factor: 4, Step: 1 << 20}) || o.Iters != 16 || o.Root != -1 || o.Warmup != 0 {
+		t.Errorf("options = %+v", o)
+	}
+	if len(o.Types) != 12 || len(o.Ops) != 6 {
+		t.Errorf("-d all / -o all gave %d types, %d ops", len(o.Types), len(o.Ops))
+	}
+	d := newFlags("allreduce")
+	if err := d.parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if d.minBytes != 32<<20 || d.maxBytes != 32<<20 || d.step != 1<<20 || d.factor != 1 || d.iters != 20 ||
+		d.warmup != 1 || d.agg != 1 || d.cycles != 1 || d.check != 1 || d.op != "sum" || d.dtype != "float" || d.average != 1 {
+		t.Errorf("defaults differ from nccl-tests: %+v", d)
+	}
+}
+
+func TestJSONAndCSVOutputs(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "run.json")
+	code, out, errOut := runCLI("reducescatter", "-b", "1K", "-e", "4K", "-f", "2", "-g", "3", "-n", "3", "--format", "csv", "-J", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 1+3*2 || lines[0] != strings.Join(report.CSVHeader, ",") {
+		t.Errorf("csv has %d lines, header %q", len(lines), lines[0])
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc report.Run
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if doc.Schema != report.SchemaName || len(doc.Results) != 3 || doc.Results[0].OutOfPlace.NWrong == nil ||
+		*doc.Results[0].OutOfPlace.NWrong != 0 || !doc.OutOfBounds.Okay || doc.Results[2].OOPIter.N != 3 || len(doc.Config.Devices) != 3 {
+		t.Errorf("unexpected document: %s", raw)
+	}
+	code, out, _ = runCLI("alltoall", "-b", "1K", "-e", "1K", "-g", "2", "--format", "json", "-c", "1")
+	var doc2 report.Run
+	if err := json.Unmarshal([]byte(out), &doc2); code != 0 || err != nil {
+		t.Fatalf("--format json: exit %d, %v", code, err)
+	}
+	if doc2.Results[0].InPlace.NWrong != nil {
+		t.Error("in-place all-to-all is reported checked; nccl-tests leaves it unchecked (N/A)")
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	if code, out, _ := runCLI(); code != 0 || !strings.Contains(out, "Usage:") {
+		t.Errorf("no arguments: exit %d, %q", code, out)
+	}
+	if code, out, _ := runCLI("version"); code != 0 || !strings.HasPrefix(out, "collbench ") {
+		t.Errorf("version: exit %d, %q", code, out)
+	}
+	if code, out, _ := runCLI("help", "allgather"); code != 0 || !strings.Contains(out, "--minbytes") {
+		t.Errorf("help allgather: exit %d, %q", code, out)
+	}
+}
+
+// The built binary, as a user runs it: exit codes come from the process.
+func TestBinaryExitCodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "collbench")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "allreduce", "-b", "8", "-e", "1K", "-f", "4", "-g", "2")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	err := exec.Command(bin, "allreduce", "-b", "2K", "-e", "1K").Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage {
+		t.Errorf("usage error: %v, want exit %d", err, exitUsage)
+	}
+	link := filepath.Join(filepath.Dir(bin), "all_gather_perf")
+	if err := os.Symlink(bin, link); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(link, "-b", "1K", "-e", "1K", "-g", "2").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "all_gather_perf") {
+		t.Errorf("nccl-tests-named link: %v\n%s", err, out)
+	}
+}
