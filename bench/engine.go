@@ -16,7 +16,6 @@ type Engine struct {
 	Opts      Options
 	NRanks    int // ranks in the job
 	FirstRank int // global rank of this process's local rank 0
-	BufBytes  int64
 
 	rep     int // verification repetition, varies the data between checks
 	scratch struct{ want, got []byte }

@@ -62,7 +62,7 @@ func testOptions(coll string) Options {
 
 func TestEngineCountsWrongResults(t *testing.T) {
 	comm := &nullComm{ranks: 2, corrupt: true}
-	e := Engine{Comm: comm, NRanks: 2, BufBytes: 4096, Opts: testOptions("allreduce")}
+	e := Engine{Comm: comm, NRanks: 2, Opts: testOptions("allreduce")}
 	var rows []Row
 	sum, err := e.Run(context.Background(), func(r Row) { rows = append(rows, r) })
 	if err != nil {
@@ -85,7 +85,7 @@ func TestEngineTimeoutAborts(t *testing.T) {
 	comm := &nullComm{ranks: 1, hang: true}
 	o := testOptions("broadcast")
 	o.Timeout = 50 * time.Millisecond
-	e := Engine{Comm: comm, NRanks: 1, BufBytes: 4096, Opts: o}
+	e := Engine{Comm: comm, NRanks: 1, Opts: o}
 	_, err := e.Run(context.Background(), func(Row) {})
 	var te *TimeoutError
 	if !errors.As(err, &te) {
@@ -102,7 +102,7 @@ func TestEngineTimeoutAborts(t *testing.T) {
 func TestEngineRefusesGraphsWithoutSupport(t *testing.T) {
 	o := testOptions("allreduce")
 	o.Graph = 1
-	e := Engine{Comm: &nullComm{ranks: 1}, NRanks: 1, BufBytes: 4096, Opts: o}
+	e := Engine{Comm: &nullComm{ranks: 1}, NRanks: 1, Opts: o}
 	if _, err := e.Run(context.Background(), func(Row) {}); err == nil {
 		t.Fatal("-G accepted by a backend without graphs")
 	}
@@ -113,7 +113,7 @@ func TestEngineRowsAndRoots(t *testing.T) {
 	o.Root = -1
 	o.Ops = numeric.AllOps()
 	o.Types = []numeric.DataType{numeric.Int8, numeric.Float64}
-	e := Engine{Comm: &nullComm{ranks: 3}, NRanks: 3, BufBytes: 4096, Opts: o}
+	e := Engine{Comm: &nullComm{ranks: 3}, NRanks: 3, Opts: o}
 	var rows []Row
 	if _, err := e.Run(context.Background(), func(r Row) { rows = append(rows, r) }); err != nil {
 		t.Fatal(err)
@@ -146,7 +146,7 @@ func BenchmarkEngineOverhead(b *testing.B) {
 	o.Check = 0
 	o.Iters = 1000
 	o.Sweep = Sweep{Min: 1024, Max: 1024, Factor: 2}
-	e := Engine{Comm: &nullComm{ranks: 8}, NRanks: 8, BufBytes: 1024, Opts: o}
+	e := Engine{Comm: &nullComm{ranks: 8}, NRanks: 8, Opts: o}
 	op := e.op(1024, numeric.Float32, numeric.Sum, -1, false)
 	ctx := context.Background()
 	b.ResetTimer()

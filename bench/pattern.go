@@ -213,6 +213,6 @@ func (e expectation) transpose(out []byte) {
 // reduce and gather).
 func (c *Collective) Expected(p Pattern, counts Counts, rank, root int, out []byte) bool {
 	e := expectation{pat: p, rank: rank, root: root, nranks: p.NRanks, param: counts.Param,
-		send: counts.Send, recv: counts.Recv, elt: p.Type.Size()}
+		elt: p.Type.Size()}
 	return c.expect(e, out[:counts.Recv*int64(p.Type.Size())])
 }

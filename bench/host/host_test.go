@@ -25,7 +25,7 @@ func runEngine(t *testing.T, comm bench.Comm, n int, o bench.Options) (bench.Sum
 	if err := o.Validate(n); err != nil {
 		t.Fatal(err)
 	}
-	e := bench.Engine{Comm: comm, NRanks: n, BufBytes: o.Sweep.Max, Opts: o}
+	e := bench.Engine{Comm: comm, NRanks: n, Opts: o}
 	var rows []bench.Row
 	sum, err := e.Run(context.Background(), func(r bench.Row) { rows = append(rows, r) })
 	if err != nil {

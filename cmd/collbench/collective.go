@@ -110,7 +110,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, args []strin
 	if f.format == "table" {
 		table.Preamble()
 	}
-	eng := &bench.Engine{Comm: comm, Opts: opts, NRanks: nranks, BufBytes: setup.BufBytes}
+	eng := &bench.Engine{Comm: comm, Opts: opts, NRanks: nranks}
 	sum, runErr := eng.Run(ctx, func(r bench.Row) {
 		doc.Results = append(doc.Results, report.MakeResult(r))
 		if f.format == "table" {
