@@ -1,0 +1,100 @@
+// Package cuda is a thin binding to the CUDA driver API (libcuda.so.1),
+// opened with dlopen at run time so programs build and start on machines
+// without CUDA. It mirrors the C API closely and holds no policy.
+//
+// The driver keeps the current context per OS thread: callers pin their
+// goroutine (runtime.LockOSThread) and make a context current before using
+// memory, stream or event calls.
+package cuda
+
+/*
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "driver.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/collbench/collbench/libpath"
+)
+
+// Library describes where the driver library is looked for.
+var Library = libpath.Spec{File: "libcuda.so.1", EnvVar: "COLLBENCH_CUDA_LIB", HomeVars: []string{"CUDA_DRIVER_HOME"}}
+
+var loaded struct {
+	sync.Mutex
+	path string
+	err  error
+	done bool
+}
+
+// ErrNoDriver means no CUDA driver library could be opened.
+var ErrNoDriver = errors.New("no CUDA driver")
+
+// Load opens the driver library and initialises it with cuInit. explicit,
+// when not empty, is a file or folder the user named. Only the first call
+// does the work; later calls return its result.
+func Load(explicit string) (string, error) {
+	loaded.Lock()
+	defer loaded.Unlock()
+	if loaded.done {
+		return loaded.path, loaded.err
+	}
+	loaded.done = true
+	loaded.path, loaded.err = load(explicit)
+	return loaded.path, loaded.err
+}
+
+func load(explicit string) (string, error) {
+	cands := libpath.Candidates(Library, explicit, libpath.OSEnv())
+	var failed []string
+	var errbuf [512]C.char
+	for _, c := range cands {
+		cpath := C.CString(c.Path)
+		rc := C.cb_cuda_load(cpath, &errbuf[0], C.size_t(len(errbuf)))
+		C.free(unsafe.Pointer(cpath))
+		if rc == 0 {
+			if err := check("cuInit", C.cb_cuInit(0)); err != nil {
+				return c.Path, fmt.Errorf("%w: %s loaded but %v", ErrNoDriver, c.Path, err)
+			}
+			return c.Path, nil
+		}
+		if c.From != "system" || c.Path != Library.File {
+			failed = append(failed, C.GoString(&errbuf[0]))
+		}
+	}
+	err := fmt.Errorf("%w: could not open %s (looked for %s); install the NVIDIA driver or set %s to the library's path",
+		ErrNoDriver, Library.File, libpath.Describe(cands), Library.EnvVar)
+	if len(failed) > 0 {
+		err = fmt.Errorf("%w; %s", err, failed[0])
+	}
+	return "", err
+}
+
+// Proc returns the resolved address of a driver entry point by its Go-side
+// name ("cuEventRecord", "cuStreamQuery", ...), for C code that batches
+// calls without crossing back into Go. It is nil before Load or when the
+// driver lacks the entry point.
+func Proc(name string) unsafe.Pointer {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return C.cb_cuda_sym(cname)
+}
+
+// DriverVersion is the CUDA version the driver supports, e.g. 12080.
+func DriverVersion() (int, error) {
+	var v C.int
+	if err := check("cuDriverGetVersion", C.cb_cuDriverGetVersion(&v)); err != nil {
+		return 0, err
+	}
+	return int(v), nil
+}
+
+// FormatVersion renders a CUDA version number (major·1000 + minor·10) as
+// "12.8".
+func FormatVersion(v int) string { return fmt.Sprintf("%d.%d", v/1000, v%1000/10) }

@@ -1,0 +1,152 @@
+package cuda
+
+/*
+#include <stdint.h>
+#include "driver.h"
+
+// Events made by C code travel through Go as integers.
+static CUresult cb_elapsed_handles(float* ms, uintptr_t start, uintptr_t end) {
+  return cb_cuEventElapsedTime(ms, (CUevent)start, (CUevent)end);
+}
+*/
+import "C"
+
+import (
+	"time"
+	"unsafe"
+)
+
+// Stream flags.
+const (
+	StreamDefault     = 0
+	StreamNonBlocking = 1 // does not synchronise with the legacy default stream
+)
+
+// Stream is a CUstream in the context that created it.
+type Stream struct{ s C.CUstream }
+
+// NewStream creates a stream in the current context. Lower priority numbers
+// run first; 0 is the default.
+func NewStream(flags uint, priority int) (*Stream, error) {
+	var s C.CUstream
+	if err := check("cuStreamCreateWithPriority", C.cb_cuStreamCreateWithPriority(&s, C.uint(flags), C.int(priority))); err != nil {
+		return nil, err
+	}
+	return &Stream{s: s}, nil
+}
+
+// Handle is the CUstream (equal to cudaStream_t) for C code and NCCL.
+func (s *Stream) Handle() uintptr { return uintptr(unsafe.Pointer(s.s)) }
+
+// Query reports whether all work on the stream has completed.
+func (s *Stream) Query() (bool, error) {
+	r := C.cb_cuStreamQuery(s.s)
+	if r == ErrorNotReady {
+		return false, nil
+	}
+	return r == 0, check("cuStreamQuery", r)
+}
+
+// Synchronize blocks until the stream is idle.
+func (s *Stream) Synchronize() error {
+	return check("cuStreamSynchronize", C.cb_cuStreamSynchronize(s.s))
+}
+
+// Destroy releases the stream.
+func (s *Stream) Destroy() error { return check("cuStreamDestroy", C.cb_cuStreamDestroy(s.s)) }
+
+// Event flags.
+const (
+	EventDefault       = 0
+	EventBlockingSync  = 1
+	EventDisableTiming = 2
+)
+
+// Event is a CUevent.
+type Event struct{ e C.CUevent }
+
+// NewEvent creates an event in the current context.
+func NewEvent(flags uint) (*Event, error) {
+	var e C.CUevent
+	if err := check("cuEventCreate", C.cb_cuEventCreate(&e, C.uint(flags))); err != nil {
+		return nil, err
+	}
+	return &Event{e: e}, nil
+}
+
+// Handle is the CUevent for C code.
+func (e *Event) Handle() uintptr { return uintptr(unsafe.Pointer(e.e)) }
+
+// Record captures the stream's position.
+func (e *Event) Record(s *Stream) error { return check("cuEventRecord", C.cb_cuEventRecord(e.e, s.s)) }
+
+// Synchronize waits for the event.
+func (e *Event) Synchronize() error { return check("cuEventSynchronize", C.cb_cuEventSynchronize(e.e)) }
+
+// Destroy releases the event.
+func (e *Event) Destroy() error { return check("cuEventDestroy", C.cb_cuEventDestroy(e.e)) }
+
+// Elapsed is the GPU time between two recorded events (about 0.5 µs
+// resolution).
+func Elapsed(start, end *Event) (time.Duration, error) {
+	return ElapsedHandles(start.Handle(), end.Handle())
+}
+
+// ElapsedHandles is Elapsed for events created by C code.
+func ElapsedHandles(start, end uintptr) (time.Duration, error) {
+	var ms C.float
+	if err := check("cuEventElapsedTime", C.cb_elapsed_handles(&ms, C.uintptr_t(start), C.uintptr_t(end))); err != nil {
+		return 0, err
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
+
+// Capture modes of BeginCapture.
+const (
+	CaptureGlobal      = 0
+	CaptureThreadLocal = 1
+	CaptureRelaxed     = 2
+)
+
+// Graph is a captured CUgraph.
+type Graph struct{ g C.CUgraph }
+
+// GraphExec is an instantiated graph.
+type GraphExec struct{ e C.CUgraphExec }
+
+// BeginCapture starts recording the stream's work into a graph.
+func (s *Stream) BeginCapture(mode int) error {
+	return check("cuStreamBeginCapture", C.cb_cuStreamBeginCapture(s.s, C.int(mode)))
+}
+
+// EndCapture stops recording and returns the graph.
+func (s *Stream) EndCapture() (*Graph, error) {
+	var g C.CUgraph
+	if err := check("cuStreamEndCapture", C.cb_cuStreamEndCapture(s.s, &g)); err != nil {
+		return nil, err
+	}
+	return &Graph{g: g}, nil
+}
+
+// Instantiate prepares the graph for launching.
+func (g *Graph) Instantiate() (*GraphExec, error) {
+	var e C.CUgraphExec
+	if err := check("cuGraphInstantiate", C.cb_cuGraphInstantiate(&e, g.g, 0)); err != nil {
+		return nil, err
+	}
+	return &GraphExec{e: e}, nil
+}
+
+// Destroy releases the graph.
+func (g *Graph) Destroy() error { return check("cuGraphDestroy", C.cb_cuGraphDestroy(g.g)) }
+
+// Launch runs the graph on a stream.
+func (e *GraphExec) Launch(s *Stream) error {
+	return check("cuGraphLaunch", C.cb_cuGraphLaunch(e.e, s.s))
+}
+
+// Handle is the CUgraphExec for C code.
+func (e *GraphExec) Handle() uintptr { return uintptr(unsafe.Pointer(e.e)) }
+
+// Destroy releases the instantiated graph.
+func (e *GraphExec) Destroy() error { return check("cuGraphExecDestroy", C.cb_cuGraphExecDestroy(e.e)) }

@@ -1,0 +1,168 @@
+// Package libpath decides where collbench looks for the NVIDIA libraries it
+// loads at run time (libcuda, libnccl, libcublas), so the binary builds and
+// starts on machines that have none of them and finds them wherever CUDA
+// installers, distributions, containers and pip wheels put them.
+package libpath
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// Spec names one library and the places that are specific to it.
+type Spec struct {
+	// File is the soname to load, e.g. "libnccl.so.2".
+	File string
+	// EnvVar names the variable that points at the file or its folder,
+	// e.g. "COLLBENCH_NCCL_LIB".
+	EnvVar string
+	// HomeVars are install prefixes to look under, e.g. NCCL_HOME; each is
+	// tried with lib64, lib and targets/<arch>-linux/lib.
+	HomeVars []string
+	// WheelDir is the folder under site-packages/nvidia that a pip wheel
+	// installs the library into ("nccl" for nvidia-nccl-cu12); empty when no
+	// wheel carries it (the driver's libcuda).
+	WheelDir string
+}
+
+// Candidate is one place to try, with the reason it is on the list so a
+// failure can say what was looked at.
+type Candidate struct {
+	Path string // a file path, or the bare soname for the loader's own search
+	From string // e.g. "--nccl-lib", "LD_LIBRARY_PATH", "system", "python"
+}
+
+// Env reads the environment; tests replace it.
+type Env struct {
+	Getenv func(string) string
+	Glob   func(string) ([]string, error)
+	Exists func(string) bool
+}
+
+// OSEnv is the real process environment and file system.
+func OSEnv() Env {
+	return Env{Getenv: os.Getenv, Glob: filepath.Glob, Exists: func(p string) bool {
+		st, err := os.Stat(p)
+		return err == nil && !st.IsDir()
+	}}
+}
+
+// systemDirs are the folders distributions, CUDA installers and NVIDIA's
+// container toolkit use, tried after the loader's own cache.
+var systemDirs = []string{
+	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+	"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/local/cuda/targets/sbsa-linux/lib",
+	"/usr/local/nccl/lib", "/usr/local/nvidia/lib64", "/usr/local/nvidia/lib", "/usr/lib/wsl/lib",
+}
+
+// Candidates lists, in order, where to look for the library: the explicit
+// path (flag, then environment variable), LD_LIBRARY_PATH, the install
+// prefixes, the dynamic loader's cache and standard system folders, and last
+// the nvidia/*/lib folders of Python environments. Only existing files are
+// listed, except the bare soname, which the loader resolves itself.
+func Candidates(s Spec, explicit string, env Env) []Candidate {
+	var out []Candidate
+	seen := map[string]bool{}
+	add := func(path, from string) {
+		if path == "" || seen[path] {
+			return
+		}
+		if filepath.IsAbs(path) && !env.Exists(path) {
+			return
+		}
+		seen[path] = true
+		out = append(out, Candidate{Path: path, From: from})
+	}
+	addDir := func(dir, from string) { add(filepath.Join(dir, s.File), from) }
+	addExplicit := func(v, from string) {
+		if v == "" {
+			return
+		}
+		// An explicit choice is listed even when it does not exist, so
+		// the error names it instead of silently using another copy.
+		p := v
+		if strings.HasSuffix(v, "/") || !strings.Contains(filepath.Base(v), ".so") {
+			p = filepath.Join(v, s.File)
+		}
+		if !seen[p] {
+			seen[p] = true
+			out = append(out, Candidate{Path: p, From: from})
+		}
+	}
+	addExplicit(explicit, "flag")
+	if s.EnvVar != "" {
+		addExplicit(env.Getenv(s.EnvVar), s.EnvVar)
+	}
+	for _, d := range filepath.SplitList(env.Getenv("LD_LIBRARY_PATH")) {
+		if d != "" {
+			addDir(d, "LD_LIBRARY_PATH")
+		}
+	}
+	for _, h := range s.HomeVars {
+		if home := env.Getenv(h); home != "" {
+			for _, sub := range []string{"lib64", "lib", "targets/x86_64-linux/lib", "targets/sbsa-linux/lib"} {
+				addDir(filepath.Join(home, sub), h)
+			}
+		}
+	}
+	add(s.File, "system")
+	for _, d := range systemDirs {
+		addDir(d, "system")
+	}
+	if s.WheelDir != "" {
+		for _, sp := range sitePackages(env) {
+			addDir(filepath.Join(sp, "nvidia", s.WheelDir, "lib"), "python")
+		}
+	}
+	return out
+}
+
+// sitePackages lists the site-packages and dist-packages folders of the
+// Python environments a PyTorch user is likely to have: the active virtual
+// or conda environment, the python3 on PATH, user installs, pyenv and the
+// system interpreters.
+func sitePackages(env Env) []string {
+	var prefixes []string
+	for _, v := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
+		if p := env.Getenv(v); p != "" {
+			prefixes = append(prefixes, p)
+		}
+	}
+	for _, d := range filepath.SplitList(env.Getenv("PATH")) {
+		if d != "" && env.Exists(filepath.Join(d, "python3")) && filepath.Base(d) == "bin" {
+			prefixes = append(prefixes, filepath.Dir(d))
+		}
+	}
+	if home := env.Getenv("HOME"); home != "" {
+		prefixes = append(prefixes, filepath.Join(home, ".local"), filepath.Join(home, ".pyenv/versions/*"),
+			filepath.Join(home, "miniconda3"), filepath.Join(home, "anaconda3"))
+	}
+	prefixes = append(prefixes, "/opt/conda", "/usr/local", "/usr")
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range prefixes {
+		for _, kind := range []string{"site-packages", "dist-packages"} {
+			matches, _ := env.Glob(filepath.Join(p, "lib", "python3*", kind))
+			sort.Strings(matches)
+			for _, m := range matches {
+				if !seen[m] {
+					seen[m] = true
+					out = append(out, m)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// Describe renders the candidates for an error message: where collbench
+// looked, in order.
+func Describe(cands []Candidate) string {
+	parts := make([]string, len(cands))
+	for i, c := range cands {
+		parts[i] = c.Path + " (" + c.From + ")"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,75 @@
+package libpath
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+)
+
+// touch creates an empty file standing in for a library.
+func touch(t *testing.T, path string) string {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestCandidatesOrder(t *testing.T) {
+	root := t.TempDir()
+	spec := Spec{File: "libnccl.so.2", EnvVar: "COLLBENCH_NCCL_LIB", HomeVars: []string{"NCCL_HOME"}, WheelDir: "nccl"}
+	ld := touch(t, filepath.Join(root, "ld/libnccl.so.2"))
+	home := touch(t, filepath.Join(root, "home/lib/libnccl.so.2"))
+	venv := touch(t, filepath.Join(root, "venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2"))
+	pathPy := touch(t, filepath.Join(root, "py/lib/python3.12/dist-packages/nvidia/nccl/lib/libnccl.so.2"))
+	touch(t, filepath.Join(root, "py/bin/python3"))
+	vars := map[string]string{
+		"COLLBENCH_NCCL_LIB": filepath.Join(root, "env/libnccl.so.2"),
+		"LD_LIBRARY_PATH":    filepath.Join(root, "ld") + ":" + filepath.Join(root, "missing"),
+		"NCCL_HOME":          filepath.Join(root, "home"),
+		"VIRTUAL_ENV":        filepath.Join(root, "venv"),
+		"PATH":               filepath.Join(root, "py/bin"),
+	}
+	env := OSEnv()
+	env.Getenv = func(k string) string { return vars[k] }
+	got := Candidates(spec, filepath.Join(root, "flag"), env)
+
+	var from []string
+	var paths []string
+	for _, c := range got {
+		if c.From == "system" && c.Path != spec.File {
+			continue // the real system folders of this machine
+		}
+		from = append(from, c.From)
+		paths = append(paths, c.Path)
+	}
+	wantFrom := []string{"flag", "COLLBENCH_NCCL_LIB", "LD_LIBRARY_PATH", "NCCL_HOME", "system", "python", "python"}
+	wantPaths := []string{filepath.Join(root, "flag/libnccl.so.2"), vars["COLLBENCH_NCCL_LIB"], ld, home, "libnccl.so.2", venv, pathPy}
+	if !reflect.DeepEqual(from, wantFrom) {
+		t.Errorf("order of sources:\n got %v\nwant %v", from, wantFrom)
+	}
+	if !reflect.DeepEqual(paths, wantPaths) {
+		t.Errorf("paths:\n got %v\nwant %v", paths, wantPaths)
+	}
+}
+
+func TestCandidatesWithoutWheel(t *testing.T) {
+	env := OSEnv()
+	env.Getenv = func(string) string { return "" }
+	for _, c := range Candidates(Spec{File: "libcuda.so.1"}, "", env) {
+		if c.From == "python" {
+			t.Errorf("the driver library is never looked for in Python environments: %v", c)
+		}
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	got := Describe([]Candidate{{"/a/libx.so", "flag"}, {"libx.so", "system"}})
+	if want := "/a/libx.so (flag), libx.so (system)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

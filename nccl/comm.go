@@ -1,0 +1,256 @@
+package nccl
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "library.h"
+
+// Device pointers and streams travel through Go as integers.
+#define P(x) ((void*)(uintptr_t)(x))
+#define S(x) ((cudaStream_t)(uintptr_t)(x))
+
+static ncclResult_t cb_init_rank_config(ncclComm_t* c, int n, void* id, int rank, void* cfg) {
+  ncclUniqueId u;
+  memcpy(&u, id, sizeof(u));
+  return cfg ? cb_ncclCommInitRankConfig(c, n, u, rank, cfg) : cb_ncclCommInitRank(c, n, u, rank);
+}
+static void cb_put_ptr(void* cfg, int off, const char* s) { memcpy((char*)cfg + off, &s, sizeof(s)); }
+static ncclResult_t cb_mem_alloc(uintptr_t* p, size_t n) { void* q = NULL; ncclResult_t r = cb_ncclMemAlloc(&q, n); *p = (uintptr_t)q; return r; }
+static ncclResult_t cb_mem_free(uintptr_t p) { return cb_ncclMemFree(P(p)); }
+static ncclResult_t cb_register(ncclComm_t c, uintptr_t p, size_t n, uintptr_t* h) { void* q = NULL; ncclResult_t r = cb_ncclCommRegister(c, P(p), n, &q); *h = (uintptr_t)q; return r; }
+static ncclResult_t cb_deregister(ncclComm_t c, uintptr_t h) { return cb_ncclCommDeregister(c, P(h)); }
+static ncclResult_t cb_win_register(ncclComm_t c, uintptr_t p, size_t n, uintptr_t* w, int flags) { void* q = NULL; ncclResult_t r = cb_ncclCommWindowRegister(c, P(p), n, &q, flags); *w = (uintptr_t)q; return r; }
+static ncclResult_t cb_win_deregister(ncclComm_t c, uintptr_t w) { return cb_ncclCommWindowDeregister(c, P(w)); }
+*/
+import "C"
+
+import (
+	"runtime"
+	"unsafe"
+)
+
+// UniqueID is ncclUniqueId: the 128 bytes rank 0 creates and every rank
+// needs to join the communicator.
+type UniqueID [128]byte
+
+// GetUniqueID creates a new communicator id. The calling process hosts
+// the bootstrap root for it.
+func GetUniqueID() (UniqueID, error) {
+	var id C.ncclUniqueId
+	if err := call("ncclGetUniqueId", C.cb_ncclGetUniqueId(&id)); err != nil {
+		return UniqueID{}, err
+	}
+	return *(*UniqueID)(unsafe.Pointer(&id)), nil
+}
+
+// Comm is one rank's communicator.
+type Comm struct{ c C.ncclComm_t }
+
+// Handle is the ncclComm_t for C code.
+func (c *Comm) Handle() uintptr { return uintptr(unsafe.Pointer(c.c)) }
+
+// cConfig lays cfg out for the loaded library in C memory; free releases
+// it and its strings. It returns nil when the library has no config.
+func cConfig(cfg *Config) (p unsafe.Pointer, free func()) {
+	layout, ok := LayoutFor(RuntimeVersion())
+	if cfg == nil || !ok {
+		return nil, func() {}
+	}
+	buf, strs := layout.Encode(*cfg)
+	p = C.malloc(C.size_t(len(buf)))
+	C.memcpy(p, unsafe.Pointer(&buf[0]), C.size_t(len(buf)))
+	var cstrs []*C.char
+	for off, s := range strs {
+		cs := C.CString(s)
+		cstrs = append(cstrs, cs)
+		C.cb_put_ptr(p, C.int(off), cs)
+	}
+	return p, func() {
+		for _, cs := range cstrs {
+			C.free(unsafe.Pointer(cs))
+		}
+		C.free(p)
+	}
+}
+
+// InitRank joins rank of an nranks communicator on the current device
+// (the CUDA context current on the calling thread). cfg is sent with the
+// layout the loaded library knows (ncclCommInitRankConfig, 2.14+); with an
+// older library, or a nil cfg, plain ncclCommInitRank is used.
+func InitRank(nranks int, id UniqueID, rank int, cfg *Config) (*Comm, error) {
+	cp, free := cConfig(cfg)
+	defer free()
+	name := "ncclCommInitRank"
+	if cp != nil {
+		name = "ncclCommInitRankConfig"
+	}
+	var c C.ncclComm_t
+	r := C.cb_init_rank_config(&c, C.int(nranks), unsafe.Pointer(&id[0]), C.int(rank), cp)
+	if err := call(name, r); err != nil {
+		return nil, err
+	}
+	return &Comm{c: c}, nil
+}
+
+// InitAll creates one communicator per listed device in this process
+// (ncclCommInitAll).
+func InitAll(devices []int) ([]*Comm, error) {
+	if len(devices) == 0 {
+		return nil, nil
+	}
+	devs := make([]C.int, len(devices))
+	for i, d := range devices {
+		devs[i] = C.int(d)
+	}
+	cs := make([]C.ncclComm_t, len(devices))
+	if err := call("ncclCommInitAll", C.cb_ncclCommInitAll(&cs[0], C.int(len(devs)), &devs[0])); err != nil {
+		return nil, err
+	}
+	out := make([]*Comm, len(cs))
+	for i, c := range cs {
+		out[i] = &Comm{c: c}
+	}
+	return out, nil
+}
+
+// NoColor is the color that leaves a rank out of every split communicator.
+const NoColor = -1
+
+// Split makes a communicator of the ranks that pass the same color,
+// ordered by key (ncclCommSplit, 2.18+). With NoColor it returns nil.
+func (c *Comm) Split(color, key int, cfg *Config) (*Comm, error) {
+	if err := Has("ncclCommSplit"); err != nil {
+		return nil, err
+	}
+	cp, free := cConfig(cfg)
+	defer free()
+	var out C.ncclComm_t
+	if err := callComm("ncclCommSplit", C.cb_ncclCommSplit(c.c, C.int(color), C.int(key), &out, cp), c.c); err != nil {
+		return nil, err
+	}
+	if out == nil {
+		return nil, nil
+	}
+	return &Comm{c: out}, nil
+}
+
+// Finalize flushes outstanding work before Destroy (2.14+; a no-op before).
+func (c *Comm) Finalize() error {
+	if Has("ncclCommFinalize") != nil {
+		return nil
+	}
+	return callComm("ncclCommFinalize", C.cb_ncclCommFinalize(c.c), c.c)
+}
+
+// Destroy frees the communicator once its work is done.
+func (c *Comm) Destroy() error { return callComm("ncclCommDestroy", C.cb_ncclCommDestroy(c.c), nil) }
+
+// Abort frees the communicator at once, failing work in flight, so that no
+// rank stays blocked on a peer that is gone.
+func (c *Comm) Abort() error { return callComm("ncclCommAbort", C.cb_ncclCommAbort(c.c), nil) }
+
+// AsyncError is the communicator's pending asynchronous error: nil, an
+// *Error with Result InProgress while a non-blocking call is under way, or
+// the failure.
+func (c *Comm) AsyncError() error {
+	var r C.ncclResult_t
+	if err := callComm("ncclCommGetAsyncError", C.cb_ncclCommGetAsyncError(c.c, &r), c.c); err != nil {
+		return err
+	}
+	return callComm("ncclCommGetAsyncError", r, c.c)
+}
+
+// Count is the number of ranks.
+func (c *Comm) Count() (int, error) {
+	var n C.int
+	return int(n), callComm("ncclCommCount", C.cb_ncclCommCount(c.c, &n), c.c)
+}
+
+// Device is the CUDA device ordinal of this rank.
+func (c *Comm) Device() (int, error) {
+	var d C.int
+	return int(d), callComm("ncclCommCuDevice", C.cb_ncclCommCuDevice(c.c, &d), c.c)
+}
+
+// UserRank is this rank's number.
+func (c *Comm) UserRank() (int, error) {
+	var r C.int
+	return int(r), callComm("ncclCommUserRank", C.cb_ncclCommUserRank(c.c, &r), c.c)
+}
+
+// GroupStart opens a group; the calls up to GroupEnd are launched together.
+// The calling goroutine must stay on its OS thread until GroupEnd.
+func GroupStart() error { return call("ncclGroupStart", C.cb_ncclGroupStart()) }
+
+// GroupEnd launches the group.
+func GroupEnd() error { return call("ncclGroupEnd", C.cb_ncclGroupEnd()) }
+
+// Group runs f between GroupStart and GroupEnd on one OS thread.
+func Group(f func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := GroupStart(); err != nil {
+		return err
+	}
+	ferr := f()
+	if err := GroupEnd(); err != nil && ferr == nil {
+		ferr = err
+	}
+	return ferr
+}
+
+// MemAlloc allocates device memory suited to NCCL's transports on the
+// current device (ncclMemAlloc, 2.19+).
+func MemAlloc(n int64) (uintptr, error) {
+	if err := Has("ncclMemAlloc"); err != nil {
+		return 0, err
+	}
+	var p C.uintptr_t
+	if err := call("ncclMemAlloc", C.cb_mem_alloc(&p, C.size_t(n))); err != nil {
+		return 0, err
+	}
+	return uintptr(p), nil
+}
+
+// MemFree releases memory from MemAlloc.
+func MemFree(p uintptr) error { return call("ncclMemFree", C.cb_mem_free(C.uintptr_t(p))) }
+
+// Register registers a buffer with the communicator for zero-copy
+// transports (ncclCommRegister, 2.19+) and returns its handle.
+func (c *Comm) Register(p uintptr, n int64) (uintptr, error) {
+	if err := Has("ncclCommRegister"); err != nil {
+		return 0, err
+	}
+	var h C.uintptr_t
+	if err := callComm("ncclCommRegister", C.cb_register(c.c, C.uintptr_t(p), C.size_t(n), &h), c.c); err != nil {
+		return 0, err
+	}
+	return uintptr(h), nil
+}
+
+// Deregister releases a handle from Register.
+func (c *Comm) Deregister(h uintptr) error {
+	return callComm("ncclCommDeregister", C.cb_deregister(c.c, C.uintptr_t(h)), c.c)
+}
+
+// WinCollSymmetric is NCCL_WIN_COLL_SYMMETRIC: every rank registers a
+// buffer of the same size, enabling symmetric-memory kernels.
+const WinCollSymmetric = 0x01
+
+// WindowRegister registers a buffer as a window (ncclCommWindowRegister,
+// 2.27+). It is collective: every rank calls it.
+func (c *Comm) WindowRegister(p uintptr, n int64, flags int) (uintptr, error) {
+	if err := Has("ncclCommWindowRegister"); err != nil {
+		return 0, err
+	}
+	var w C.uintptr_t
+	if err := callComm("ncclCommWindowRegister", C.cb_win_register(c.c, C.uintptr_t(p), C.size_t(n), &w, C.int(flags)), c.c); err != nil {
+		return 0, err
+	}
+	return uintptr(w), nil
+}
+
+// WindowDeregister releases a window.
+func (c *Comm) WindowDeregister(w uintptr) error {
+	return callComm("ncclCommWindowDeregister", C.cb_win_deregister(c.c, C.uintptr_t(w)), c.c)
+}

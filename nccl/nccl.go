@@ -1,0 +1,142 @@
+// Package nccl is a thin binding to NCCL, opened with dlopen at run time
+// (libnccl.so.2) so programs build without NCCL or CUDA headers and start
+// on machines that lack them. Entry points newer than the loaded library
+// return an *UnsupportedError naming the release that added them; the
+// collectives that only recent releases have (all-to-all, gather, scatter)
+// fall back to grouped send/receive as nccl-tests does.
+//
+// Group calls (GroupStart/GroupEnd) are per OS thread in NCCL: callers pin
+// their goroutine with runtime.LockOSThread around a group.
+package nccl
+
+/*
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "library.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/collbench/collbench/libpath"
+)
+
+// Library describes where libnccl is looked for.
+var Library = libpath.Spec{File: "libnccl.so.2", EnvVar: "COLLBENCH_NCCL_LIB", HomeVars: []string{"NCCL_HOME", "CUDA_HOME"}, WheelDir: "nccl"}
+
+// ErrNotFound means no NCCL library could be opened.
+var ErrNotFound = errors.New("NCCL not found")
+
+var lib struct {
+	sync.Mutex
+	done    bool
+	path    string
+	version Version
+	err     error
+}
+
+// Load opens libnccl.so.2 and reads its version. explicit, when not empty,
+// is a file or folder the user named. Only the first call does the work.
+func Load(explicit string) (path string, err error) {
+	lib.Lock()
+	defer lib.Unlock()
+	if !lib.done {
+		lib.done = true
+		lib.path, lib.err = load(explicit)
+	}
+	return lib.path, lib.err
+}
+
+func load(explicit string) (string, error) {
+	cands := libpath.Candidates(Library, explicit, libpath.OSEnv())
+	var failed []string
+	var errbuf [512]C.char
+	for _, c := range cands {
+		cpath := C.CString(c.Path)
+		rc := C.cb_nccl_load(cpath, &errbuf[0], C.size_t(len(errbuf)))
+		C.free(unsafe.Pointer(cpath))
+		if rc != 0 {
+			if c.From != "system" || c.Path != Library.File {
+				failed = append(failed, C.GoString(&errbuf[0]))
+			}
+			continue
+		}
+		var v C.int
+		if err := call("ncclGetVersion", C.cb_ncclGetVersion(&v)); err != nil {
+			return c.Path, err
+		}
+		lib.version = Version(v)
+		return c.Path, nil
+	}
+	err := fmt.Errorf("%w: could not open %s (looked for %s); set %s or pass --nccl-lib with its path",
+		ErrNotFound, Library.File, libpath.Describe(cands), Library.EnvVar)
+	if len(failed) > 0 {
+		err = fmt.Errorf("%w; %s", err, failed[0])
+	}
+	return "", err
+}
+
+// RuntimeVersion is the loaded library's version (0 before Load).
+func RuntimeVersion() Version {
+	lib.Lock()
+	defer lib.Unlock()
+	return lib.version
+}
+
+// Has reports whether the loaded library can make the call, with the
+// reason when it cannot.
+func Has(name string) error {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return gate(name, RuntimeVersion(), C.cb_nccl_sym(cname) != nil)
+}
+
+// Proc returns the resolved address of an entry point, for C code that
+// batches calls without crossing back into Go; nil when the library lacks
+// it or its version predates it.
+func Proc(name string) unsafe.Pointer {
+	if Has(name) != nil {
+		return nil
+	}
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return C.cb_nccl_sym(cname)
+}
+
+// call turns a result into an error carrying NCCL's own description.
+func call(name string, r C.ncclResult_t) error {
+	return callComm(name, r, nil)
+}
+
+func callComm(name string, r C.ncclResult_t, comm C.ncclComm_t) error {
+	switch r {
+	case 0:
+		return nil
+	case C.CB_NCCL_MISSING:
+		return gate(name, RuntimeVersion(), false)
+	}
+	e := &Error{Call: name, Result: Result(r)}
+	if s := C.cb_ncclGetErrorString(r); s != nil {
+		e.Text = C.GoString(s)
+	}
+	if RuntimeVersion() >= Since("ncclGetLastError") {
+		if s := C.cb_ncclGetLastError(comm); s != nil {
+			e.Last = C.GoString(s)
+		}
+	}
+	return e
+}
+
+// ResultError describes a result that C code got from the entry point
+// call, with the library's text and comm's last error; nil for success.
+func ResultError(call string, result int, comm *Comm) error {
+	var c C.ncclComm_t
+	if comm != nil {
+		c = comm.c
+	}
+	return callComm(call, C.ncclResult_t(result), c)
+}
