@@ -25,12 +25,49 @@ type Setup struct {
 	FirstRank  int   // global rank of local rank 0
 	LocalRanks int   // ranks (devices) in this process, -g
 	BufBytes   int64 // bytes of each send and receive buffer
+	// Devices are the device ordinals of the local ranks; empty means
+	// 0..LocalRanks-1. A device may repeat where the library allows
+	// several ranks on one GPU.
+	Devices []int
+	// Register asks for buffer registration as nccl-tests' -R: 1 registers
+	// the buffers with each communicator, 2 as symmetric windows.
+	Register int
+	// Share hands the bytes given by the process holding rank 0 (its
+	// communicator id) to every process and returns them; nil in a job of
+	// one process.
+	Share func(ctx context.Context, fromRoot []byte) ([]byte, error)
+}
+
+// MemoryLimiter is a Backend whose devices bound the largest message: it
+// returns the largest -e that fits, as nccl-tests computes it.
+type MemoryLimiter interface {
+	MaxBytes(s Setup, check bool) (int64, error)
 }
 
 // Capabilities lists the options a backend can honour; the engine refuses
 // the others instead of ignoring them.
 type Capabilities struct {
-	Graphs bool // CUDA graph capture and replay (-G)
+	Graphs bool // CUDA graph capture and replay (-G); the Comm is a Grapher
+	// Timestamps says per-iteration timestamps cost nothing measurable, so
+	// they are taken on every timed batch; otherwise only with -I.
+	Timestamps bool
+	// Type and Op, when set, say why the backend cannot run a data type or
+	// a reduction operator (for example fp8 before NCCL 2.24 or sm_90).
+	Type func(numeric.DataType) error
+	Op   func(numeric.RedOp) error
+}
+
+// Grapher is a Comm that can capture a batch into CUDA graphs, one per
+// local device, for nccl-tests' -G mode.
+type Grapher interface {
+	Capture(b Batch) (Graph, error)
+}
+
+// Graph is a captured batch.
+type Graph interface {
+	// Launch enqueues the graph n times on every local stream.
+	Launch(n int) error
+	Close() error
 }
 
 // Device describes the device behind one local rank, for the preamble.

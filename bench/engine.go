@@ -167,6 +167,7 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 		return Placement{}, err
 	}
 
+	samples = samples[min(o.IterSkip, len(samples)):]
 	p := Placement{Time: deltaSec * 1e6, Iter: Summarize(samples)}
 	if o.CPUTime {
 		p.Time = cpuSec * 1e6
@@ -219,10 +220,14 @@ func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 	o := &e.Opts
 	calls := float64(o.Iters * o.Agg)
 	size := op.Footprint()
+	if o.Graph > 0 {
+		return e.graphLoop(ctx, op)
+	}
 	if o.Blocking == 0 {
 		e.Comm.IterTimes() // drop anything recorded by untimed calls
+		record := o.IterTiming || e.Comm.Capabilities().Timestamps
 		start := time.Now()
-		if err := e.Comm.Enqueue(Batch{Op: op, Iters: o.Iters, Agg: o.Agg, Record: true}); err != nil {
+		if err := e.Comm.Enqueue(Batch{Op: op, Iters: o.Iters, Agg: o.Agg, Record: record}); err != nil {
 			return 0, 0, nil, err
 		}
 		cpu := time.Since(start)
@@ -266,12 +271,45 @@ func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 	return total.Seconds() / calls, total.Seconds() / calls, samples, nil
 }
 
+// graphLoop is nccl-tests' -G timing: the iters×agg calls are captured
+// into one CUDA graph per GPU, and after a barrier the clock runs over
+// Graph launches of it plus the drain.
+func (e *Engine) graphLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64, samples []float64, err error) {
+	o := &e.Opts
+	g, ok := e.Comm.(Grapher)
+	if !ok {
+		return 0, 0, nil, fmt.Errorf("this backend cannot capture CUDA graphs (-G)")
+	}
+	graph, err := g.Capture(Batch{Op: op, Iters: o.Iters, Agg: o.Agg})
+	if err != nil {
+		return 0, 0, nil, fmt.Errorf("capturing %s into a CUDA graph: %w", op.Coll.Name, err)
+	}
+	defer graph.Close()
+	if err := e.Peers.Barrier(ctx); err != nil {
+		return 0, 0, nil, err
+	}
+	calls := float64(o.Iters * o.Agg * o.Graph)
+	start := time.Now()
+	if err := graph.Launch(o.Graph); err != nil {
+		return 0, 0, nil, err
+	}
+	cpu := time.Since(start)
+	if err := e.wait(ctx, op, op.Footprint()); err != nil {
+		return 0, 0, nil, err
+	}
+	delta := time.Since(start)
+	return delta.Seconds() / calls, cpu.Seconds() / calls, nil, nil
+}
+
 // iterSamples turns the recorded iteration times into µs per call, taking
-// the slowest local rank of each iteration.
+// the slowest local rank of each iteration; nil when nothing was recorded.
 func (e *Engine) iterSamples() []float64 {
 	per := e.Comm.IterTimes()
-	out := make([]float64, e.Opts.Iters)
+	var out []float64
 	for _, times := range per {
+		if len(times) > 0 && out == nil {
+			out = make([]float64, e.Opts.Iters)
+		}
 		for i, d := range times {
 			if i < len(out) {
 				out[i] = max(out[i], d.Seconds()*1e6/float64(e.Opts.Agg))

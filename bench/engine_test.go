@@ -19,7 +19,7 @@ type nullComm struct {
 	aborted bool
 }
 
-func (c *nullComm) Capabilities() Capabilities { return Capabilities{} }
+func (c *nullComm) Capabilities() Capabilities { return Capabilities{Timestamps: true} }
 func (c *nullComm) Devices() []Device          { return make([]Device, c.ranks) }
 func (c *nullComm) Write(int, BufKind, int64, []byte) error {
 	return nil

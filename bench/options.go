@@ -23,7 +23,11 @@ type Options struct {
 	Graph    int             // -G, CUDA graph launches (0 = off)
 	Average  int             // -a: 0 rank 0, 1 mean, 2 min, 3 max
 	CPUTime  bool            // -C
-	Timeout  time.Duration   // -T, 0 = none
+	// IterTiming (-I) times every iteration on the device even where that
+	// costs enqueue time; backends with free timestamps always do.
+	IterTiming bool
+	IterSkip   int           // -K: leading iterations left out of the statistics
+	Timeout    time.Duration // -T, 0 = none
 }
 
 // Validate checks the options against a job of nranks ranks.

@@ -79,7 +79,7 @@ type Comm struct {
 }
 
 // Capabilities implements bench.Comm: no CUDA graphs on a CPU.
-func (c *Comm) Capabilities() bench.Capabilities { return bench.Capabilities{} }
+func (c *Comm) Capabilities() bench.Capabilities { return bench.Capabilities{Timestamps: true} }
 
 // Devices implements bench.Comm.
 func (c *Comm) Devices() []bench.Device {

@@ -1,0 +1,307 @@
+package gpu
+
+/*
+#include <stdlib.h>
+#include "batch.h"
+*/
+import "C"
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"unsafe"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/cuda"
+	"github.com/collbench/collbench/nccl"
+)
+
+// Backend opens NCCL communicators on the local GPUs.
+type Backend struct {
+	NCCLLib string // explicit libnccl path or folder (--nccl-lib)
+	CUDALib string // explicit libcuda path or folder
+}
+
+// Name implements bench.Backend.
+func (Backend) Name() string { return "nccl" }
+
+// Load opens the CUDA driver and NCCL, returning NCCL's path.
+func (b Backend) Load() (string, error) {
+	if _, err := cuda.Load(b.CUDALib); err != nil {
+		return "", err
+	}
+	return nccl.Load(b.NCCLLib)
+}
+
+// devices resolves the setup's device ordinals and checks them.
+func devices(s bench.Setup) ([]int, error) {
+	devs := s.Devices
+	if len(devs) == 0 {
+		for i := 0; i < s.LocalRanks; i++ {
+			devs = append(devs, i)
+		}
+	}
+	if len(devs) != s.LocalRanks {
+		return nil, fmt.Errorf("%d device ordinals given for %d local ranks", len(devs), s.LocalRanks)
+	}
+	n, err := cuda.DeviceCount()
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range devs {
+		if d < 0 || d >= n {
+			vis := ""
+			if v, ok := os.LookupEnv("CUDA_VISIBLE_DEVICES"); ok {
+				vis = fmt.Sprintf(" (CUDA_VISIBLE_DEVICES=%q)", v)
+			}
+			return nil, fmt.Errorf("GPU %d does not exist: %d GPU(s) visible%s; lower -g or pick other --devices", d, n, vis)
+		}
+	}
+	return devs, nil
+}
+
+// MaxBytes implements bench.MemoryLimiter with nccl-tests' rule on the
+// smallest GPU in use.
+func (b Backend) MaxBytes(s bench.Setup, check bool) (int64, error) {
+	if _, err := b.Load(); err != nil {
+		return 0, err
+	}
+	devs, err := devices(s)
+	if err != nil {
+		return 0, err
+	}
+	var least int64 = -1
+	for _, d := range devs {
+		m, err := cuda.Device(d).TotalMem()
+		if err != nil {
+			return 0, err
+		}
+		if least < 0 || m < least {
+			least = m
+		}
+	}
+	return memoryCap(least, check), nil
+}
+
+// Open implements bench.Backend.
+func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
+	if _, err := b.Load(); err != nil {
+		return nil, err
+	}
+	devs, err := devices(s)
+	if err != nil {
+		return nil, err
+	}
+	if s.NRanks != s.LocalRanks && s.Share == nil {
+		return nil, fmt.Errorf("a job of %d ranks with %d in this process needs a rendezvous to share the NCCL id", s.NRanks, s.LocalRanks)
+	}
+	// CUDA contexts and NCCL groups belong to the OS thread.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	c := &Comm{nranks: s.NRanks, bufBytes: s.BufBytes, version: nccl.RuntimeVersion(), minSM: 1 << 30}
+	ok := false
+	defer func() {
+		if !ok {
+			c.Abort()
+			c.Close()
+		}
+	}()
+	host, _ := os.Hostname()
+	if i := strings.IndexByte(host, '.'); i >= 0 {
+		host = host[:i]
+	}
+	for i, d := range devs {
+		g, err := openDevice(d, s.BufBytes)
+		if g != nil {
+			c.gpus = append(c.gpus, g)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("GPU %d: %w", d, err)
+		}
+		g.info.Rank, g.info.Hostname, g.info.PID = s.FirstRank+i, host, os.Getpid()
+		c.minSM = min(c.minSM, g.sm)
+	}
+	var id nccl.UniqueID
+	if s.FirstRank == 0 {
+		if id, err = nccl.GetUniqueID(); err != nil {
+			return nil, err
+		}
+	}
+	if s.Share != nil {
+		var root []byte
+		if s.FirstRank == 0 {
+			root = id[:]
+		}
+		got, err := s.Share(ctx, root)
+		if err != nil {
+			return nil, fmt.Errorf("sharing the NCCL id: %w", err)
+		}
+		if len(got) != len(id) {
+			return nil, fmt.Errorf("sharing the NCCL id: got %d bytes, want %d", len(got), len(id))
+		}
+		copy(id[:], got)
+	}
+	if err := c.initComms(id, s.FirstRank); err != nil {
+		return nil, err
+	}
+	if s.Register > 0 {
+		if err := c.register(s.Register); err != nil {
+			return nil, err
+		}
+	}
+	if err := c.buildC(); err != nil {
+		return nil, err
+	}
+	ok = true
+	return c, nil
+}
+
+// commConfig is nccl-tests' communicator config: defaults, plus
+// nvlinkCentricSched on 2.28 and later.
+func commConfig(v nccl.Version) nccl.Config {
+	cfg := nccl.DefaultConfig()
+	if v >= nccl.V(2, 28, 0) {
+		cfg.NvlinkCentricSched = 1
+	}
+	return cfg
+}
+
+// initComms creates every local communicator in one NCCL group, as
+// nccl-tests' initComms does.
+func (c *Comm) initComms(id nccl.UniqueID, firstRank int) error {
+	cfg := commConfig(c.version)
+	if err := nccl.GroupStart(); err != nil {
+		return err
+	}
+	var initErr error
+	for i, g := range c.gpus {
+		if err := g.ctx.SetCurrent(); err != nil {
+			initErr = err
+			break
+		}
+		comm, err := nccl.InitRank(c.nranks, id, firstRank+i, &cfg)
+		if err != nil {
+			initErr = fmt.Errorf("rank %d on GPU %d: %w", firstRank+i, g.info.Ordinal, err)
+			break
+		}
+		g.comm = comm
+	}
+	if err := nccl.GroupEnd(); err != nil && initErr == nil {
+		initErr = fmt.Errorf("initialising %d communicator(s): %w", len(c.gpus), err)
+	}
+	return initErr
+}
+
+// handles are one GPU's objects as the C loop sees them.
+type handles struct {
+	ctx, comm, stream uintptr
+	send, recv        uintptr
+	rank              int
+}
+
+// buildC lays the communicators out for the C loop, with every entry point
+// it calls.
+func (c *Comm) buildC() error {
+	hs := make([]handles, len(c.gpus))
+	for i, g := range c.gpus {
+		hs[i] = handles{ctx: g.ctx.Handle(), comm: g.comm.Handle(), stream: g.stream.Handle(), send: g.send, recv: g.recv, rank: g.info.Rank}
+	}
+	c.layout(hs)
+	return c.useProcs(func(name string) unsafe.Pointer {
+		if strings.HasPrefix(name, "cu") {
+			return cuda.Proc(name)
+		}
+		return nccl.Proc(name)
+	})
+}
+
+// layout allocates the C view of the local GPUs.
+func (c *Comm) layout(hs []handles) {
+	n := len(hs)
+	ptr := C.size_t(unsafe.Sizeof(uintptr(0)))
+	cc := (*C.cb_comms)(C.calloc(1, C.size_t(unsafe.Sizeof(C.cb_comms{}))))
+	c.cc = cc
+	cc.ndev, cc.nranks = C.int(n), C.int(c.nranks)
+	cc.ctxs = (*unsafe.Pointer)(C.calloc(C.size_t(n), ptr))
+	cc.comms = (*C.ncclComm_t)(C.calloc(C.size_t(n), ptr))
+	cc.streams = (*C.stream_t)(C.calloc(C.size_t(n), ptr))
+	cc.send = (*C.uintptr_t)(C.calloc(C.size_t(n), ptr))
+	cc.recv = (*C.uintptr_t)(C.calloc(C.size_t(n), ptr))
+	cc.ranks = (*C.int)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.int(0)))))
+	cc.scalars = (*C.uint64_t)(C.calloc(C.size_t(n), 8))
+	for i, h := range hs {
+		setPtr(cc.ctxs, i, h.ctx)
+		setPtr((*unsafe.Pointer)(unsafe.Pointer(cc.comms)), i, h.comm)
+		setPtr((*unsafe.Pointer)(unsafe.Pointer(cc.streams)), i, h.stream)
+		unsafe.Slice(cc.send, n)[i] = C.uintptr_t(h.send)
+		unsafe.Slice(cc.recv, n)[i] = C.uintptr_t(h.recv)
+		unsafe.Slice(cc.ranks, n)[i] = C.int(h.rank)
+	}
+}
+
+// setEvents lays out the timing events of every GPU (events[d][i]) for C.
+func (c *Comm) setEvents(events [][]uintptr) {
+	if c.cc.events != nil {
+		C.free(unsafe.Pointer(c.cc.events))
+	}
+	n := 0
+	if len(events) > 0 {
+		n = len(events[0])
+	}
+	c.cc.events = (*unsafe.Pointer)(C.calloc(C.size_t(max(n*len(events), 1)), C.size_t(unsafe.Sizeof(uintptr(0)))))
+	for d, evs := range events {
+		for i, e := range evs {
+			setPtr(c.cc.events, d*n+i, e)
+		}
+	}
+	c.cc.event_cap = C.int(n)
+}
+
+// setPtr stores a C handle, carried through Go as an integer, in a C array.
+func setPtr(arr *unsafe.Pointer, i int, h uintptr) {
+	*(*uintptr)(unsafe.Add(unsafe.Pointer(arr), i*int(unsafe.Sizeof(h)))) = h
+}
+
+// useProcs resolves the entry points of the C loop through lookup. The
+// all-to-all, gather and scatter entry points may be nil (before NCCL
+// 2.28), which makes the loop use grouped send/receive as nccl-tests does.
+func (c *Comm) useProcs(lookup func(name string) unsafe.Pointer) error {
+	p := &c.cc.p
+	required := []struct {
+		dst  **[0]byte
+		name string
+	}{
+		{&p.allReduce, "ncclAllReduce"}, {&p.broadcast, "ncclBroadcast"}, {&p.reduce, "ncclReduce"},
+		{&p.allGather, "ncclAllGather"}, {&p.reduceScatter, "ncclReduceScatter"},
+		{&p.send, "ncclSend"}, {&p.recv, "ncclRecv"},
+		{&p.groupStart, "ncclGroupStart"}, {&p.groupEnd, "ncclGroupEnd"},
+		{&p.eventRecord, "cuEventRecord"}, {&p.streamQuery, "cuStreamQuery"},
+		{&p.ctxSetCurrent, "cuCtxSetCurrent"}, {&p.beginCapture, "cuStreamBeginCapture"},
+		{&p.endCapture, "cuStreamEndCapture"}, {&p.graphInstantiate, "cuGraphInstantiate"},
+		{&p.graphLaunch, "cuGraphLaunch"}, {&p.graphDestroy, "cuGraphDestroy"},
+		{&p.graphExecDestroy, "cuGraphExecDestroy"},
+	}
+	for _, r := range required {
+		addr := lookup(r.name)
+		if addr == nil {
+			return fmt.Errorf("the loaded libraries lack %s", r.name)
+		}
+		*r.dst = (*[0]byte)(addr)
+	}
+	optional := []struct {
+		dst  **[0]byte
+		name string
+	}{
+		{&p.alltoAll, "ncclAlltoAll"}, {&p.gather, "ncclGather"}, {&p.scatter, "ncclScatter"},
+		{&p.premulCreate, "ncclRedOpCreatePreMulSum"}, {&p.redOpDestroy, "ncclRedOpDestroy"},
+		{&p.asyncError, "ncclCommGetAsyncError"},
+	}
+	for _, o := range optional {
+		*o.dst = (*[0]byte)(lookup(o.name))
+	}
+	return nil
+}

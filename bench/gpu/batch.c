@@ -1,0 +1,173 @@
+#include <sched.h>
+#include <time.h>
+#include "batch.h"
+
+#define NCCL_FAIL(name, r, d) do { st->kind = 1; st->code = (r); st->dev = (d); st->call = (name); return -1; } while (0)
+#define CUDA_FAIL(name, r, d) do { st->kind = 2; st->code = (r); st->dev = (d); st->call = (name); return -1; } while (0)
+#define NCCL(name, expr, d) do { ncclResult_t r_ = (expr); if (r_ != 0) NCCL_FAIL(name, r_, d); } while (0)
+#define CUDA(name, expr, d) do { CUresult r_ = (expr); if (r_ != 0) CUDA_FAIL(name, r_, d); } while (0)
+
+// one issues GPU d's call at the given rotation shift, as nccl-tests'
+// startColl and RunColl do, including the send/receive fallbacks for
+// all-to-all, gather and scatter before NCCL 2.28.
+static int one(cb_comms* c, const cb_op* o, int d, size_t shift, cb_status* st) {
+  const cb_procs* p = &c->p;
+  int rank = c->ranks[d], n = c->nranks;
+  ncclComm_t comm = c->comms[d];
+  stream_t s = c->streams[d];
+  char* recv = (char*)c->recv[d] + shift;
+  char* send = o->inplace ? recv + o->send_inplace * rank * o->elt : (char*)c->send[d] + shift;
+  if (o->inplace) recv += o->recv_inplace * rank * o->elt;
+  size_t block = o->count * o->elt;
+  int op = o->op;
+  if (o->premul) NCCL("ncclRedOpCreatePreMulSum", p->premulCreate(&op, &c->scalars[d], o->dtype, 1, comm), d);
+  switch (o->coll) {
+  case CB_ALLREDUCE: NCCL("ncclAllReduce", p->allReduce(send, recv, o->count, o->dtype, op, comm, s), d); break;
+  case CB_ALLGATHER: NCCL("ncclAllGather", p->allGather(send, recv, o->count, o->dtype, comm, s), d); break;
+  case CB_REDUCESCATTER: NCCL("ncclReduceScatter", p->reduceScatter(send, recv, o->count, o->dtype, op, comm, s), d); break;
+  case CB_BROADCAST: NCCL("ncclBroadcast", p->broadcast(send, recv, o->count, o->dtype, o->root, comm, s), d); break;
+  case CB_REDUCE: NCCL("ncclReduce", p->reduce(send, recv, o->count, o->dtype, op, o->root, comm, s), d); break;
+  case CB_ALLTOALL:
+    if (p->alltoAll) { NCCL("ncclAlltoAll", p->alltoAll(send, recv, o->count, o->dtype, comm, s), d); break; }
+    NCCL("ncclGroupStart", p->groupStart(), d);
+    for (int r = 0; r < n; r++) {
+      NCCL("ncclSend", p->send(send + r * block, o->count, o->dtype, r, comm, s), d);
+      NCCL("ncclRecv", p->recv(recv + r * block, o->count, o->dtype, r, comm, s), d);
+    }
+    NCCL("ncclGroupEnd", p->groupEnd(), d);
+    break;
+  case CB_GATHER:
+    if (o->count == 0) break;
+    if (p->gather) { NCCL("ncclGather", p->gather(send, recv, o->count, o->dtype, o->root, comm, s), d); break; }
+    NCCL("ncclGroupStart", p->groupStart(), d);
+    NCCL("ncclSend", p->send(send, o->count, o->dtype, o->root, comm, s), d);
+    for (int r = 0; rank == o->root && r < n; r++)
+      NCCL("ncclRecv", p->recv(recv + r * block, o->count, o->dtype, r, comm, s), d);
+    NCCL("ncclGroupEnd", p->groupEnd(), d);
+    break;
+  case CB_SCATTER:
+    if (o->count == 0) break;
+    if (p->scatter) { NCCL("ncclScatter", p->scatter(send, recv, o->count, o->dtype, o->root, comm, s), d); break; }
+    NCCL("ncclGroupStart", p->groupStart(), d);
+    for (int r = 0; rank == o->root && r < n; r++)
+      NCCL("ncclSend", p->send(send + r * block, o->count, o->dtype, r, comm, s), d);
+    NCCL("ncclRecv", p->recv(recv, o->count, o->dtype, o->root, comm, s), d);
+    NCCL("ncclGroupEnd", p->groupEnd(), d);
+    break;
+  case CB_SENDRECV:
+    NCCL("ncclGroupStart", p->groupStart(), d);
+    NCCL("ncclSend", p->send(send, o->count, o->dtype, (rank + 1) % n, comm, s), d);
+    NCCL("ncclRecv", p->recv(recv, o->count, o->dtype, (rank - 1 + n) % n, comm, s), d);
+    NCCL("ncclGroupEnd", p->groupEnd(), d);
+    break;
+  }
+  if (o->premul) NCCL("ncclRedOpDestroy", p->redOpDestroy(op, comm), d);
+  return 0;
+}
+
+static int record(cb_comms* c, int slot, cb_status* st) {
+  for (int d = 0; d < c->ndev; d++)
+    CUDA("cuEventRecord", c->p.eventRecord(c->events[d * c->event_cap + slot], c->streams[d]), d);
+  return 0;
+}
+
+// call issues one call on every local GPU, grouped when there are several.
+static int call(cb_comms* c, const cb_op* o, int index, cb_status* st) {
+  size_t shift = o->steps ? o->footprint * ((size_t)index % o->steps) : 0;
+  if (c->ndev > 1) NCCL("ncclGroupStart", c->p.groupStart(), -1);
+  for (int d = 0; d < c->ndev; d++) {
+    if (one(c, o, d, shift, st) != 0) {
+      if (c->ndev > 1) c->p.groupEnd();
+      return -1;
+    }
+  }
+  if (c->ndev > 1) NCCL("ncclGroupEnd", c->p.groupEnd(), -1);
+  return 0;
+}
+
+int cb_enqueue(cb_comms* c, const cb_op* o, cb_status* st) {
+  for (int it = 0; it < o->iters; it++) {
+    if (o->agg > 1) NCCL("ncclGroupStart", c->p.groupStart(), -1);
+    if (o->record && record(c, it, st) != 0) return -1;
+    for (int a = 0; a < o->agg; a++) {
+      if (call(c, o, o->first_iter + it * o->agg + a, st) != 0) {
+        if (o->agg > 1) c->p.groupEnd();
+        return -1;
+      }
+    }
+    if (o->agg > 1) NCCL("ncclGroupEnd", c->p.groupEnd(), -1);
+  }
+  if (o->record && record(c, o->iters, st) != 0) return -1;
+  return 0;
+}
+
+int cb_capture(cb_comms* c, const cb_op* o, void** execs, cb_status* st) {
+  for (int d = 0; d < c->ndev; d++) execs[d] = NULL;
+  for (int d = 0; d < c->ndev; d++)
+    CUDA("cuStreamBeginCapture", c->p.beginCapture(c->streams[d], 1 /* thread-local */), d);
+  cb_op plain = *o;
+  plain.record = 0;
+  cb_status enq = {0};
+  int rc = cb_enqueue(c, &plain, &enq);
+  void* graphs[c->ndev];
+  for (int d = 0; d < c->ndev; d++) {
+    graphs[d] = NULL;
+    CUresult r = c->p.endCapture(c->streams[d], &graphs[d]);
+    if (r != 0 && rc == 0) { st->kind = 2; st->code = r; st->dev = d; st->call = "cuStreamEndCapture"; rc = -1; }
+  }
+  if (enq.kind) *st = enq;
+  for (int d = 0; rc == 0 && d < c->ndev; d++) {
+    CUresult r = c->p.ctxSetCurrent(c->ctxs[d]);
+    if (r == 0) r = c->p.graphInstantiate(&execs[d], graphs[d], 0);
+    if (r != 0) { st->kind = 2; st->code = r; st->dev = d; st->call = "cuGraphInstantiate"; rc = -1; }
+  }
+  for (int d = 0; d < c->ndev; d++)
+    if (graphs[d]) c->p.graphDestroy(graphs[d]);
+  if (rc != 0) cb_graph_free(c, execs);
+  return rc;
+}
+
+int cb_graph_launch(cb_comms* c, void** execs, int launches, cb_status* st) {
+  for (int l = 0; l < launches; l++)
+    for (int d = 0; d < c->ndev; d++)
+      CUDA("cuGraphLaunch", c->p.graphLaunch(execs[d], c->streams[d]), d);
+  return 0;
+}
+
+void cb_graph_free(cb_comms* c, void** execs) {
+  for (int d = 0; d < c->ndev; d++) {
+    if (execs[d]) c->p.graphExecDestroy(execs[d]);
+    execs[d] = NULL;
+  }
+}
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+// cb_wait polls every stream and communicator as nccl-tests' completeColl
+// does, yielding the CPU between rounds. It returns 0 when all streams are
+// idle, 1 when they are still busy after spin_ns (so Go can check for
+// cancellation), -1 on a CUDA or asynchronous NCCL error.
+int cb_wait(cb_comms* c, int64_t spin_ns, cb_status* st) {
+  int64_t deadline = now_ns() + spin_ns;
+  for (;;) {
+    int busy = 0;
+    for (int d = 0; d < c->ndev; d++) {
+      CUresult r = c->p.streamQuery(c->streams[d]);
+      if (r == 0) continue;
+      if (r != 600 /* CUDA_ERROR_NOT_READY */) CUDA_FAIL("cuStreamQuery", r, d);
+      busy = 1;
+      if (c->p.asyncError) {
+        ncclResult_t ar = 0;
+        NCCL("ncclCommGetAsyncError", c->p.asyncError(c->comms[d], &ar), d);
+        if (ar != 0 && ar != 7 /* ncclInProgress */) NCCL_FAIL("ncclCommGetAsyncError", ar, d);
+      }
+    }
+    if (!busy) return 0;
+    if (now_ns() > deadline) return 1;
+    sched_yield();
+  }
+}

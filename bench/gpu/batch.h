@@ -1,0 +1,83 @@
+// The hot path of the GPU backend: loops that enqueue a whole timed batch
+// (iterations × aggregated calls × local GPUs) in one call from Go, so Go
+// adds nothing per collective. Entry points come resolved from the nccl
+// and cuda packages.
+#ifndef COLLBENCH_GPU_BATCH_H
+#define COLLBENCH_GPU_BATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef int ncclResult_t;
+typedef int CUresult;
+typedef void* ncclComm_t;
+typedef void* stream_t;
+
+typedef struct {
+  ncclResult_t (*allReduce)(const void*, void*, size_t, int, int, ncclComm_t, stream_t);
+  ncclResult_t (*broadcast)(const void*, void*, size_t, int, int, ncclComm_t, stream_t);
+  ncclResult_t (*reduce)(const void*, void*, size_t, int, int, int, ncclComm_t, stream_t);
+  ncclResult_t (*allGather)(const void*, void*, size_t, int, ncclComm_t, stream_t);
+  ncclResult_t (*reduceScatter)(const void*, void*, size_t, int, int, ncclComm_t, stream_t);
+  ncclResult_t (*alltoAll)(const void*, void*, size_t, int, ncclComm_t, stream_t);   // NULL before 2.28
+  ncclResult_t (*gather)(const void*, void*, size_t, int, int, ncclComm_t, stream_t); // NULL before 2.28
+  ncclResult_t (*scatter)(const void*, void*, size_t, int, int, ncclComm_t, stream_t);// NULL before 2.28
+  ncclResult_t (*send)(const void*, size_t, int, int, ncclComm_t, stream_t);
+  ncclResult_t (*recv)(void*, size_t, int, int, ncclComm_t, stream_t);
+  ncclResult_t (*groupStart)(void);
+  ncclResult_t (*groupEnd)(void);
+  ncclResult_t (*premulCreate)(int*, void*, int, int, ncclComm_t);
+  ncclResult_t (*redOpDestroy)(int, ncclComm_t);
+  ncclResult_t (*asyncError)(ncclComm_t, ncclResult_t*);
+  CUresult (*eventRecord)(void*, stream_t);
+  CUresult (*streamQuery)(stream_t);
+  CUresult (*ctxSetCurrent)(void*);
+  CUresult (*beginCapture)(stream_t, int);
+  CUresult (*endCapture)(stream_t, void**);
+  CUresult (*graphInstantiate)(void**, void*, unsigned long long);
+  CUresult (*graphLaunch)(void*, stream_t);
+  CUresult (*graphDestroy)(void*);
+  CUresult (*graphExecDestroy)(void*);
+} cb_procs;
+
+// The local GPUs of one process, their communicators and buffers. All
+// arrays have ndev entries, except events (ndev × event_cap).
+typedef struct {
+  int ndev, nranks;
+  void** ctxs;
+  ncclComm_t* comms;
+  stream_t* streams;
+  uintptr_t* send;    // send buffer base per GPU
+  uintptr_t* recv;    // receive buffer base per GPU
+  int* ranks;         // global rank per GPU
+  uint64_t* scalars;  // PreMulSum scalar per GPU, in the data type's encoding
+  void** events;
+  int event_cap;
+  cb_procs p;
+} cb_comms;
+
+// Collective codes.
+enum { CB_ALLREDUCE, CB_ALLGATHER, CB_REDUCESCATTER, CB_ALLTOALL, CB_BROADCAST, CB_REDUCE, CB_SENDRECV, CB_GATHER, CB_SCATTER };
+
+// One batch: the call every GPU makes, repeated iters × agg times.
+typedef struct {
+  int coll, dtype, op, premul, root, inplace;
+  size_t count, elt;
+  size_t send_inplace, recv_inplace; // in-place element offsets per rank
+  size_t footprint, steps;           // buffer rotation, as nccl-tests
+  int iters, agg, first_iter, record;
+} cb_op;
+
+// Where a call failed: kind 1 = NCCL, 2 = CUDA.
+typedef struct {
+  int kind, code, dev;
+  const char* call;
+} cb_status;
+
+int cb_enqueue(cb_comms* c, const cb_op* op, cb_status* st);
+int cb_capture(cb_comms* c, const cb_op* op, void** execs, cb_status* st);
+int cb_graph_launch(cb_comms* c, void** execs, int launches, cb_status* st);
+void cb_graph_free(cb_comms* c, void** execs);
+int cb_wait(cb_comms* c, int64_t spin_ns, cb_status* st);
+
+#endif

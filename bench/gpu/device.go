@@ -1,0 +1,132 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/cuda"
+	"github.com/collbench/collbench/nccl"
+)
+
+// gpu is one local rank: its device context, stream, buffers and
+// communicator.
+type gpu struct {
+	info       bench.Device
+	sm         int // compute capability, major·10+minor
+	ctx        *cuda.Context
+	stream     *cuda.Stream
+	send, recv uintptr
+	ncclMem    bool // buffers came from ncclMemAlloc
+	comm       *nccl.Comm
+	handles    []uintptr // ncclCommRegister handles (-R 1)
+	windows    []uintptr // symmetric windows (-R 2)
+	events     []*cuda.Event
+}
+
+// openDevice makes the device's primary context current, reads what the
+// preamble shows, and creates a non-blocking stream and the buffers. On
+// failure it returns what was made so far, for Close.
+func openDevice(ordinal int, bufBytes int64) (*gpu, error) {
+	dev := cuda.Device(ordinal)
+	ctx, err := dev.PrimaryContext()
+	if err != nil {
+		return nil, err
+	}
+	g := &gpu{ctx: ctx, info: bench.Device{Ordinal: ordinal}}
+	if err := ctx.SetCurrent(); err != nil {
+		return g, err
+	}
+	if g.info.Name, err = dev.Name(); err != nil {
+		return g, err
+	}
+	bus, err := dev.PCIBusID()
+	if err != nil {
+		return g, err
+	}
+	if g.info.BusID, err = parseBusID(bus); err != nil {
+		return g, err
+	}
+	major, minor, err := dev.ComputeCapability()
+	if err != nil {
+		return g, err
+	}
+	g.sm = major*10 + minor
+	if g.stream, err = cuda.NewStream(cuda.StreamNonBlocking, 0); err != nil {
+		return g, err
+	}
+	size := max(bufBytes, 1)
+	if nccl.Has("ncclMemAlloc") == nil {
+		g.ncclMem = true
+		if g.send, err = nccl.MemAlloc(size); err == nil {
+			g.recv, err = nccl.MemAlloc(size)
+		}
+	} else {
+		var p cuda.DevicePtr
+		if p, err = cuda.MemAlloc(size); err == nil {
+			g.send = uintptr(p)
+			p, err = cuda.MemAlloc(size)
+			g.recv = uintptr(p)
+		}
+	}
+	if err != nil {
+		return g, fmt.Errorf("allocating 2 × %d bytes: %w", size, err)
+	}
+	return g, nil
+}
+
+// ensureEvents makes sure the GPU has at least n timing events.
+func (g *gpu) ensureEvents(n int) error {
+	if len(g.events) >= n {
+		return nil
+	}
+	if err := g.ctx.SetCurrent(); err != nil {
+		return err
+	}
+	for len(g.events) < n {
+		e, err := cuda.NewEvent(cuda.EventDefault)
+		if err != nil {
+			return err
+		}
+		g.events = append(g.events, e)
+	}
+	return nil
+}
+
+// release frees what openDevice and the communicator set-up made; after
+// an abort the communicator is already gone.
+func (g *gpu) release(aborted bool) error {
+	var first error
+	keep := func(err error) {
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	if err := g.ctx.SetCurrent(); err != nil {
+		return err
+	}
+	if g.comm != nil && !aborted {
+		keep(g.deregister())
+		keep(g.comm.Destroy())
+	}
+	g.comm = nil
+	for _, e := range g.events {
+		keep(e.Destroy())
+	}
+	g.events = nil
+	for _, p := range []uintptr{g.send, g.recv} {
+		switch {
+		case p == 0:
+		case g.ncclMem:
+			keep(nccl.MemFree(p))
+		default:
+			keep(cuda.MemFree(cuda.DevicePtr(p)))
+		}
+	}
+	g.send, g.recv = 0, 0
+	if g.stream != nil {
+		keep(g.stream.Destroy())
+		g.stream = nil
+	}
+	keep(g.ctx.Release())
+	return first
+}

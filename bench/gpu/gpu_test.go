@@ -1,0 +1,102 @@
+package gpu
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/cuda"
+	"github.com/collbench/collbench/nccl"
+)
+
+// TestMain allows several ranks per GPU before NCCL reads its settings,
+// which it does once per process.
+func TestMain(m *testing.M) {
+	if os.Getenv("NCCL_MULTI_RANK_GPU_ENABLE") == "" {
+		os.Setenv("NCCL_MULTI_RANK_GPU_ENABLE", "1")
+	}
+	os.Exit(m.Run())
+}
+
+// openGPUs opens n ranks on the GPUs of this machine, several on one GPU
+// when there are fewer GPUs than ranks (NCCL 2.30 and later), and skips
+// the test with the reason when that is not possible.
+func openGPUs(t *testing.T, n int, bufBytes int64) bench.Comm {
+	t.Helper()
+	b := Backend{}
+	if _, err := b.Load(); err != nil {
+		t.Skipf("needs an NVIDIA GPU with the CUDA driver and NCCL: %v", err)
+	}
+	count, err := cuda.DeviceCount()
+	if err != nil || count == 0 {
+		t.Skipf("needs an NVIDIA GPU: the driver sees none (%v)", err)
+	}
+	devs := make([]int, n)
+	for i := range devs {
+		devs[i] = i % count
+	}
+	if n > count {
+		if nccl.RuntimeVersion() < nccl.V(2, 30, 0) {
+			t.Skipf("%d ranks on %d GPU(s) needs NCCL 2.30 (loaded %s)", n, count, nccl.RuntimeVersion())
+		}
+	}
+	comm, err := b.Open(t.Context(), bench.Setup{NRanks: n, LocalRanks: n, BufBytes: bufBytes, Devices: devs})
+	if err != nil {
+		t.Fatalf("opening %d rank(s) on GPUs %v: %v", n, devs, err)
+	}
+	t.Cleanup(func() { comm.Close() })
+	return comm
+}
+
+// TestCollectivesOnGPU runs every collective with checks on the GPUs of
+// this machine, for the types and operators the GPU and NCCL support.
+func TestCollectivesOnGPU(t *testing.T) {
+	for _, ranks := range []int{1, 2} {
+		comm := openGPUs(t, ranks, 1<<20)
+		caps := comm.Capabilities()
+		var types []numeric.DataType
+		for _, ty := range numeric.AllTypes() {
+			if caps.Type(ty) == nil {
+				types = append(types, ty)
+			}
+		}
+		for _, coll := range bench.Collectives {
+			opts := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 8, Max: 1 << 20, Factor: 64}, Iters: 3, Warmup: 1,
+				Agg: 1, Cycles: 1, Check: 1, Types: types, Ops: numeric.AllOps(), Root: -1, Average: 1,
+				Timeout: 30 * time.Second, IterTiming: true}
+			if err := opts.Validate(ranks); err != nil {
+				t.Fatal(err)
+			}
+			eng := &bench.Engine{Comm: comm, Opts: opts, NRanks: ranks}
+			sum, err := eng.Run(t.Context(), func(r bench.Row) {
+				if r.OutOfPlace.Iter.N != opts.Iters {
+					t.Errorf("%s %s: %d per-iteration samples, want %d", coll.Name, r.Type, r.OutOfPlace.Iter.N, opts.Iters)
+				}
+			})
+			if err != nil {
+				t.Fatalf("%d rank(s) %s: %v", ranks, coll.Name, err)
+			}
+			if sum.ErrorCases != 0 {
+				t.Errorf("%d rank(s) %s: %d cases with wrong results", ranks, coll.Name, sum.ErrorCases)
+			}
+		}
+	}
+}
+
+// TestGraphModeOnGPU captures and replays all-reduce as -G does.
+func TestGraphModeOnGPU(t *testing.T) {
+	comm := openGPUs(t, 1, 1<<20)
+	coll, _ := bench.LookupCollective("allreduce")
+	opts := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 1024, Max: 1 << 20, Factor: 32}, Iters: 5, Warmup: 1, Agg: 2,
+		Cycles: 1, Check: 1, Types: []numeric.DataType{numeric.Float32}, Ops: []numeric.RedOp{numeric.Sum}, Graph: 3, Average: 1}
+	sum, err := (&bench.Engine{Comm: comm, Opts: opts, NRanks: 1}).Run(t.Context(), func(r bench.Row) {
+		if r.OutOfPlace.Time <= 0 {
+			t.Errorf("size %d: no time measured", r.Size)
+		}
+	})
+	if err != nil || sum.ErrorCases != 0 {
+		t.Fatalf("graph run: %v, %d wrong cases", err, sum.ErrorCases)
+	}
+}

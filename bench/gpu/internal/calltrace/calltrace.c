@@ -1,0 +1,43 @@
+// C entry points with NCCL's and the CUDA driver's signatures that record
+// each call instead of doing it, so tests can check exactly what the GPU
+// backend's enqueue loop asks of the libraries.
+#include <stddef.h>
+#include <stdint.h>
+#include "calltrace.h"
+
+#define U(x) ((uintptr_t)(x))
+
+static int allReduce(const void* s, void* r, size_t n, int t, int op, void* c, void* st) { return traceCall(TR_ALLREDUCE, U(s), U(r), n, t, op, -1, U(c), U(st)); }
+static int broadcast(const void* s, void* r, size_t n, int t, int root, void* c, void* st) { return traceCall(TR_BROADCAST, U(s), U(r), n, t, -1, root, U(c), U(st)); }
+static int reduce(const void* s, void* r, size_t n, int t, int op, int root, void* c, void* st) { return traceCall(TR_REDUCE, U(s), U(r), n, t, op, root, U(c), U(st)); }
+static int allGather(const void* s, void* r, size_t n, int t, void* c, void* st) { return traceCall(TR_ALLGATHER, U(s), U(r), n, t, -1, -1, U(c), U(st)); }
+static int reduceScatter(const void* s, void* r, size_t n, int t, int op, void* c, void* st) { return traceCall(TR_REDUCESCATTER, U(s), U(r), n, t, op, -1, U(c), U(st)); }
+static int alltoAll(const void* s, void* r, size_t n, int t, void* c, void* st) { return traceCall(TR_ALLTOALL, U(s), U(r), n, t, -1, -1, U(c), U(st)); }
+static int gather(const void* s, void* r, size_t n, int t, int root, void* c, void* st) { return traceCall(TR_GATHER, U(s), U(r), n, t, -1, root, U(c), U(st)); }
+static int scatter(const void* s, void* r, size_t n, int t, int root, void* c, void* st) { return traceCall(TR_SCATTER, U(s), U(r), n, t, -1, root, U(c), U(st)); }
+static int sendFn(const void* s, size_t n, int t, int peer, void* c, void* st) { return traceCall(TR_SEND, U(s), 0, n, t, -1, peer, U(c), U(st)); }
+static int recvFn(void* r, size_t n, int t, int peer, void* c, void* st) { return traceCall(TR_RECV, 0, U(r), n, t, -1, peer, U(c), U(st)); }
+static int groupStart(void) { return traceCall(TR_GROUPSTART, 0, 0, 0, 0, -1, -1, 0, 0); }
+static int groupEnd(void) { return traceCall(TR_GROUPEND, 0, 0, 0, 0, -1, -1, 0, 0); }
+static int premulCreate(int* op, void* scalar, int t, int residence, void* c) {
+  *op = 5;
+  return traceCall(TR_PREMUL, *(uint64_t*)scalar, (uintptr_t)residence, 0, t, 5, -1, U(c), 0);
+}
+static int redOpDestroy(int op, void* c) { return traceCall(TR_REDOPDESTROY, 0, 0, 0, 0, op, -1, U(c), 0); }
+static int asyncError(void* c, int* r) { *r = 0; return 0; }
+static int eventRecord(void* e, void* st) { return traceCall(TR_EVENT, U(e), 0, 0, 0, -1, -1, 0, U(st)); }
+static int streamQuery(void* st) { return 0; }
+static int ctxSetCurrent(void* c) { return 0; }
+static int beginCapture(void* st, int mode) { return traceCall(TR_BEGINCAPTURE, 0, 0, 0, 0, mode, -1, 0, U(st)); }
+static int endCapture(void* st, void** g) { *g = st; return traceCall(TR_ENDCAPTURE, 0, 0, 0, 0, -1, -1, 0, U(st)); }
+static int graphInstantiate(void** e, void* g, unsigned long long flags) { *e = g; return 0; }
+static int graphLaunch(void* e, void* st) { return traceCall(TR_GRAPHLAUNCH, U(e), 0, 0, 0, -1, -1, 0, U(st)); }
+static int graphDestroy(void* g) { return 0; }
+
+void* trace_procs[TR_PROCS] = {
+  (void*)allReduce, (void*)broadcast, (void*)reduce, (void*)allGather, (void*)reduceScatter,
+  (void*)alltoAll, (void*)gather, (void*)scatter, (void*)sendFn, (void*)recvFn,
+  (void*)groupStart, (void*)groupEnd, (void*)premulCreate, (void*)redOpDestroy, (void*)asyncError,
+  (void*)eventRecord, (void*)streamQuery, (void*)ctxSetCurrent, (void*)beginCapture, (void*)endCapture,
+  (void*)graphInstantiate, (void*)graphLaunch, (void*)graphDestroy, (void*)graphDestroy,
+};

@@ -1,0 +1,283 @@
+package gpu
+
+import (
+	"strings"
+	"testing"
+	"unsafe"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/gpu/internal/calltrace"
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+// Two local GPUs holding ranks 2 and 3 of a 4-rank job, with handles the
+// recorder shows back: buffers at recognisable addresses, comm 0xc0+d,
+// stream 0x500+d.
+const (
+	bufBytes = 4096
+	sendBase = 0x10000000
+	recvBase = 0x20000000
+	devStep  = 0x01000000
+)
+
+func traceComm(t *testing.T, native bool) *Comm {
+	t.Helper()
+	c := &Comm{nranks: 4, bufBytes: bufBytes}
+	var hs []handles
+	for d := 0; d < 2; d++ {
+		hs = append(hs, handles{ctx: uintptr(0x900 + d), comm: uintptr(0xc0 + d), stream: uintptr(0x500 + d),
+			send: uintptr(sendBase + d*devStep), recv: uintptr(recvBase + d*devStep), rank: 2 + d})
+	}
+	c.layout(hs)
+	procs := calltrace.Procs()
+	if !native {
+		for _, n := range []string{"ncclAlltoAll", "ncclGather", "ncclScatter"} {
+			delete(procs, n)
+		}
+	}
+	if err := c.useProcs(func(name string) unsafe.Pointer { return procs[name] }); err != nil {
+		t.Fatal(err)
+	}
+	c.setEvents([][]uintptr{{0xe00, 0xe01, 0xe02, 0xe03}, {0xe10, 0xe11, 0xe12, 0xe13}})
+	t.Cleanup(func() { c.Close() })
+	calltrace.Take()
+	return c
+}
+
+func batch(t *testing.T, coll string, typ numeric.DataType, op numeric.RedOp, root int, inPlace bool, bytes int64) bench.Batch {
+	t.Helper()
+	c, err := bench.LookupCollective(coll)
+	if err != nil {
+		t.Fatal(err)
+	}
+	elt := typ.Size()
+	return bench.Batch{Op: bench.Op{Coll: c, Type: typ, RedOp: op, Root: root, InPlace: inPlace,
+		Counts: c.Counts(bytes/int64(elt), elt, 4)}, Iters: 1, Agg: 1}
+}
+
+// call renders one expected call in the recorder's format.
+func call(kind string, s, r, n uint64, typ, op, root, d int) string {
+	comm, stream := uint64(0xc0+d), uint64(0x500+d)
+	if kind == "GroupStart" || kind == "GroupEnd" {
+		comm, stream = 0, 0
+	}
+	return calltrace.Call{Kind: kind, Send: s, Recv: r, Count: n, Type: typ, Op: op, Root: root, Comm: comm, Stream: stream}.String()
+}
+
+func group(kind string) string { return call(kind, 0, 0, 0, 0, -1, -1, 0) }
+
+func send(d int) uint64 { return uint64(sendBase + d*devStep) }
+func recv(d int) uint64 { return uint64(recvBase + d*devStep) }
+
+func got() []string {
+	var out []string
+	for _, c := range calltrace.Take() {
+		out = append(out, c.String())
+	}
+	return out
+}
+
+func compare(t *testing.T, got, want []string) {
+	t.Helper()
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("calls differ\n got:\n  %s\nwant:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
+	}
+}
+
+// TestEnqueueRotatesBuffers: each call of a batch moves both buffers by the
+// footprint, wrapping at the buffer size, and the local GPUs' calls are
+// grouped, as nccl-tests' startColl.
+func TestEnqueueRotatesBuffers(t *testing.T) {
+	c := traceComm(t, true)
+	b := batch(t, "allreduce", numeric.Float32, numeric.Sum, -1, false, 1024) // 4 rotation steps
+	b.Iters, b.FirstIter = 5, 1
+	if err := c.Enqueue(b); err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for it := 0; it < 5; it++ {
+		shift := uint64(1024 * ((1 + it) % 4))
+		want = append(want, group("GroupStart"))
+		for d := 0; d < 2; d++ {
+			want = append(want, call("AllReduce", send(d)+shift, recv(d)+shift, 256, 7, 0, -1, d))
+		}
+		want = append(want, group("GroupEnd"))
+	}
+	compare(t, got(), want)
+}
+
+// TestEnqueueInPlaceOffsets: in place, all-gather sends from the rank's
+// block of the receive buffer and reduce-scatter receives into it.
+func TestEnqueueInPlaceOffsets(t *testing.T) {
+	c := traceComm(t, true)
+	if err := c.Enqueue(batch(t, "allgather", numeric.Float32, numeric.NoOp, -1, true, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	// 1024 B over 4 ranks: 64 floats per rank; ranks 2 and 3.
+	want := []string{group("GroupStart"),
+		call("AllGather", recv(0)+2*256, recv(0), 64, 7, -1, -1, 0),
+		call("AllGather", recv(1)+3*256, recv(1), 64, 7, -1, -1, 1),
+		group("GroupEnd")}
+	compare(t, got(), want)
+
+	if err := c.Enqueue(batch(t, "reducescatter", numeric.Float32, numeric.Max, -1, true, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{group("GroupStart"),
+		call("ReduceScatter", recv(0), recv(0)+2*256, 64, 7, 2, -1, 0),
+		call("ReduceScatter", recv(1), recv(1)+3*256, 64, 7, 2, -1, 1),
+		group("GroupEnd")}
+	compare(t, got(), want)
+}
+
+// TestEnqueueSendRecvFallbacks: before NCCL 2.28, all-to-all, gather and
+// scatter are grouped sends and receives exactly as nccl-tests builds them.
+func TestEnqueueSendRecvFallbacks(t *testing.T) {
+	c := traceComm(t, false)
+	if err := c.Enqueue(batch(t, "alltoall", numeric.Int32, numeric.NoOp, -1, false, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{group("GroupStart")}
+	for d := 0; d < 2; d++ {
+		want = append(want, group("GroupStart"))
+		for r := 0; r < 4; r++ {
+			want = append(want, call("Send", send(d)+uint64(r*256), 0, 64, 2, -1, r, d), call("Recv", 0, recv(d)+uint64(r*256), 64, 2, -1, r, d))
+		}
+		want = append(want, group("GroupEnd"))
+	}
+	compare(t, got(), append(want, group("GroupEnd")))
+
+	// Gather to root 3: rank 2 only sends; rank 3 sends to itself and
+	// receives every block.
+	if err := c.Enqueue(batch(t, "gather", numeric.Int32, numeric.NoOp, 3, false, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{group("GroupStart"), group("GroupStart"), call("Send", send(0), 0, 64, 2, -1, 3, 0), group("GroupEnd"),
+		group("GroupStart"), call("Send", send(1), 0, 64, 2, -1, 3, 1)}
+	for r := 0; r < 4; r++ {
+		want = append(want, call("Recv", 0, recv(1)+uint64(r*256), 64, 2, -1, r, 1))
+	}
+	want = append(want, group("GroupEnd"), group("GroupEnd"))
+	compare(t, got(), want)
+
+	// Scatter from root 2.
+	if err := c.Enqueue(batch(t, "scatter", numeric.Int32, numeric.NoOp, 2, false, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	want = []string{group("GroupStart"), group("GroupStart")}
+	for r := 0; r < 4; r++ {
+		want = append(want, call("Send", send(0)+uint64(r*256), 0, 64, 2, -1, r, 0))
+	}
+	want = append(want, call("Recv", 0, recv(0), 64, 2, -1, 2, 0), group("GroupEnd"),
+		group("GroupStart"), call("Recv", 0, recv(1), 64, 2, -1, 2, 1), group("GroupEnd"), group("GroupEnd"))
+	compare(t, got(), want)
+}
+
+// TestEnqueueNative: from NCCL 2.28 the library's own calls are used.
+func TestEnqueueNative(t *testing.T) {
+	c := traceComm(t, true)
+	if err := c.Enqueue(batch(t, "scatter", numeric.Float64, numeric.NoOp, 1, false, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{group("GroupStart"), call("Scatter", send(0), recv(0), 32, 8, -1, 1, 0),
+		call("Scatter", send(1), recv(1), 32, 8, -1, 1, 1), group("GroupEnd")}
+	compare(t, got(), want)
+}
+
+// TestEnqueuePreMulSum: each rank makes its operator with its own scalar
+// (1 on even ranks, 2 on odd) before the call and frees it after, as
+// nccl-tests does per call.
+func TestEnqueuePreMulSum(t *testing.T) {
+	c := traceComm(t, true)
+	if err := c.Enqueue(batch(t, "allreduce", numeric.Float16, numeric.MulSum, -1, false, 64)); err != nil {
+		t.Fatal(err)
+	}
+	premul := func(scalar uint64, d int) string {
+		return calltrace.Call{Kind: "PreMulSum", Send: scalar, Recv: 1, Type: 6, Op: 5, Root: -1, Comm: uint64(0xc0 + d)}.String()
+	}
+	destroy := func(d int) string {
+		return calltrace.Call{Kind: "RedOpDestroy", Op: 5, Root: -1, Comm: uint64(0xc0 + d)}.String()
+	}
+	want := []string{group("GroupStart"),
+		premul(0x3c00, 0), call("AllReduce", send(0), recv(0), 32, 6, 5, -1, 0), destroy(0),
+		premul(0x4000, 1), call("AllReduce", send(1), recv(1), 32, 6, 5, -1, 1), destroy(1),
+		group("GroupEnd")}
+	compare(t, got(), want)
+}
+
+// TestEnqueueAggregatedAndRecorded: with -m the calls of an iteration share
+// a group, and the per-iteration events are recorded inside it, before the
+// calls, as nccl-tests' -I does; one more event closes the batch.
+func TestEnqueueAggregatedAndRecorded(t *testing.T) {
+	c := traceComm(t, true)
+	b := batch(t, "broadcast", numeric.Uint8, numeric.NoOp, 0, false, 4096)
+	b.Iters, b.Agg, b.Record = 2, 2, true
+	if err := c.Enqueue(b); err != nil {
+		t.Fatal(err)
+	}
+	event := func(e uint64, d int) string {
+		return calltrace.Call{Kind: "EventRecord", Send: e, Op: -1, Root: -1, Stream: uint64(0x500 + d)}.String()
+	}
+	var want []string
+	for it := 0; it < 2; it++ {
+		want = append(want, group("GroupStart"), event(uint64(0xe00+it), 0), event(uint64(0xe10+it), 1))
+		for a := 0; a < 2; a++ {
+			want = append(want, group("GroupStart"), call("Broadcast", send(0), recv(0), 4096, 1, -1, 0, 0),
+				call("Broadcast", send(1), recv(1), 4096, 1, -1, 0, 1), group("GroupEnd"))
+		}
+		want = append(want, group("GroupEnd"))
+	}
+	want = append(want, event(0xe02, 0), event(0xe12, 1))
+	compare(t, got(), want)
+	if c.recorded != 2 {
+		t.Errorf("recorded %d iterations, want 2", c.recorded)
+	}
+}
+
+// TestCaptureAndLaunch: -G captures the batch on every stream in
+// thread-local mode, and Launch replays each GPU's graph n times.
+func TestCaptureAndLaunch(t *testing.T) {
+	c := traceComm(t, true)
+	b := batch(t, "sendrecv", numeric.Float32, numeric.NoOp, -1, false, 256)
+	g, err := c.Capture(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture := func(kind string, d int) string {
+		op := -1
+		if kind == "BeginCapture" {
+			op = 1
+		}
+		return calltrace.Call{Kind: kind, Op: op, Root: -1, Stream: uint64(0x500 + d)}.String()
+	}
+	want := []string{capture("BeginCapture", 0), capture("BeginCapture", 1), group("GroupStart")}
+	for d := 0; d < 2; d++ {
+		rank := 2 + d
+		want = append(want, group("GroupStart"), call("Send", send(d), 0, 64, 7, -1, (rank+1)%4, d),
+			call("Recv", 0, recv(d), 64, 7, -1, (rank+3)%4, d), group("GroupEnd"))
+	}
+	want = append(want, group("GroupEnd"), capture("EndCapture", 0), capture("EndCapture", 1))
+	compare(t, got(), want)
+
+	if err := g.Launch(3); err != nil {
+		t.Fatal(err)
+	}
+	var launches []string
+	for l := 0; l < 3; l++ {
+		for d := 0; d < 2; d++ {
+			// The recorder's graph is its stream handle (see calltrace.c).
+			launches = append(launches, calltrace.Call{Kind: "GraphLaunch", Send: uint64(0x500 + d), Op: -1, Root: -1, Stream: uint64(0x500 + d)}.String())
+		}
+	}
+	compare(t, got(), launches)
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWaitReturnsWhenIdle(t *testing.T) {
+	c := traceComm(t, true)
+	if err := c.Wait(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
