@@ -5,3 +5,5 @@ go 1.26
 require github.com/montanaflynn/stats v0.14.0
 
 require github.com/spf13/pflag v1.0.10
+
+require github.com/NVIDIA/go-nvml v0.13.3-0

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/bench"
-	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/report"
 )
 
@@ -43,26 +42,6 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 	return exitOK
 }
 
-// pickBackend resolves --backend. The host backend is always available;
-// auto explains its choice in a note for the preamble.
-func pickBackend(name string) (bench.Backend, string, error) {
-	switch name {
-	case "host":
-		return host.Backend{}, "", nil
-	case "nccl":
-		return nil, "", usagef("this collbench build has no nccl backend; use --backend host")
-	}
-	return host.Backend{}, "Backend: host (auto: " + gpuAbsence() + ")", nil
-}
-
-// gpuAbsence says why auto did not pick a GPU backend.
-func gpuAbsence() string {
-	if _, err := os.Stat("/dev/nvidiactl"); err != nil {
-		return "no NVIDIA GPU driver found"
-	}
-	return "no GPU backend in this build"
-}
-
 // measure runs the sweep and writes the outputs. It reports whether any
 // result was wrong.
 func measure(ctx context.Context, coll *bench.Collective, f *flags, args []string, stdout io.Writer) (bool, error) {
@@ -79,11 +58,30 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, args []strin
 			return false, usageError{err}
 		}
 	}
-	backend, note, err := pickBackend(f.backend)
+	backend, notes, err := pickBackend(f)
 	if err != nil {
 		return false, err
 	}
-	setup := bench.Setup{NRanks: nranks, LocalRanks: f.ngpus, BufBytes: opts.Sweep.Max}
+	if backend.Name() != "nccl" && (f.register != 0 || f.devices != "") {
+		return false, usagef("-R and --devices apply to the nccl backend only")
+	}
+	devs, err := deviceList(f.devices, f.ngpus)
+	if err != nil {
+		return false, usageError{err}
+	}
+	setup := bench.Setup{NRanks: nranks, LocalRanks: f.ngpus, Devices: devs, Register: f.register}
+	if lim, ok := backend.(bench.MemoryLimiter); ok {
+		limit, err := lim.MaxBytes(setup, opts.Check > 0)
+		if err != nil {
+			return false, err
+		}
+		if opts.Sweep.Max > limit {
+			opts.Sweep.Max = max(limit, 0)
+			opts.Sweep.Min = min(opts.Sweep.Min, opts.Sweep.Max)
+			notes = append(notes, fmt.Sprintf("Reducing maxBytes to %d due to memory limitation", opts.Sweep.Max))
+		}
+	}
+	setup.BufBytes = opts.Sweep.Max
 	comm, err := backend.Open(ctx, setup)
 	if err != nil {
 		if errors.Is(err, bench.ErrTooLarge) {
@@ -92,21 +90,24 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, args []strin
 		return false, fmt.Errorf("opening the %s backend: %w", backend.Name(), err)
 	}
 	defer comm.Close()
-	if opts.Graph > 0 && !comm.Capabilities().Graphs {
+	caps := comm.Capabilities()
+	if opts.Graph > 0 && !caps.Graphs {
 		return false, usagef("the %s backend cannot capture CUDA graphs (-G); run without -G", backend.Name())
 	}
+	if err := filterSupport(&opts, caps, strings.EqualFold(f.dtype, "all"), strings.EqualFold(f.op, "all")); err != nil {
+		return false, err
+	}
+	perIter := opts.Graph == 0 && (caps.Timestamps || opts.IterTiming || opts.Blocking != 0)
 
 	doc := &report.Run{Schema: report.SchemaName, Version: report.SchemaVersion, Collbench: version,
 		Collective: coll.Name, Test: coll.TestName, Backend: backend.Name(),
 		StartTime: time.Now().UTC().Format(time.RFC3339), Args: append([]string{"collbench", coll.Name}, args...),
-		Config: configOf(f, nranks, comm.Devices())}
+		Config: configOf(f, nranks, comm.Devices(), perIter)}
 	table := &report.Table{W: stdout, Info: report.Info{Version: version, Backend: backend.Name(), TestName: coll.TestName,
 		NThreads: 1, NGPUs: f.ngpus, MinBytes: opts.Sweep.Min, MaxBytes: opts.Sweep.Max, StepFactor: opts.Sweep.Factor,
 		StepBytes: opts.Sweep.Step, Warmup: opts.Warmup, Iters: opts.Iters, Agg: opts.Agg, Check: opts.Check,
 		Graph: opts.Graph, Blocking: opts.Blocking, CPUTime: opts.CPUTime, Devices: comm.Devices()}}
-	if note != "" {
-		table.Info.Notes = append(table.Info.Notes, note)
-	}
+	table.Info.Notes = append(table.Info.Notes, notes...)
 	if f.format == "table" {
 		table.Preamble()
 	}
@@ -144,11 +145,11 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, args []strin
 	return sum.ErrorCases > 0, runErr
 }
 
-func configOf(f *flags, nranks int, devs []bench.Device) report.Config {
+func configOf(f *flags, nranks int, devs []bench.Device, perIter bool) report.Config {
 	c := report.Config{NThreads: 1, NGPUs: f.ngpus, NRanks: nranks, MinBytes: int64(f.minBytes), MaxBytes: int64(f.maxBytes),
 		Warmup: f.warmup, Iters: f.iters, Agg: f.agg, Validation: f.check, Graph: f.graph,
 		Blocking: f.blocking != 0, BlockMode: f.blocking, Average: f.average, CPUTime: f.cputime != 0,
-		PerIterTime: true, Devices: report.DeviceRecords(devs)}
+		PerIterTime: perIter, Devices: report.DeviceRecords(devs)}
 	if f.factor > 1 {
 		c.StepFactor = &f.factor
 	} else {

@@ -40,6 +40,9 @@ type flags struct {
 	timeout                  float64
 	jsonFile                 string
 	backend, format          string
+	ncclLib, devices         string
+	register, iterTiming     int
+	iterSkip                 int
 	unsupported              map[string]*int
 }
 
@@ -50,14 +53,11 @@ var unsupportedFlags = []struct {
 }{
 	{"p", "parallel_init", "collbench initialises communicators in one group"},
 	{"y", "stream_null", "streams are always non-blocking"},
-	{"R", "local_register", "buffer registration is not available"},
 	{"x", "cta_policy", "CTA policy is not available"},
 	{"D", "device_implementation", "device-API kernels are not available"},
 	{"V", "device_cta_count", "device-API kernels are not available"},
 	{"M", "memory", "the memory report is not available"},
 	{"u", "unalign", "unaligned buffers are not available"},
-	{"I", "per_iter_timing", "per-iteration statistics are always recorded; see --format json or csv"},
-	{"K", "per_iter_skip", "per-iteration statistics are always recorded; see --format json or csv"},
 	{"S", "report_timestamps", "timestamps are in the JSON output (start_time, end_time)"},
 }
 
@@ -85,7 +85,12 @@ func newFlags(name string) *flags {
 	fs.Float64VarP(&f.timeout, "timeout", "T", 0, "seconds a call may take before the run is aborted (0 = no limit)")
 	fs.IntVarP(&f.cputime, "report_cputime", "C", 0, "report host enqueue time instead of completion time")
 	fs.StringVarP(&f.jsonFile, "output_file", "J", "", "also write the results as JSON to this file")
+	fs.IntVarP(&f.register, "local_register", "R", 0, "register buffers with NCCL: 1 ncclCommRegister, 2 symmetric windows (nccl backend)")
+	fs.IntVarP(&f.iterTiming, "per_iter_timing", "I", 0, "time every iteration with CUDA events for the statistics columns (always on for the host backend)")
+	fs.IntVarP(&f.iterSkip, "per_iter_skip", "K", 0, "leading iterations left out of the per-iteration statistics")
 	fs.StringVar(&f.backend, "backend", "auto", "auto, nccl or host")
+	fs.StringVar(&f.ncclLib, "nccl-lib", "", "libnccl.so.2 to load, or its folder (also COLLBENCH_NCCL_LIB)")
+	fs.StringVar(&f.devices, "devices", "", "GPU of each local rank, comma-separated (repeats allowed where NCCL permits); default NCCL_TESTS_DEVICE+i or 0..g-1")
 	fs.StringVar(&f.format, "format", "table", "stdout format: table, json or csv")
 	f.unsupported = map[string]*int{}
 	for _, u := range unsupportedFlags {
@@ -125,6 +130,12 @@ func (f *flags) parse(args []string) error {
 	default:
 		return usagef("unknown --backend %q (want auto, nccl or host)", f.backend)
 	}
+	if f.register < 0 || f.register > 2 {
+		return usagef("-R must be 0, 1 or 2 (got %d)", f.register)
+	}
+	if f.iterSkip < 0 || f.iterSkip >= f.iters {
+		return usagef("-K must be between 0 and -n minus 1 (got %d)", f.iterSkip)
+	}
 	if f.timeout < 0 {
 		return usagef("-T cannot be negative (got %g)", f.timeout)
 	}
@@ -138,7 +149,7 @@ func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
 		Sweep: bench.Sweep{Min: int64(f.minBytes), Max: int64(f.maxBytes), Factor: f.factor, Step: int64(f.step)},
 		Iters: f.iters, Warmup: f.warmup, Agg: f.agg, Cycles: f.cycles, Check: f.check,
 		Root: f.root, Blocking: f.blocking, Graph: f.graph, Average: f.average,
-		CPUTime: f.cputime != 0,
+		CPUTime: f.cputime != 0, IterTiming: f.iterTiming != 0, IterSkip: f.iterSkip,
 		Timeout: time.Duration(f.timeout * float64(time.Second)),
 	}
 	var err error

@@ -72,7 +72,11 @@ func TestBadInput(t *testing.T) {
 		{"huge buffers", []string{"allreduce", "-b", "8", "-e", "1000G", "-g", "4"}, "lower -e or -g"},
 		{"unwritable json", []string{"allreduce", "-b", "8", "-e", "8", "-J", "/nonexistent/dir/out.json"}, "cannot write"},
 		{"graph on host", []string{"allreduce", "-b", "8", "-e", "8", "-G", "1", "--backend", "host"}, "cannot capture CUDA graphs"},
-		{"unsupported flag", []string{"allreduce", "-I", "1"}, "not supported"},
+		{"unsupported flag", []string{"allreduce", "-u", "1"}, "not supported"},
+		{"register on host", []string{"allreduce", "-R", "1", "--backend", "host"}, "nccl backend only"},
+		{"devices on host", []string{"allreduce", "--devices", "0", "--backend", "host"}, "nccl backend only"},
+		{"bad -R", []string{"allreduce", "-R", "3"}, "-R must be"},
+		{"bad -K", []string{"allreduce", "-K", "20"}, "-K must be"},
 		{"threads", []string{"allreduce", "-t", "2"}, "one thread per process"},
 		{"bad format", []string{"allreduce", "--format", "xml"}, "unknown --format"},
 		{"unknown flag", []string{"allreduce", "--frobnicate"}, "unknown flag"},
@@ -196,5 +200,23 @@ func TestBinaryExitCodes(t *testing.T) {
 	out, err := exec.Command(link, "-b", "1K", "-e", "1K", "-g", "2").CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "all_gather_perf") {
 		t.Errorf("nccl-tests-named link: %v\n%s", err, out)
+	}
+}
+
+// TestNCCLBackendWithoutGPU checks that asking for the nccl backend where
+// there is no driver, GPU or NCCL ends with one sentence and exit 1.
+func TestNCCLBackendWithoutGPU(t *testing.T) {
+	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
+		t.Skip("an NVIDIA driver is present; this test covers machines without one")
+	}
+	code, out, errOut := runCLI("allreduce", "-b", "8", "-e", "8", "--backend", "nccl")
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d", code, exitFailure)
+	}
+	if !strings.Contains(errOut, "nccl backend is not available") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("stderr %q: want one line saying the nccl backend is not available", errOut)
+	}
+	if out != "" {
+		t.Errorf("stdout %q, want nothing", out)
 	}
 }

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/gpu"
+	"github.com/collbench/collbench/bench/host"
+	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/cuda"
+	"github.com/collbench/collbench/nccl"
+)
+
+// pickBackend resolves --backend. auto takes the nccl backend when the
+// CUDA driver, at least one GPU and NCCL are all present, and says in a
+// preamble note why it chose what it chose.
+func pickBackend(f *flags) (bench.Backend, []string, error) {
+	g := gpu.Backend{NCCLLib: f.ncclLib}
+	switch f.backend {
+	case "host":
+		return host.Backend{}, nil, nil
+	case "nccl":
+		if err := gpuProblem(g); err != nil {
+			return nil, nil, fmt.Errorf("the nccl backend is not available: %w", err)
+		}
+		return g, gpuNotes(), nil
+	}
+	if err := gpuProblem(g); err != nil {
+		why := err.Error()
+		if errors.Is(err, cuda.ErrNoDriver) && os.Getenv(cuda.Library.EnvVar) == "" {
+			if _, statErr := os.Stat("/dev/nvidiactl"); statErr != nil {
+				why = "no NVIDIA GPU driver found"
+			}
+		}
+		return host.Backend{}, []string{"Backend: host (auto: " + why + ")"}, nil
+	}
+	return g, append([]string{"Backend: nccl (auto)"}, gpuNotes()...), nil
+}
+
+// gpuProblem says why the nccl backend cannot run here, or nil.
+func gpuProblem(g gpu.Backend) error {
+	if _, err := cuda.Load(g.CUDALib); err != nil {
+		return err
+	}
+	if n, err := cuda.DeviceCount(); err != nil || n == 0 {
+		return fmt.Errorf("the CUDA driver sees no GPU")
+	}
+	_, err := g.Load()
+	return err
+}
+
+// gpuNotes names the libraries in use, as nccl-tests' first line names
+// its NCCL.
+func gpuNotes() []string {
+	ncclPath, _ := nccl.Load("")
+	cudaPath, _ := cuda.Load("")
+	drv, _ := cuda.DriverVersion()
+	return []string{fmt.Sprintf("NCCL %s (%s), CUDA driver %s (%s)", nccl.RuntimeVersion(), ncclPath, cuda.FormatVersion(drv), cudaPath)}
+}
+
+// deviceList resolves the GPU of each local rank: --devices, else
+// NCCL_TESTS_DEVICE as the first of -g consecutive GPUs, else 0..g-1.
+func deviceList(spec string, ngpus int) ([]int, error) {
+	if spec != "" {
+		var devs []int
+		for _, s := range strings.Split(spec, ",") {
+			d, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("--devices %q: %q is not a GPU number", spec, s)
+			}
+			devs = append(devs, d)
+		}
+		if len(devs) != ngpus {
+			return nil, fmt.Errorf("--devices lists %d GPU(s) but -g is %d", len(devs), ngpus)
+		}
+		return devs, nil
+	}
+	first := 0
+	if v := os.Getenv("NCCL_TESTS_DEVICE"); v != "" {
+		d, err := strconv.Atoi(v)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("NCCL_TESTS_DEVICE=%q is not a GPU number", v)
+		}
+		first = d
+	}
+	devs := make([]int, ngpus)
+	for i := range devs {
+		devs[i] = first + i
+	}
+	return devs, nil
+}
+
+// filterSupport drops the types and ops the backend cannot run when the
+// user asked for "all", as nccl-tests drops fp8 on older GPUs, and refuses
+// them when named.
+func filterSupport(opts *bench.Options, caps bench.Capabilities, allTypes, allOps bool) error {
+	if caps.Type != nil {
+		var keep []numeric.DataType
+		for _, t := range opts.Types {
+			if err := caps.Type(t); err != nil {
+				if !allTypes {
+					return usageError{err}
+				}
+				continue
+			}
+			keep = append(keep, t)
+		}
+		opts.Types = keep
+	}
+	if caps.Op != nil && opts.Coll.Reduces {
+		var keep []numeric.RedOp
+		for _, op := range opts.Ops {
+			if err := caps.Op(op); err != nil {
+				if !allOps {
+					return usageError{err}
+				}
+				continue
+			}
+			keep = append(keep, op)
+		}
+		opts.Ops = keep
+	}
+	return nil
+}
