@@ -51,29 +51,22 @@ func Load(explicit string) (string, error) {
 }
 
 func load(explicit string) (string, error) {
-	cands := libpath.Candidates(Library, explicit, libpath.OSEnv())
-	var failed []string
 	var errbuf [512]C.char
-	for _, c := range cands {
-		cpath := C.CString(c.Path)
-		rc := C.cb_cuda_load(cpath, &errbuf[0], C.size_t(len(errbuf)))
-		C.free(unsafe.Pointer(cpath))
-		if rc == 0 {
-			if err := check("cuInit", C.cb_cuInit(0)); err != nil {
-				return c.Path, fmt.Errorf("%w: %s loaded but %v", ErrNoDriver, c.Path, err)
-			}
-			return c.Path, nil
+	path, err := libpath.Open(Library, explicit, libpath.OSEnv(), func(p string) error {
+		cpath := C.CString(p)
+		defer C.free(unsafe.Pointer(cpath))
+		if C.cb_cuda_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {
+			return errors.New(C.GoString(&errbuf[0]))
 		}
-		if c.From != "system" || c.Path != Library.File {
-			failed = append(failed, C.GoString(&errbuf[0]))
-		}
+		return nil
+	}, "install the NVIDIA driver or set "+Library.EnvVar+" to the library's path")
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrNoDriver, err)
 	}
-	err := fmt.Errorf("%w: could not open %s (looked for %s); install the NVIDIA driver or set %s to the library's path",
-		ErrNoDriver, Library.File, libpath.Describe(cands), Library.EnvVar)
-	if len(failed) > 0 {
-		err = fmt.Errorf("%w; %s", err, failed[0])
+	if err := check("cuInit", C.cb_cuInit(0)); err != nil {
+		return path, fmt.Errorf("%w: %s loaded but %w", ErrNoDriver, path, err)
 	}
-	return "", err
+	return path, nil
 }
 
 // Proc returns the resolved address of a driver entry point by its Go-side

@@ -5,6 +5,8 @@
 package libpath
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -165,4 +167,28 @@ func Describe(cands []Candidate) string {
 		parts[i] = c.Path + " (" + c.From + ")"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// Open tries the candidates in order with open, which loads one path or
+// says why it could not, and returns the path that loaded. When none does,
+// the error lists every place tried, the first reason a found file was
+// refused, and hint (how to point at the library).
+func Open(s Spec, explicit string, env Env, open func(path string) error, hint string) (string, error) {
+	cands := Candidates(s, explicit, env)
+	var refused error
+	for _, c := range cands {
+		err := open(c.Path)
+		if err == nil {
+			return c.Path, nil
+		}
+		// The bare soname failing only means the loader's cache lacks it.
+		if refused == nil && (c.From != "system" || c.Path != s.File) {
+			refused = err
+		}
+	}
+	msg := fmt.Sprintf("could not open %s (looked for %s); %s", s.File, Describe(cands), hint)
+	if refused != nil {
+		msg += "; " + refused.Error()
+	}
+	return "", errors.New(msg)
 }

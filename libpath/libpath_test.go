@@ -1,9 +1,11 @@
 package libpath
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -71,5 +73,39 @@ func TestDescribe(t *testing.T) {
 	got := Describe([]Candidate{{"/a/libx.so", "flag"}, {"libx.so", "system"}})
 	if want := "/a/libx.so (flag), libx.so (system)"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestOpen(t *testing.T) {
+	dir := t.TempDir()
+	lib := touch(t, filepath.Join(dir, "libx.so.1"))
+	env := OSEnv()
+	env.Getenv = func(k string) string {
+		if k == "LD_LIBRARY_PATH" {
+			return dir
+		}
+		return ""
+	}
+	spec := Spec{File: "libx.so.1", EnvVar: "X_LIB"}
+	var tried []string
+	path, err := Open(spec, "", env, func(p string) error {
+		tried = append(tried, p)
+		if p == lib {
+			return nil
+		}
+		return errors.New("cannot load " + p)
+	}, "set X_LIB")
+	if err != nil || path != lib || len(tried) != 1 {
+		t.Errorf("got %q %v after %v, want %s at the first try", path, err, tried, lib)
+	}
+
+	_, err = Open(spec, "/opt/x/libx.so.1", env, func(p string) error { return errors.New("refused " + p) }, "set X_LIB")
+	if err == nil {
+		t.Fatal("nothing loads, yet no error")
+	}
+	for _, want := range []string{"could not open libx.so.1", "/opt/x/libx.so.1 (flag)", lib + " (LD_LIBRARY_PATH)", "set X_LIB", "refused /opt/x/libx.so.1"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
 	}
 }

@@ -52,32 +52,24 @@ func Load(explicit string) (path string, err error) {
 }
 
 func load(explicit string) (string, error) {
-	cands := libpath.Candidates(Library, explicit, libpath.OSEnv())
-	var failed []string
 	var errbuf [512]C.char
-	for _, c := range cands {
-		cpath := C.CString(c.Path)
-		rc := C.cb_nccl_load(cpath, &errbuf[0], C.size_t(len(errbuf)))
-		C.free(unsafe.Pointer(cpath))
-		if rc != 0 {
-			if c.From != "system" || c.Path != Library.File {
-				failed = append(failed, C.GoString(&errbuf[0]))
-			}
-			continue
+	path, err := libpath.Open(Library, explicit, libpath.OSEnv(), func(p string) error {
+		cpath := C.CString(p)
+		defer C.free(unsafe.Pointer(cpath))
+		if C.cb_nccl_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {
+			return errors.New(C.GoString(&errbuf[0]))
 		}
-		var v C.int
-		if err := call("ncclGetVersion", C.cb_ncclGetVersion(&v)); err != nil {
-			return c.Path, err
-		}
-		lib.version = Version(v)
-		return c.Path, nil
+		return nil
+	}, "set "+Library.EnvVar+" or pass --nccl-lib with its path")
+	if err != nil {
+		return "", fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
-	err := fmt.Errorf("%w: could not open %s (looked for %s); set %s or pass --nccl-lib with its path",
-		ErrNotFound, Library.File, libpath.Describe(cands), Library.EnvVar)
-	if len(failed) > 0 {
-		err = fmt.Errorf("%w; %s", err, failed[0])
+	var v C.int
+	if err := call("ncclGetVersion", C.cb_ncclGetVersion(&v)); err != nil {
+		return path, err
 	}
-	return "", err
+	lib.version = Version(v)
+	return path, nil
 }
 
 // RuntimeVersion is the loaded library's version (0 before Load).

@@ -10,7 +10,6 @@ import (
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/gpu"
 	"github.com/collbench/collbench/bench/host"
-	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/cuda"
 	"github.com/collbench/collbench/nccl"
 )
@@ -98,31 +97,31 @@ func deviceList(spec string, ngpus int) ([]int, error) {
 // user asked for "all", as nccl-tests drops fp8 on older GPUs, and refuses
 // them when named.
 func filterSupport(opts *bench.Options, caps bench.Capabilities, allTypes, allOps bool) error {
-	if caps.Type != nil {
-		var keep []numeric.DataType
-		for _, t := range opts.Types {
-			if err := caps.Type(t); err != nil {
-				if !allTypes {
-					return usageError{err}
-				}
-				continue
-			}
-			keep = append(keep, t)
-		}
-		opts.Types = keep
+	var err error
+	if opts.Types, err = supported(opts.Types, caps.Type, allTypes); err != nil {
+		return err
 	}
-	if caps.Op != nil && opts.Coll.Reduces {
-		var keep []numeric.RedOp
-		for _, op := range opts.Ops {
-			if err := caps.Op(op); err != nil {
-				if !allOps {
-					return usageError{err}
-				}
-				continue
-			}
-			keep = append(keep, op)
-		}
-		opts.Ops = keep
+	if opts.Coll.Reduces {
+		opts.Ops, err = supported(opts.Ops, caps.Op, allOps)
 	}
-	return nil
+	return err
+}
+
+// supported keeps the items check accepts; a refused item is an error
+// unless it came from "all".
+func supported[T any](items []T, check func(T) error, fromAll bool) ([]T, error) {
+	if check == nil {
+		return items, nil
+	}
+	var keep []T
+	for _, it := range items {
+		if err := check(it); err != nil {
+			if !fromAll {
+				return nil, usageError{err}
+			}
+			continue
+		}
+		keep = append(keep, it)
+	}
+	return keep, nil
 }
