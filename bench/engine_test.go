@@ -17,9 +17,12 @@ type nullComm struct {
 	corrupt bool
 	hang    bool
 	aborted bool
+	// costlyTimestamps makes the comm record iterations only when asked
+	// (-I), as the nccl backend does.
+	costlyTimestamps bool
 }
 
-func (c *nullComm) Capabilities() Capabilities { return Capabilities{Timestamps: true} }
+func (c *nullComm) Capabilities() Capabilities { return Capabilities{Timestamps: !c.costlyTimestamps} }
 func (c *nullComm) Devices() []Device          { return make([]Device, c.ranks) }
 func (c *nullComm) Write(int, BufKind, int64, []byte) error {
 	return nil
@@ -44,6 +47,9 @@ func (c *nullComm) Wait(ctx context.Context) error {
 	return nil
 }
 func (c *nullComm) IterTimes() [][]time.Duration {
+	if c.iters == 0 {
+		return nil
+	}
 	out := make([][]time.Duration, c.ranks)
 	for i := range out {
 		out[i] = make([]time.Duration, c.iters)
@@ -105,6 +111,73 @@ func TestEngineRefusesGraphsWithoutSupport(t *testing.T) {
 	e := Engine{Comm: &nullComm{ranks: 1}, NRanks: 1, Opts: o}
 	if _, err := e.Run(context.Background(), func(Row) {}); err == nil {
 		t.Fatal("-G accepted by a backend without graphs")
+	}
+}
+
+// graphComm captures batches as graphs and counts the launches.
+type graphComm struct {
+	nullComm
+	captured []Batch
+	launched int
+}
+
+func (c *graphComm) Capabilities() Capabilities { return Capabilities{Graphs: true} }
+func (c *graphComm) Capture(b Batch) (Graph, error) {
+	c.captured = append(c.captured, b)
+	return graphOf{c}, nil
+}
+
+type graphOf struct{ c *graphComm }
+
+func (g graphOf) Launch(n int) error { g.c.launched += n; return nil }
+func (g graphOf) Close() error       { return nil }
+
+func TestEngineGraphMode(t *testing.T) {
+	o := testOptions("allreduce")
+	o.Graph, o.Iters, o.Agg = 3, 5, 2
+	comm := &graphComm{nullComm: nullComm{ranks: 1}}
+	e := Engine{Comm: comm, NRanks: 1, Opts: o}
+	var rows []Row
+	if _, err := e.Run(context.Background(), func(r Row) { rows = append(rows, r) }); err != nil {
+		t.Fatal(err)
+	}
+	placements := 2 * len(rows)
+	if len(comm.captured) != placements || comm.launched != 3*placements {
+		t.Errorf("%d captures and %d launches for %d timed placements, want one capture and 3 launches each",
+			len(comm.captured), comm.launched, placements)
+	}
+	for _, b := range comm.captured {
+		if b.Iters != 5 || b.Agg != 2 || b.Record {
+			t.Errorf("captured batch %+v, want 5 iterations of 2 calls without events", b)
+		}
+	}
+	if rows[0].OutOfPlace.Iter.N != 0 {
+		t.Errorf("graph mode has no per-iteration samples, got %d", rows[0].OutOfPlace.Iter.N)
+	}
+}
+
+// TestEngineIterTiming: a backend whose timestamps cost enqueue time
+// records iterations only under -I, and -K drops the first ones.
+func TestEngineIterTiming(t *testing.T) {
+	tests := []struct {
+		iterTiming bool
+		skip       int
+		want       int
+	}{{false, 0, 0}, {true, 0, 5}, {true, 2, 3}}
+	for _, tt := range tests {
+		o := testOptions("allgather")
+		o.IterTiming, o.IterSkip = tt.iterTiming, tt.skip
+		e := Engine{Comm: &nullComm{ranks: 2, costlyTimestamps: true}, NRanks: 2, Opts: o}
+		var n []int
+		if _, err := e.Run(context.Background(), func(r Row) { n = append(n, r.OutOfPlace.Iter.N, r.InPlace.Iter.N) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, got := range n {
+			if got != tt.want {
+				t.Errorf("-I %v -K %d: %d samples, want %d", tt.iterTiming, tt.skip, got, tt.want)
+				break
+			}
+		}
 	}
 }
 

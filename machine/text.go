@@ -12,15 +12,16 @@ func itoa(n int) string { return strconv.Itoa(n) }
 // WriteText renders the report for people.
 func (r *Report) WriteText(w io.Writer) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
-	p("host:        %s\n", r.Hostname)
-	p("CUDA driver: %s\n", describe(r.Driver, "CUDA "))
+	line := func(label, value string) { p("%-15s%s\n", label+":", value) }
+	line("host", r.Hostname)
+	line("CUDA driver", describe(r.Driver, "CUDA "))
 	if r.NVML.Version != "" {
-		p("NVIDIA driver: %s\n", r.NVML.Version)
+		line("NVIDIA driver", r.NVML.Version)
 	} else if r.NVML.Error != "" {
-		p("NVML:        %s\n", r.NVML.Error)
+		line("NVML", r.NVML.Error)
 	}
-	p("NCCL:        %s\n", describe(r.NCCL, ""))
-	p("GPUs:        %d\n", len(r.GPUs))
+	line("NCCL", describe(r.NCCL, ""))
+	line("GPUs", itoa(len(r.GPUs)))
 	for _, g := range r.GPUs {
 		p("  GPU %d  %s  bus %s  %.1f GiB  sm_%s", g.Index, g.Name, g.BusID, float64(g.MemoryBytes)/(1<<30), strings.ReplaceAll(g.SM, ".", ""))
 		if g.NVLinks > 0 {

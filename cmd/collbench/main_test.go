@@ -220,3 +220,26 @@ func TestNCCLBackendWithoutGPU(t *testing.T) {
 		t.Errorf("stdout %q, want nothing", out)
 	}
 }
+
+// TestDoctorWithoutGPU: on a machine without a driver doctor says so in
+// one line and exits 1, without a panic from any library.
+func TestDoctorWithoutGPU(t *testing.T) {
+	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
+		t.Skip("an NVIDIA driver is present; this test covers machines without one")
+	}
+	for _, args := range [][]string{{"doctor"}, {"doctor", "--json"}} {
+		code, out, errOut := runCLI(args...)
+		if code != exitFailure {
+			t.Errorf("%v: exit %d, want %d", args, code, exitFailure)
+		}
+		if !strings.HasPrefix(errOut, "collbench doctor: no NVIDIA GPU found") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: stderr %q, want one line saying no GPU was found", args, errOut)
+		}
+		if out != "" {
+			t.Errorf("%v: stdout %q, want nothing", args, out)
+		}
+	}
+	if code, _, errOut := runCLI("doctor", "extra"); code != exitUsage || !strings.Contains(errOut, "unexpected argument") {
+		t.Errorf("doctor with an argument: exit %d, %q", code, errOut)
+	}
+}

@@ -1,0 +1,75 @@
+package machine
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/NVIDIA/go-nvml/pkg/nvml"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func TestPathLabels(t *testing.T) {
+	for lvl, want := range map[nvml.GpuTopologyLevel]string{nvml.TOPOLOGY_INTERNAL: "X", nvml.TOPOLOGY_SINGLE: "PIX",
+		nvml.TOPOLOGY_MULTIPLE: "PXB", nvml.TOPOLOGY_HOSTBRIDGE: "PHB", nvml.TOPOLOGY_NODE: "NODE", nvml.TOPOLOGY_SYSTEM: "SYS"} {
+		if got := pathLabel(lvl); got != want {
+			t.Errorf("level %d: got %s, want %s", lvl, got, want)
+		}
+	}
+}
+
+func TestBusKey(t *testing.T) {
+	if busKey("00000000:18:00.0") != busKey("0000:18:00.0") || busKey("0000:18:00.0") != "0000:18:00.0" {
+		t.Errorf("NVML's and CUDA's spellings of one bus id must match")
+	}
+	if busKey("0000:18:00.0") == busKey("0000:19:00.0") {
+		t.Errorf("different buses compare equal")
+	}
+}
+
+// TestWriteText renders a two-GPU report against a golden file.
+func TestWriteText(t *testing.T) {
+	r := &Report{Hostname: "node1",
+		Driver: Library{Path: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", Version: "12.8"},
+		NVML:   Library{Path: "libnvidia-ml.so.1", Version: "570.124.06"},
+		NCCL:   Library{Path: "/venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2", Version: "2.30.7"},
+		GPUs: []GPU{{Index: 0, Name: "NVIDIA H100 80GB HBM3", BusID: "0000:18:00.0", MemoryBytes: 85045231616, SM: "9.0", NVLinks: 18},
+			{Index: 1, Name: "NVIDIA H100 80GB HBM3", BusID: "0000:2a:00.0", MemoryBytes: 85045231616, SM: "9.0", NVLinks: 18}},
+		Links: [][]Link{{{Path: "X"}, {NVLinks: 18, Path: "NV18"}}, {{NVLinks: 18, Path: "NV18"}, {Path: "X"}}},
+	}
+	var b bytes.Buffer
+	r.WriteText(&b)
+	golden := filepath.Join("testdata", "doctor.golden")
+	if *update {
+		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != string(want) {
+		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
+	}
+}
+
+// TestInspectWithoutDriver runs the real probe on a machine without an
+// NVIDIA driver: it reports ErrNoGPU and touches nothing else.
+func TestInspectWithoutDriver(t *testing.T) {
+	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
+		t.Skip("this machine has an NVIDIA driver")
+	}
+	r, err := Inspect(Options{})
+	var noGPU *ErrNoGPU
+	if !errors.As(err, &noGPU) {
+		t.Fatalf("got %v, want ErrNoGPU", err)
+	}
+	if r == nil || r.Driver.Error == "" || len(r.GPUs) != 0 {
+		t.Errorf("report %+v should carry the driver error and no GPU", r)
+	}
+}
