@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# GPU smoke test: every collective with data checks on the GPUs of this
+# host, several ranks on one GPU when only one is present (functional only:
+# ranks time-slice the GPU), and, given an nccl-tests build, the same sweeps
+# side by side with per-size ratios.
+#
+# Usage: scripts/gpu-smoke.sh [--collbench BIN] [--nccl-tests DIR] [--out DIR]
+#   --collbench   collbench binary (default: bin/collbench, then PATH)
+#   --nccl-tests  folder with nccl-tests' *_perf binaries (or NCCL_TESTS_DIR)
+#   --out         folder for logs and JSON results (default: $OUT or a temp dir)
+# Exit status: 0 when every run passed its checks, 1 otherwise.
+set -uo pipefail
+
+CB=""
+NT="${NCCL_TESTS_DIR:-}"
+OUTDIR="${OUT:-}"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --collbench) CB="$2"; shift 2 ;;
+    --nccl-tests) NT="$2"; shift 2 ;;
+    --out) OUTDIR="$2"; shift 2 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    *) echo "gpu-smoke: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$CB" ]; then
+  if [ -x bin/collbench ]; then CB=bin/collbench; else CB=$(command -v collbench || true); fi
+fi
+[ -x "$CB" ] || { echo "gpu-smoke: no collbench binary; build it with: CGO_ENABLED=1 go build -o bin/collbench ./cmd/collbench" >&2; exit 2; }
+[ -n "$OUTDIR" ] || OUTDIR=$(mktemp -d)
+mkdir -p "$OUTDIR"
+
+COLLS="allreduce allgather reducescatter alltoall broadcast reduce sendrecv gather scatter"
+failures=0
+summary=()
+
+# run NAME ARGS...: runs collbench, keeps its output, records PASS/FAIL.
+run() {
+  local name="$1"; shift
+  local log="$OUTDIR/$name.txt"
+  local start=$SECONDS
+  "$CB" "$@" >"$log" 2>&1
+  local rc=$?
+  local avg
+  avg=$(awk '/Avg bus bandwidth/ {print $6}' "$log")
+  if [ $rc -eq 0 ]; then
+    summary+=("PASS  $name  (${avg:-?} GB/s avg busbw, $((SECONDS - start)) s)")
+  else
+    summary+=("FAIL  $name  (exit $rc; see $log)")
+    failures=$((failures + 1))
+    tail -n 3 "$log" | sed 's/^/      /'
+  fi
+}
+
+echo "== collbench doctor"
+if ! "$CB" doctor | tee "$OUTDIR/doctor.txt"; then
+  echo "gpu-smoke: doctor found no usable GPU stack" >&2
+  exit 1
+fi
+NGPU=$(grep -c '^  GPU ' "$OUTDIR/doctor.txt")
+NCCLV=$(awk '/^NCCL:/ {print $2}' "$OUTDIR/doctor.txt")
+echo "== $NGPU GPU(s), NCCL $NCCLV; results in $OUTDIR"
+
+# 1. Every collective, every type and operator the GPUs support, checked.
+for c in $COLLS; do
+  run "$c-g$NGPU" "$c" --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -d all -o all -r -1 -c 1 -J "$OUTDIR/$c-g$NGPU.json"
+done
+# 2. The timing modes on all-reduce.
+run "allreduce-graph" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -G 4 -c 1
+run "allreduce-blocking" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -z 1 -c 1
+run "allreduce-agg" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -m 4 -c 1
+run "allreduce-iter" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -I 1 --format json -c 1
+run "allreduce-register" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -R 1 -c 1
+
+# 3. Several ranks on one GPU (functional only).
+if [ "$NGPU" -eq 1 ]; then
+  major=${NCCLV%%.*}; rest=${NCCLV#*.}; minor=${rest%%.*}
+  if [ "${major:-0}" -gt 2 ] || { [ "${major:-0}" -eq 2 ] && [ "${minor:-0}" -ge 30 ]; }; then
+    echo "== 2 and 4 ranks on GPU 0 in one process (NCCL_MULTI_RANK_GPU_ENABLE=1; functional only, not speed)"
+    for c in $COLLS; do
+      NCCL_MULTI_RANK_GPU_ENABLE=1 run "$c-2ranks-1gpu" "$c" --backend nccl -g 2 --devices 0,0 -b 8 -e 16M -f 8 -d all -o all -r -1 -c 1
+    done
+    NCCL_MULTI_RANK_GPU_ENABLE=1 run "allreduce-4ranks-1gpu" allreduce --backend nccl -g 4 --devices 0,0,0,0 -b 8 -e 16M -f 8 -c 1
+  else
+    echo "== NCCL $NCCLV predates NCCL_MULTI_RANK_GPU_ENABLE: several ranks on one GPU need separate processes with NCCL_HOSTID"
+  fi
+  if "$CB" launch --help >/dev/null 2>&1; then
+    echo "== 2 ranks on GPU 0 in separate processes (functional only)"
+    for c in $COLLS; do
+      NCCL_MULTI_RANK_GPU_ENABLE=1 run "$c-2procs-1gpu" launch -n 2 -- "$c" --backend nccl -b 8 -e 16M -f 8 -c 1
+    done
+  fi
+fi
+
+# 4. Side by side with nccl-tests: same flags, per-size ratios.
+# table FILE: "size time busbw" of the out-of-place columns.
+table() { awk '!/^#/ && NF >= 9 && $1 ~ /^[0-9]+$/ {print $1, $6, $8}' "$1"; }
+compare() {
+  local coll="$1" bin="$2"; shift 2
+  local flags=("$@")
+  "$NT/$bin" "${flags[@]}" >"$OUTDIR/$coll-nccl-tests.txt" 2>&1 || { echo "   $bin failed; see $OUTDIR/$coll-nccl-tests.txt"; return; }
+  "$CB" "$coll" --backend nccl "${flags[@]}" >"$OUTDIR/$coll-collbench.txt" 2>&1 || { echo "   collbench $coll failed"; failures=$((failures + 1)); return; }
+  echo "-- $coll ${flags[*]}"
+  printf '   %12s %12s %12s %9s %11s\n' "size(B)" "nccl-tests" "collbench" "Δtime(us)" "busbw ratio"
+  join <(table "$OUTDIR/$coll-nccl-tests.txt" | sort -k1,1) <(table "$OUTDIR/$coll-collbench.txt" | sort -k1,1) | sort -n |
+    awk '{ r = ($3 > 0) ? $5 / $3 : 0; printf "   %12d %10.2fus %10.2fus %+9.2f %11.3f\n", $1, $2, $4, $4 - $2, r }'
+}
+if [ -n "$NT" ]; then
+  echo "== side by side with nccl-tests in $NT (-g $NGPU)"
+  base=(-g "$NGPU" -b 8 -e 1G -f 2 -n 50 -w 5 -c 0)
+  compare allreduce all_reduce_perf "${base[@]}"
+  compare allgather all_gather_perf "${base[@]}"
+  compare reducescatter reduce_scatter_perf "${base[@]}"
+  compare alltoall alltoall_perf "${base[@]}"
+  compare broadcast broadcast_perf "${base[@]}"
+  compare allreduce all_reduce_perf -g "$NGPU" -b 8 -e 8K -f 2 -n 200 -w 20 -c 0 -G 10
+fi
+
+echo "== summary"
+printf '%s\n' "${summary[@]}"
+[ "$failures" -eq 0 ] || { echo "gpu-smoke: $failures run(s) failed"; exit 1; }
+echo "gpu-smoke: all runs passed"
