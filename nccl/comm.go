@@ -50,7 +50,10 @@ type Comm struct{ c C.ncclComm_t }
 func (c *Comm) Handle() uintptr { return uintptr(unsafe.Pointer(c.c)) }
 
 // cConfig lays cfg out for the loaded library in C memory; free releases
-// it and its strings. It returns nil when the library has no config.
+// the struct, which NCCL copies when the call starts. NCCL keeps the
+// netName and commName pointers for the communicator's life, so those
+// strings are never freed (a few bytes per communicator). It returns nil
+// when the library has no config.
 func cConfig(cfg *Config) (p unsafe.Pointer, free func()) {
 	layout, ok := LayoutFor(RuntimeVersion())
 	if cfg == nil || !ok {
@@ -59,18 +62,10 @@ func cConfig(cfg *Config) (p unsafe.Pointer, free func()) {
 	buf, strs := layout.Encode(*cfg)
 	p = C.malloc(C.size_t(len(buf)))
 	C.memcpy(p, unsafe.Pointer(&buf[0]), C.size_t(len(buf)))
-	var cstrs []*C.char
 	for off, s := range strs {
-		cs := C.CString(s)
-		cstrs = append(cstrs, cs)
-		C.cb_put_ptr(p, C.int(off), cs)
+		C.cb_put_ptr(p, C.int(off), C.CString(s))
 	}
-	return p, func() {
-		for _, cs := range cstrs {
-			C.free(unsafe.Pointer(cs))
-		}
-		C.free(p)
-	}
+	return p, func() { C.free(p) }
 }
 
 // InitRank joins rank of an nranks communicator on the current device

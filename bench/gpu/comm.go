@@ -75,14 +75,20 @@ func (c *Comm) buffer(g *gpu, buf bench.BufKind, off int64, n int) (cuda.DeviceP
 	return cuda.DevicePtr(base + uintptr(off)), nil
 }
 
-// Write implements bench.Comm.
+// Write implements bench.Comm. A copy from pageable memory may return
+// before its DMA lands, and the legacy stream it runs on does not order
+// with the non-blocking streams NCCL uses, so the context is synchronised
+// before the data is relied on.
 func (c *Comm) Write(l int, buf bench.BufKind, off int64, data []byte) error {
 	return c.onDevice(l, func(g *gpu) error {
 		p, err := c.buffer(g, buf, off, len(data))
 		if err != nil {
 			return err
 		}
-		return cuda.CopyToDevice(p, data)
+		if err := cuda.CopyToDevice(p, data); err != nil {
+			return err
+		}
+		return cuda.Synchronize()
 	})
 }
 
