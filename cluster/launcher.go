@@ -1,0 +1,145 @@
+// Package cluster finds out where a process stands in a multi-process job:
+// its rank, the job's size and the ranks that share its host, from the
+// environment the usual launchers set (OpenMPI, MPICH/Hydra and PMI, Slurm
+// srun, torchrun and compatible tools), without linking MPI.
+package cluster
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// Job is this process's place in the job.
+type Job struct {
+	Launcher  string // "openmpi", "pmi", "slurm", "torchrun", or "single"
+	Rank      int    // this process, 0..Size-1
+	Size      int    // processes in the job
+	LocalRank int    // this process among those on its host
+	LocalSize int    // processes on this host; 0 when the launcher does not say
+	// MasterAddr and MasterPort are the rendezvous the launcher names
+	// (torchrun's MASTER_ADDR/MASTER_PORT); empty and 0 otherwise.
+	MasterAddr string
+	MasterPort int
+	// Nodes are the job's hosts in order, when the launcher lists them
+	// (Slurm's SLURM_JOB_NODELIST).
+	Nodes []string
+}
+
+// source is one launcher's variable names.
+type source struct {
+	name                             string
+	rank, size, localRank, localSize string
+}
+
+// sources are tried in order; the first whose rank variable is set wins.
+// MPI launchers come before Slurm because mpirun inside an allocation
+// also inherits SLURM_* variables that describe the allocation, not the
+// MPI ranks.
+var sources = []source{
+	{"openmpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"},
+	{"pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"},
+	{"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", ""}, // local size: slurmExtras
+	{"torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE"},
+}
+
+// FromEnv reads the job from the environment (getenv is os.Getenv outside
+// tests). With no launcher variables it is a job of one process.
+func FromEnv(getenv func(string) string) (Job, error) {
+	for _, s := range sources {
+		if getenv(s.rank) == "" {
+			continue
+		}
+		j := Job{Launcher: s.name}
+		var err error
+		if j.Rank, err = intVar(getenv, s.rank, true); err != nil {
+			return j, err
+		}
+		if j.Size, err = intVar(getenv, s.size, true); err != nil {
+			return j, err
+		}
+		if j.LocalRank, err = intVar(getenv, s.localRank, false); err != nil {
+			return j, err
+		}
+		if j.LocalSize, err = intVar(getenv, s.localSize, false); err != nil {
+			return j, err
+		}
+		if s.name == "slurm" {
+			if err := slurmExtras(getenv, &j); err != nil {
+				return j, err
+			}
+		}
+		if s.name == "torchrun" {
+			j.MasterAddr = getenv("MASTER_ADDR")
+			if j.MasterPort, err = intVar(getenv, "MASTER_PORT", false); err != nil {
+				return j, err
+			}
+			if j.MasterPort > 65535 {
+				return j, fmt.Errorf("MASTER_PORT=%d is not a TCP port", j.MasterPort)
+			}
+		}
+		return j, j.check(s)
+	}
+	return Job{Launcher: "single", Size: 1, LocalSize: 1}, nil
+}
+
+// slurmExtras reads the node list and this node's task count from the
+// step's tasks per node ("4(x2),3": four on each of two nodes, then three)
+// at SLURM_NODEID.
+func slurmExtras(getenv func(string) string, j *Job) error {
+	if nl := getenv("SLURM_JOB_NODELIST"); nl != "" {
+		nodes, err := ExpandNodelist(nl)
+		if err != nil {
+			return fmt.Errorf("SLURM_JOB_NODELIST: %w", err)
+		}
+		j.Nodes = nodes
+	}
+	name := "SLURM_STEP_TASKS_PER_NODE"
+	tpn := getenv(name)
+	if tpn == "" {
+		name, tpn = "SLURM_TASKS_PER_NODE", getenv("SLURM_TASKS_PER_NODE")
+	}
+	if tpn == "" {
+		return nil
+	}
+	counts, err := ExpandTaskCounts(tpn)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	node, err := intVar(getenv, "SLURM_NODEID", false)
+	if err != nil {
+		return err
+	}
+	if node >= len(counts) {
+		return fmt.Errorf("SLURM_NODEID=%d but %s=%q lists %d node(s)", node, name, tpn, len(counts))
+	}
+	j.LocalSize = counts[node]
+	return nil
+}
+
+func (j Job) check(s source) error {
+	switch {
+	case j.Size < 1:
+		return fmt.Errorf("%s=%d: a job needs at least one process", s.size, j.Size)
+	case j.Rank >= j.Size:
+		return fmt.Errorf("%s=%d is outside a job of %s=%d", s.rank, j.Rank, s.size, j.Size)
+	case j.LocalSize > 0 && j.LocalRank >= j.LocalSize:
+		return fmt.Errorf("%s=%d is outside %s=%d", s.localRank, j.LocalRank, s.localSize, j.LocalSize)
+	}
+	return nil
+}
+
+// intVar reads a non-negative integer variable; an unset optional one is 0.
+func intVar(getenv func(string) string, name string, required bool) (int, error) {
+	v := getenv(name)
+	if v == "" {
+		if required {
+			return 0, fmt.Errorf("%s is not set", name)
+		}
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%s=%q is not a non-negative integer", name, v)
+	}
+	return n, nil
+}
