@@ -1,0 +1,235 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+)
+
+const token = "job-token-1234"
+
+// startStore listens on loopback and collects the store's log lines.
+func startStore(t *testing.T, size int) (*Store, func() []string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var logs []string
+	s := Serve(ln, token, size, func(f string, a ...any) {
+		mu.Lock()
+		logs = append(logs, fmt.Sprintf(f, a...))
+		mu.Unlock()
+	})
+	t.Cleanup(func() { s.Close() })
+	return s, func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string{}, logs...)
+	}
+}
+
+// joinAll dials size clients concurrently.
+func joinAll(t *testing.T, addr string, size int) []*Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	clients := make([]*Client, size)
+	errs := make([]error, size)
+	var wg sync.WaitGroup
+	for r := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clients[r], errs[r] = Dial(ctx, addr, token, r, size)
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+		t.Cleanup(func() { clients[r].Close() })
+	}
+	return clients
+}
+
+// each runs f on every rank at once and returns the errors.
+func each(clients []*Client, f func(r int, c *Client) error) []error {
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for r, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = f(r, c)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+func TestRendezvousRounds(t *testing.T) {
+	s, _ := startStore(t, 4)
+	clients := joinAll(t, s.Addr().String(), 4)
+	ctx := context.Background()
+	errs := each(clients, func(r int, c *Client) error {
+		p := Peers{C: c}
+		for round := 0; round < 20; round++ {
+			parts, err := c.AllGather(ctx, []byte(fmt.Sprintf("r%d-%d", r, round)))
+			if err != nil {
+				return err
+			}
+			for q, part := range parts {
+				if string(part) != fmt.Sprintf("r%d-%d", q, round) {
+					return fmt.Errorf("round %d: part %d is %q", round, q, part)
+				}
+			}
+			if err := p.Barrier(ctx); err != nil {
+				return err
+			}
+		}
+		for how, want := range map[bench.Reduction]float64{bench.ReduceSum: 0 + 1 + 2 + 3, bench.ReduceMin: 0, bench.ReduceMax: 3} {
+			got, err := p.AllReduce(ctx, []float64{float64(r), 1}, how)
+			if err != nil {
+				return err
+			}
+			if got[0] != want {
+				return fmt.Errorf("reduction %d: %v, want %v", how, got[0], want)
+			}
+		}
+		if p.Proc() != r || p.NProcs() != 4 {
+			return fmt.Errorf("proc %d of %d", p.Proc(), p.NProcs())
+		}
+		return nil
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}
+
+// TestRendezvousRefusesStrangers: a wrong token, garbage bytes, a silent
+// connection and a duplicate rank are refused, and the job still runs.
+func TestRendezvousRefusesStrangers(t *testing.T) {
+	s, logs := startStore(t, 2)
+	addr := s.Addr().String()
+	silent, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	garbage, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	garbage.Write([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	defer garbage.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := Dial(ctx, addr, "not-the-token", 0, 2); err == nil {
+		t.Error("a wrong token was accepted")
+	}
+	clients := joinAll(t, addr, 2)
+	if _, err := Dial(ctx, addr, token, 1, 2); err == nil {
+		t.Error("a second rank 1 was accepted")
+	}
+	errs := each(clients, func(r int, c *Client) error { return Peers{C: c}.Barrier(ctx) })
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d after strangers: %v", r, err)
+		}
+	}
+	closed := make(chan struct{})
+	go func() { s.Close(); close(closed) }()
+	select {
+	case <-closed:
+	case <-time.After(3 * time.Second):
+		t.Error("Close waited for a connection that never said hello")
+	}
+	text := strings.Join(logs(), "\n")
+	for _, want := range []string{"wrong job token", "malformed", "joined twice"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("log lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestRendezvousPeerLost: when a rank's connection ends, the others stop
+// waiting and learn which rank left.
+func TestRendezvousPeerLost(t *testing.T) {
+	s, _ := startStore(t, 3)
+	clients := joinAll(t, s.Addr().String(), 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	clients[2].Close()
+	start := time.Now()
+	errs := each(clients[:2], func(r int, c *Client) error { return Peers{C: c}.Barrier(ctx) })
+	for r, err := range errs {
+		if !errors.Is(err, ErrPeerLost) || !strings.Contains(err.Error(), "rank 2 left") {
+			t.Errorf("rank %d: %v, want a lost-peer error naming rank 2", r, err)
+		}
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v to notice", d)
+	}
+}
+
+// TestRendezvousDeadline: a round a rank never joins ends at ctx's
+// deadline.
+func TestRendezvousDeadline(t *testing.T) {
+	s, _ := startStore(t, 2)
+	clients := joinAll(t, s.Addr().String(), 2)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	err := Peers{C: clients[0]}.Barrier(ctx)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got %v, want the deadline", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("returned after %v", d)
+	}
+}
+
+func TestWireRoundTrip(t *testing.T) {
+	for _, m := range []message{
+		{kind: kindHello, token: "t", rank: 3, size: 8},
+		{kind: kindWelcome},
+		{kind: kindGather, seq: 42, parts: [][]byte{{1, 2}, {}, {3}}},
+		{kind: kindFail, text: "rank 2 left"},
+	} {
+		b := encode(m)
+		got, err := decode(b[4:])
+		if err != nil || fmt.Sprint(got) != fmt.Sprint(m) {
+			t.Errorf("%+v: decoded %+v %v", m, got, err)
+		}
+	}
+}
+
+// FuzzDecode: any bytes decode or fail without a panic, and what decodes
+// encodes back to the same bytes.
+func FuzzDecode(f *testing.F) {
+	f.Add(encode(message{kind: kindHello, token: "tok", rank: 1, size: 2})[4:])
+	f.Add(encode(message{kind: kindGather, seq: 7, parts: [][]byte{[]byte("ab"), nil}})[4:])
+	f.Add(encode(message{kind: kindFail, text: "x"})[4:])
+	f.Add([]byte("GET / HTTP/1.1"))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		m, err := decode(body)
+		if err != nil {
+			return
+		}
+		if again := encode(m)[4:]; string(again) != string(body) {
+			t.Fatalf("decode/encode changed %x into %x", body, again)
+		}
+	})
+}
