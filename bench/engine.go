@@ -225,17 +225,14 @@ func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 	}
 	if o.Blocking == 0 {
 		e.Comm.IterTimes() // drop anything recorded by untimed calls
-		record := o.IterTiming || e.Comm.Capabilities().Timestamps
-		start := time.Now()
-		if err := e.Comm.Enqueue(Batch{Op: op, Iters: o.Iters, Agg: o.Agg, Record: record}); err != nil {
+		record := o.PerIteration(e.Comm.Capabilities())
+		deltaSec, cpuSec, err = e.clocked(ctx, op, calls, func() error {
+			return e.Comm.Enqueue(Batch{Op: op, Iters: o.Iters, Agg: o.Agg, Record: record})
+		})
+		if err != nil {
 			return 0, 0, nil, err
 		}
-		cpu := time.Since(start)
-		if err := e.wait(ctx, op, size); err != nil {
-			return 0, 0, nil, err
-		}
-		delta := time.Since(start)
-		return delta.Seconds() / calls, cpu.Seconds() / calls, e.iterSamples(), nil
+		return deltaSec, cpuSec, e.iterSamples(), nil
 	}
 
 	// Blocking modes: every call is waited for; -z 1 adds a barrier after
@@ -288,17 +285,23 @@ func (e *Engine) graphLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 	if err := e.Peers.Barrier(ctx); err != nil {
 		return 0, 0, nil, err
 	}
-	calls := float64(o.Iters * o.Agg * o.Graph)
+	deltaSec, cpuSec, err = e.clocked(ctx, op, float64(o.Iters*o.Agg*o.Graph), func() error { return graph.Launch(o.Graph) })
+	return deltaSec, cpuSec, nil, err
+}
+
+// clocked is the timed region of the non-blocking modes: launch, then the
+// drain of every stream, on one wall clock. It returns the time per call
+// over both, and over the launch alone (-C).
+func (e *Engine) clocked(ctx context.Context, op Op, calls float64, launch func() error) (deltaSec, cpuSec float64, err error) {
 	start := time.Now()
-	if err := graph.Launch(o.Graph); err != nil {
-		return 0, 0, nil, err
+	if err := launch(); err != nil {
+		return 0, 0, err
 	}
 	cpu := time.Since(start)
 	if err := e.wait(ctx, op, op.Footprint()); err != nil {
-		return 0, 0, nil, err
+		return 0, 0, err
 	}
-	delta := time.Since(start)
-	return delta.Seconds() / calls, cpu.Seconds() / calls, nil, nil
+	return time.Since(start).Seconds() / calls, cpu.Seconds() / calls, nil
 }
 
 // iterSamples turns the recorded iteration times into µs per call, taking

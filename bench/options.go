@@ -71,6 +71,14 @@ func (o *Options) Validate(nranks int) error {
 	return nil
 }
 
+// PerIteration says whether timed batches yield per-iteration samples on a
+// backend with capabilities c: never under -G; always in the blocking modes
+// (the host clock times each call) and where timestamps are free;
+// otherwise only with -I.
+func (o *Options) PerIteration(c Capabilities) bool {
+	return o.Graph == 0 && (o.Blocking != 0 || o.IterTiming || c.Timestamps)
+}
+
 func (o *Options) runOps() []numeric.RedOp {
 	if !o.Coll.Reduces {
 		return []numeric.RedOp{numeric.NoOp}

@@ -97,7 +97,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, args []strin
 	if err := filterSupport(&opts, caps, strings.EqualFold(f.dtype, "all"), strings.EqualFold(f.op, "all")); err != nil {
 		return false, err
 	}
-	perIter := opts.Graph == 0 && (caps.Timestamps || opts.IterTiming || opts.Blocking != 0)
+	perIter := opts.PerIteration(caps)
 
 	doc := &report.Run{Schema: report.SchemaName, Version: report.SchemaVersion, Collbench: version,
 		Collective: coll.Name, Test: coll.TestName, Backend: backend.Name(),
