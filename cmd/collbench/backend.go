@@ -23,12 +23,14 @@ func pickBackend(f *flags) (bench.Backend, []string, error) {
 	case "host":
 		return host.Backend{}, nil, nil
 	case "nccl":
-		if err := gpuProblem(g); err != nil {
+		note, err := probeGPU(g)
+		if err != nil {
 			return nil, nil, fmt.Errorf("the nccl backend is not available: %w", err)
 		}
-		return g, gpuNotes(), nil
+		return g, []string{note}, nil
 	}
-	if err := gpuProblem(g); err != nil {
+	note, err := probeGPU(g)
+	if err != nil {
 		why := err.Error()
 		if errors.Is(err, cuda.ErrNoDriver) && os.Getenv(cuda.Library.EnvVar) == "" {
 			if _, statErr := os.Stat("/dev/nvidiactl"); statErr != nil {
@@ -37,28 +39,26 @@ func pickBackend(f *flags) (bench.Backend, []string, error) {
 		}
 		return host.Backend{}, []string{"Backend: host (auto: " + why + ")"}, nil
 	}
-	return g, append([]string{"Backend: nccl (auto)"}, gpuNotes()...), nil
+	return g, []string{"Backend: nccl (auto)", note}, nil
 }
 
-// gpuProblem says why the nccl backend cannot run here, or nil.
-func gpuProblem(g gpu.Backend) error {
-	if _, err := cuda.Load(g.CUDALib); err != nil {
-		return err
+// probeGPU loads the driver and NCCL and checks for a GPU. It returns a
+// preamble note naming the libraries in use, as nccl-tests' first line
+// names its NCCL, or why the nccl backend cannot run here.
+func probeGPU(g gpu.Backend) (string, error) {
+	cudaPath, err := cuda.Load(g.CUDALib)
+	if err != nil {
+		return "", err
 	}
 	if n, err := cuda.DeviceCount(); err != nil || n == 0 {
-		return fmt.Errorf("the CUDA driver sees no GPU")
+		return "", fmt.Errorf("the CUDA driver sees no GPU")
 	}
-	_, err := g.Load()
-	return err
-}
-
-// gpuNotes names the libraries in use, as nccl-tests' first line names
-// its NCCL.
-func gpuNotes() []string {
-	ncclPath, _ := nccl.Load("")
-	cudaPath, _ := cuda.Load("")
+	ncclPath, err := g.Load()
+	if err != nil {
+		return "", err
+	}
 	drv, _ := cuda.DriverVersion()
-	return []string{fmt.Sprintf("NCCL %s (%s), CUDA driver %s (%s)", nccl.RuntimeVersion(), ncclPath, cuda.FormatVersion(drv), cudaPath)}
+	return fmt.Sprintf("NCCL %s (%s), CUDA driver %s (%s)", nccl.RuntimeVersion(), ncclPath, cuda.FormatVersion(drv), cudaPath), nil
 }
 
 // deviceList resolves the GPU of each local rank: --devices, else
