@@ -1,0 +1,45 @@
+package main
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestDeviceList(t *testing.T) {
+	tests := []struct {
+		spec, env string
+		ngpus     int
+		want      []int
+		err       string
+	}{
+		{"", "", 3, []int{0, 1, 2}, ""},
+		{"", "4", 2, []int{4, 5}, ""},
+		{"0,0", "4", 2, []int{0, 0}, ""},
+		{" 1, 3 ", "", 2, []int{1, 3}, ""},
+		{"0,x", "", 2, nil, `"x" is not a GPU number`},
+		{"-1", "", 1, nil, "is not a GPU number"},
+		{"0,1,2", "", 2, nil, "lists 3 GPU(s) but -g is 2"},
+		{"", "gpu0", 1, nil, `NCCL_TESTS_DEVICE="gpu0" is not a GPU number`},
+	}
+	for _, tt := range tests {
+		t.Setenv("NCCL_TESTS_DEVICE", tt.env)
+		got, err := deviceList(tt.spec, tt.ngpus)
+		switch {
+		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+			t.Errorf("%q/%q: got %v %v, want error %q", tt.spec, tt.env, got, err, tt.err)
+		case tt.err == "" && (err != nil || !reflect.DeepEqual(got, tt.want)):
+			t.Errorf("%q/%q: got %v %v, want %v", tt.spec, tt.env, got, err, tt.want)
+		}
+	}
+}
+
+// TestBadDeviceEnv: a malformed NCCL_TESTS_DEVICE is a one-line usage
+// error on any backend.
+func TestBadDeviceEnv(t *testing.T) {
+	t.Setenv("NCCL_TESTS_DEVICE", "first")
+	code, out, errOut := runCLI("allreduce", "-b", "8", "-e", "8", "--backend", "host")
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "NCCL_TESTS_DEVICE") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
