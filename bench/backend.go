@@ -32,10 +32,37 @@ type Setup struct {
 	// Register asks for buffer registration as nccl-tests' -R: 1 registers
 	// the buffers with each communicator, 2 as symmetric windows.
 	Register int
-	// Share hands the bytes given by the process holding rank 0 (its
-	// communicator id) to every process and returns them; nil in a job of
-	// one process.
-	Share func(ctx context.Context, fromRoot []byte) ([]byte, error)
+	// Groups splits the job into the communicators that are measured.
+	Groups Grouping
+	// Exchange gives every process's bytes to every process, in process
+	// order (the process holding rank 0 first); nil in a job of one
+	// process.
+	Exchange func(ctx context.Context, mine []byte) ([][]byte, error)
+	// Addr is the address other hosts reach this process at, for
+	// backends that open their own connections; empty means loopback.
+	Addr string
+}
+
+// Place returns local rank local's group, its rank in that group, and
+// whether it takes part in the measurement.
+func (s Setup) Place(local int) (group, groupRank int, active bool) {
+	return s.Groups.Place(s.NRanks, s.FirstRank+local)
+}
+
+// Share returns the bytes the process holding rank 0 passes in fromRoot
+// (a communicator id) on every process.
+func (s Setup) Share(ctx context.Context, fromRoot []byte) ([]byte, error) {
+	if s.Exchange == nil {
+		return fromRoot, nil
+	}
+	parts, err := s.Exchange(ctx, fromRoot)
+	if err != nil {
+		return nil, err
+	}
+	if len(parts) == 0 {
+		return nil, errors.New("exchange returned nothing")
+	}
+	return parts[0], nil
 }
 
 // MemoryLimiter is a Backend whose devices bound the largest message: it
@@ -72,12 +99,14 @@ type Graph interface {
 
 // Device describes the device behind one local rank, for the preamble.
 type Device struct {
-	Rank     int
-	Ordinal  int
-	Hostname string
-	PID      int
-	BusID    [3]int // PCI domain, bus, device
-	Name     string
+	Rank      int // global rank in the job
+	Group     int // the group (communicator) it belongs to
+	GroupRank int // its rank inside that communicator
+	Ordinal   int
+	Hostname  string
+	PID       int
+	BusID     [3]int // PCI domain, bus, device
+	Name      string
 }
 
 // BufKind selects a local rank's send or receive buffer.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/collbench/collbench/bench/numeric"
@@ -11,11 +12,15 @@ import (
 
 // Engine runs the nccl-tests measurement loop over a Comm.
 type Engine struct {
-	Comm      Comm
-	Peers     Peers
-	Opts      Options
-	NRanks    int // ranks in the job
-	FirstRank int // global rank of this process's local rank 0
+	Comm  Comm
+	Peers Peers
+	Opts  Options
+	// NRanks is the ranks in each measured communicator: the job's ranks,
+	// or the group size when the job is split into groups.
+	NRanks int
+	// Groups is how many groups run at once; with more than one, each
+	// placement also reports every group's own figures.
+	Groups int
 
 	rep     int // verification repetition, varies the data between checks
 	scratch struct{ want, got []byte }
@@ -108,10 +113,22 @@ func (e *Engine) launch(ctx context.Context, b Batch, size int64) error {
 	if b.Iters == 0 {
 		return nil
 	}
+	e.doing(b.Op, size)
 	if err := e.Comm.Enqueue(b); err != nil {
 		return err
 	}
 	return e.wait(ctx, b.Op, size)
+}
+
+// doing tells the job's watchdog which call this process is in.
+func (e *Engine) doing(op Op, size int64) {
+	if t, ok := e.Peers.(Tracker); ok {
+		place := "out-of-place"
+		if op.InPlace {
+			place = "in-place"
+		}
+		t.Doing(fmt.Sprintf("%s of %d bytes (%s)", op.Coll.Name, size, place))
+	}
 }
 
 // wait drains the streams; on a timeout or cancellation it aborts the
@@ -132,6 +149,11 @@ func (e *Engine) wait(ctx context.Context, op Op, size int64) error {
 		return &TimeoutError{Coll: op.Coll.Name, Size: size, InPlace: op.InPlace, After: e.Opts.Timeout}
 	}
 	if ctx.Err() != nil {
+		// The job may have ended the wait on purpose (a lost rank); its
+		// cause says why.
+		if cause := context.Cause(ctx); cause != ctx.Err() {
+			return fmt.Errorf("%s of %d bytes: aborted: %w", op.Coll.Name, size, cause)
+		}
 		return ctx.Err()
 	}
 	return fmt.Errorf("%s of %d bytes: %w", op.Coll.Name, size, err)
@@ -158,12 +180,13 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 	if err != nil {
 		return Placement{}, err
 	}
+	own := deltaSec
 	combined, err := e.combineTime(ctx, []float64{deltaSec, cpuSec})
 	if err != nil {
 		return Placement{}, err
 	}
 	deltaSec, cpuSec = combined[0], combined[1]
-	if samples, err = e.Peers.AllReduce(ctx, samples, ReduceMax); err != nil {
+	if samples, err = e.maxSamples(ctx, samples); err != nil {
 		return Placement{}, err
 	}
 
@@ -172,9 +195,9 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 	if o.CPUTime {
 		p.Time = cpuSec * 1e6
 	}
-	if deltaSec > 0 {
-		p.AlgBW = float64(size) / 1e9 / deltaSec
-		p.BusBW = p.AlgBW * op.Coll.BusFactor(e.NRanks)
+	p.AlgBW, p.BusBW = e.bandwidth(op, deltaSec*1e6)
+	if p.Procs, p.Groups, err = e.spread(ctx, op, own*1e6); err != nil {
+		return Placement{}, err
 	}
 	if err := e.Peers.Barrier(ctx); err != nil {
 		return Placement{}, err
@@ -293,6 +316,7 @@ func (e *Engine) graphLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 // drain of every stream, on one wall clock. It returns the time per call
 // over both, and over the launch alone (-C).
 func (e *Engine) clocked(ctx context.Context, op Op, calls float64, launch func() error) (deltaSec, cpuSec float64, err error) {
+	e.doing(op, op.Footprint())
 	start := time.Now()
 	if err := launch(); err != nil {
 		return 0, 0, err
@@ -322,27 +346,119 @@ func (e *Engine) iterSamples() []float64 {
 	return out
 }
 
-// combineTime applies -a across processes.
+// active says whether any of this process's ranks is measured; in an
+// isolated group run the others only keep step.
+func (e *Engine) active() bool { return len(e.Comm.Devices()) > 0 }
+
+// combineTime applies -a across the processes that measured something.
 func (e *Engine) combineTime(ctx context.Context, v []float64) ([]float64, error) {
+	active := e.active()
 	switch e.Opts.Average {
-	case 0: // rank 0's value
+	case 0: // rank 0's value; rank 0 is always measured
 		if e.Peers.Proc() != 0 {
 			v = make([]float64, len(v))
 		}
 		return e.Peers.AllReduce(ctx, v, ReduceSum)
 	case 2:
+		if !active {
+			v = fillOf(len(v), math.Inf(1))
+		}
 		return e.Peers.AllReduce(ctx, v, ReduceMin)
 	case 3:
+		if !active {
+			v = fillOf(len(v), 0)
+		}
 		return e.Peers.AllReduce(ctx, v, ReduceMax)
 	}
-	s, err := e.Peers.AllReduce(ctx, v, ReduceSum)
+	w := append([]float64{}, v...)
+	w = append(w, 1)
+	if !active {
+		clear(w)
+	}
+	s, err := e.Peers.AllReduce(ctx, w, ReduceSum)
 	if err != nil {
 		return nil, err
 	}
-	for i := range s {
-		s[i] /= float64(e.Peers.NProcs())
+	n := max(s[len(v)], 1)
+	for i := range v {
+		s[i] /= n
 	}
-	return s, nil
+	return s[:len(v)], nil
+}
+
+func fillOf(n int, x float64) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = x
+	}
+	return v
+}
+
+// maxSamples takes the slowest process's time for every iteration. A
+// leading flag says who has samples, so processes without any (nothing
+// recorded, or nothing measured) still agree on the length.
+func (e *Engine) maxSamples(ctx context.Context, samples []float64) ([]float64, error) {
+	if e.Peers.NProcs() == 1 {
+		return samples, nil
+	}
+	v := make([]float64, 1+e.Opts.Iters)
+	if len(samples) > 0 {
+		v[0] = 1
+		copy(v[1:], samples)
+	}
+	got, err := e.Peers.AllReduce(ctx, v, ReduceMax)
+	if err != nil || got[0] == 0 {
+		return nil, err
+	}
+	return got[1:], nil
+}
+
+// bandwidth is the algorithm and bus bandwidth of one call taking us µs.
+func (e *Engine) bandwidth(op Op, us float64) (algBW, busBW float64) {
+	if us <= 0 {
+		return 0, 0
+	}
+	algBW = float64(op.Footprint()) / 1e3 / us
+	return algBW, algBW * op.Coll.BusFactor(e.NRanks)
+}
+
+// spread gathers every process's own time (us µs) and, when several
+// groups run at once, each group's mean over the processes holding its
+// ranks. It is skipped in a single-process, single-group run.
+func (e *Engine) spread(ctx context.Context, op Op, us float64) ([]float64, []GroupPlacement, error) {
+	nprocs, ngroups := e.Peers.NProcs(), max(e.Groups, 1)
+	if nprocs == 1 && ngroups == 1 {
+		return nil, nil, nil
+	}
+	v := make([]float64, nprocs+2*ngroups)
+	v[e.Peers.Proc()] = -1
+	if e.active() {
+		v[e.Peers.Proc()] = us
+		seen := map[int]bool{}
+		for _, d := range e.Comm.Devices() {
+			if !seen[d.Group] && d.Group < ngroups {
+				seen[d.Group] = true
+				v[nprocs+d.Group] += us
+				v[nprocs+ngroups+d.Group]++
+			}
+		}
+	}
+	got, err := e.Peers.AllReduce(ctx, v, ReduceSum)
+	if err != nil {
+		return nil, nil, err
+	}
+	var groups []GroupPlacement
+	if ngroups > 1 {
+		groups = make([]GroupPlacement, ngroups)
+		for g := range groups {
+			if n := got[nprocs+ngroups+g]; n > 0 {
+				t := got[nprocs+g] / n
+				a, b := e.bandwidth(op, t)
+				groups[g] = GroupPlacement{Time: t, AlgBW: a, BusBW: b}
+			}
+		}
+	}
+	return got[:nprocs], groups, nil
 }
 
 func (e *Engine) pattern(op Op, seed uint64) Pattern {
@@ -361,8 +477,8 @@ func (e *Engine) fill(op Op, seed uint64) error {
 	pat := e.pattern(op, seed)
 	elt := int64(op.Type.Size())
 	sendBytes, recvBytes := op.Counts.Send*elt, op.Counts.Recv*elt
-	for l := range e.Comm.Devices() {
-		rank := e.FirstRank + l
+	for l, d := range e.Comm.Devices() {
+		rank := d.GroupRank
 		sendBuf, sendOff, recvOff := op.Regions(rank)
 		area := recvBytes + recvOff
 		if op.InPlace {
@@ -387,8 +503,8 @@ func (e *Engine) verify(op Op, seed uint64) (int64, error) {
 	pat := e.pattern(op, seed)
 	recvBytes := op.Counts.Recv * int64(op.Type.Size())
 	var wrong int64
-	for l := range e.Comm.Devices() {
-		rank := e.FirstRank + l
+	for l, d := range e.Comm.Devices() {
+		rank := d.GroupRank
 		e.scratch.want = grow(e.scratch.want, recvBytes)
 		if !op.Coll.Expected(pat, op.Counts, rank, op.Root, e.scratch.want) {
 			continue

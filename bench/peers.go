@@ -32,3 +32,10 @@ func (Solo) Barrier(ctx context.Context) error { return ctx.Err() }
 func (Solo) AllReduce(ctx context.Context, vals []float64, _ Reduction) ([]float64, error) {
 	return vals, ctx.Err()
 }
+
+// Tracker is a Peers that can tell the job what this process is doing, so
+// that a process that stalls is reported with the collective and size it
+// stalled in.
+type Tracker interface {
+	Doing(what string)
+}

@@ -10,6 +10,35 @@ type Placement struct {
 	Wrong   int64     // wrong elements over all ranks; meaningful if Checked
 	Checked bool      // false prints N/A
 	Iter    IterStats // per-iteration times, max over ranks
+	// Procs is each process's own time in µs, in process order, when the
+	// job has several processes; -1 for a process with no measured rank.
+	Procs []float64
+	// Groups are each group's figures when several groups run at once.
+	Groups []GroupPlacement
+}
+
+// GroupPlacement is one group's time (the mean over the processes that
+// hold its ranks) and bandwidths.
+type GroupPlacement struct {
+	Time, AlgBW, BusBW float64
+}
+
+// Slowest returns the index of the slowest process and the fastest and
+// slowest times; ok is false without per-process times.
+func (p Placement) Slowest() (proc int, fastest, slowest float64, ok bool) {
+	proc = -1
+	for i, t := range p.Procs {
+		if t < 0 {
+			continue
+		}
+		if proc < 0 || t > slowest {
+			proc, slowest = i, t
+		}
+		if !ok || t < fastest {
+			fastest, ok = t, true
+		}
+	}
+	return proc, fastest, slowest, ok
 }
 
 // Row is one line of the nccl-tests table: a size measured out of place and

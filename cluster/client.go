@@ -7,42 +7,62 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/collbench/collbench/bench"
 )
 
-// Client is one rank's connection to the store.
+// Client is one rank's connection to the store. A background reader takes
+// every message the store sends; a heartbeat tells the store the rank is
+// alive and what it is doing, and watches that the store is alive too.
 type Client struct {
 	conn       net.Conn
 	rank, size int
-	mu         sync.Mutex
-	seq        uint64
+	stall      time.Duration
+
+	wmu sync.Mutex // one writer at a time
+	mu  sync.Mutex // one round at a time
+	seq uint64
+
+	replies  chan message
+	failed   chan struct{}
+	failOnce sync.Once
+	err      error
+	onFail   atomic.Pointer[func(error)]
+	heard    atomic.Int64 // unix nanoseconds of the last message from the store
+	doing    atomic.Pointer[string]
+	closed   atomic.Bool
+	done     chan struct{}
 }
 
-// ErrPeerLost means another rank left the job.
-var ErrPeerLost = errors.New("a rank left the job")
+// ErrPeerLost means another rank left the job, went silent or never came.
+var ErrPeerLost = errors.New("the job lost a rank")
 
 // Dial joins the job at addr, retrying until ctx ends while the store is
-// not up yet (rank 0 may start after the others).
-func Dial(ctx context.Context, addr, token string, rank, size int) (*Client, error) {
+// not up yet (rank 0 may start after the others). stall is how long the
+// store may stay silent before this rank gives up on it; 0 never does.
+func Dial(ctx context.Context, addr, token string, rank, size int, stall time.Duration) (*Client, error) {
 	var d net.Dialer
 	wait := 20 * time.Millisecond
 	for {
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
-			c := &Client{conn: conn, rank: rank, size: size}
+			c := &Client{conn: conn, rank: rank, size: size, stall: stall,
+				replies: make(chan message, 1), failed: make(chan struct{}), done: make(chan struct{})}
 			if err := c.hello(ctx, token); err != nil {
 				conn.Close()
 				return nil, err
 			}
+			c.heard.Store(time.Now().UnixNano())
+			go c.read()
+			go c.beat()
 			return c, nil
 		}
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("rendezvous at %s unreachable: %w", addr, err)
+			return nil, fmt.Errorf("rendezvous at %s unreachable (rank 0 hosts it; has it started?): %w", addr, err)
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 500*time.Millisecond)
@@ -50,13 +70,16 @@ func Dial(ctx context.Context, addr, token string, rank, size int) (*Client, err
 }
 
 func (c *Client) hello(ctx context.Context, token string) error {
-	c.deadline(ctx)
+	if d, ok := ctx.Deadline(); ok {
+		c.conn.SetDeadline(d)
+	}
+	defer c.conn.SetDeadline(time.Time{})
 	if _, err := c.conn.Write(encode(message{kind: kindHello, token: token, rank: c.rank, size: c.size})); err != nil {
 		return fmt.Errorf("rendezvous hello: %w", err)
 	}
 	m, err := readMessage(c.conn)
 	if err != nil {
-		return fmt.Errorf("rendezvous refused rank %d (wrong token, size or a duplicate rank?): %w", c.rank, err)
+		return fmt.Errorf("rendezvous refused rank %d (wrong token, job size or a duplicate rank?): %w", c.rank, err)
 	}
 	if m.kind != kindWelcome {
 		return fmt.Errorf("rendezvous: unexpected reply to hello")
@@ -64,16 +87,98 @@ func (c *Client) hello(ctx context.Context, token string) error {
 	return nil
 }
 
-func (c *Client) deadline(ctx context.Context) {
-	d, ok := ctx.Deadline()
-	if !ok {
-		d = time.Time{}
+// read dispatches the store's messages until the connection ends.
+func (c *Client) read() {
+	for {
+		m, err := readMessage(c.conn)
+		if err != nil {
+			if !c.closed.Load() {
+				c.fail(fmt.Errorf("%w: lost the rendezvous hosted by rank 0 (%v)", ErrPeerLost, err))
+			}
+			return
+		}
+		c.heard.Store(time.Now().UnixNano())
+		switch m.kind {
+		case kindFail:
+			c.fail(fmt.Errorf("%w: %s", ErrPeerLost, m.text))
+			return
+		case kindGather:
+			select {
+			case c.replies <- m:
+			default: // nobody asked: the store is out of step
+				c.fail(errors.New("rendezvous: a reply nobody asked for"))
+				return
+			}
+		}
 	}
-	c.conn.SetDeadline(d)
 }
 
+// beat sends heartbeats and gives up on a store that went silent.
+func (c *Client) beat() {
+	tick := time.NewTicker(pingInterval(c.stall))
+	defer tick.Stop()
+	for {
+		select {
+		case <-c.done:
+			return
+		case <-c.failed:
+			return
+		case now := <-tick.C:
+			if c.stall > 0 && now.Sub(time.Unix(0, c.heard.Load())) > c.stall {
+				c.fail(fmt.Errorf("%w: rank 0 (hosting the rendezvous) stopped responding (silent for more than %v)", ErrPeerLost, c.stall))
+				return
+			}
+			doing := ""
+			if d := c.doing.Load(); d != nil {
+				doing = *d
+			}
+			if err := c.write(encode(message{kind: kindBeat, text: doing})); err != nil && !c.closed.Load() {
+				c.fail(fmt.Errorf("%w: cannot reach the rendezvous hosted by rank 0 (%v)", ErrPeerLost, err))
+				return
+			}
+		}
+	}
+}
+
+func (c *Client) write(frame []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.conn.SetWriteDeadline(time.Now().Add(writeTimeout))
+	_, err := c.conn.Write(frame)
+	return err
+}
+
+// fail records the first reason the job cannot go on and tells OnFail.
+func (c *Client) fail(err error) {
+	c.failOnce.Do(func() {
+		c.err = err
+		close(c.failed)
+		if f := c.onFail.Load(); f != nil {
+			(*f)(err)
+		}
+	})
+}
+
+// OnFail registers f to run once, from another goroutine, when the job
+// fails: another rank left, went silent or never arrived. It is how a rank
+// blocked inside a collective learns to abort.
+func (c *Client) OnFail(f func(error)) {
+	var once sync.Once
+	g := func(err error) { once.Do(func() { f(err) }) }
+	c.onFail.Store(&g)
+	select {
+	case <-c.failed: // failed before f was registered
+		g(c.err)
+	default:
+	}
+}
+
+// Doing tells the store, with the next heartbeat, what this rank is
+// doing, so a rank that stops can be reported with where it stopped.
+func (c *Client) Doing(what string) { c.doing.Store(&what) }
+
 // AllGather contributes data and returns every rank's contribution, in
-// rank order. It fails when ctx ends or another rank leaves.
+// rank order. It fails when ctx ends or the job fails.
 func (c *Client) AllGather(ctx context.Context, data []byte) ([][]byte, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -81,45 +186,44 @@ func (c *Client) AllGather(ctx context.Context, data []byte) ([][]byte, error) {
 	if data == nil {
 		data = []byte{}
 	}
-	c.deadline(ctx)
-	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
-	defer stop()
-	if _, err := c.conn.Write(encode(message{kind: kindGather, seq: c.seq, parts: [][]byte{data}})); err != nil {
-		return nil, c.failure(ctx, err)
+	select {
+	case <-c.failed:
+		return nil, c.err
+	default:
 	}
-	m, err := readMessage(c.conn)
-	if err != nil {
-		return nil, c.failure(ctx, err)
+	if err := c.write(encode(message{kind: kindGather, seq: c.seq, parts: [][]byte{data}})); err != nil {
+		return nil, fmt.Errorf("rendezvous: %w", err)
 	}
-	switch {
-	case m.kind == kindFail:
-		return nil, fmt.Errorf("%w: %s", ErrPeerLost, m.text)
-	case m.kind != kindGather || m.seq != c.seq || len(m.parts) != c.size:
-		return nil, fmt.Errorf("rendezvous: out-of-step reply")
+	select {
+	case m := <-c.replies:
+		if m.seq != c.seq || len(m.parts) != c.size {
+			return nil, fmt.Errorf("rendezvous: out-of-step reply")
+		}
+		return m.parts, nil
+	case <-c.failed:
+		return nil, c.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	return m.parts, nil
-}
-
-func (c *Client) failure(ctx context.Context, err error) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	// The socket's deadline is ctx's and may fire a moment before ctx
-	// reports it.
-	if _, ok := ctx.Deadline(); ok && errors.Is(err, os.ErrDeadlineExceeded) {
-		return context.DeadlineExceeded
-	}
-	return fmt.Errorf("rendezvous: %w", err)
 }
 
 // Close leaves the job.
-func (c *Client) Close() error { return c.conn.Close() }
+func (c *Client) Close() error {
+	if c.closed.Swap(true) {
+		return nil
+	}
+	close(c.done)
+	return c.conn.Close()
+}
 
 // Peers adapts a Client to the engine's bench.Peers.
 type Peers struct{ C *Client }
 
 func (p Peers) Proc() int   { return p.C.rank }
 func (p Peers) NProcs() int { return p.C.size }
+
+// Doing implements bench.Tracker.
+func (p Peers) Doing(what string) { p.C.Doing(what) }
 
 // Barrier returns once every rank has reached it.
 func (p Peers) Barrier(ctx context.Context) error {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"sync"
 	"time"
 )
@@ -13,24 +14,46 @@ import (
 // silent stranger is dropped after it and the job goes on.
 const helloTimeout = 10 * time.Second
 
+// writeTimeout bounds every write to a rank, so a rank that stopped
+// reading cannot hold the store up.
+const writeTimeout = 5 * time.Second
+
+// StoreConfig describes the job a store serves.
+type StoreConfig struct {
+	Token string // every rank must present it
+	Size  int    // ranks in the job
+	// Join is how long the ranks have to arrive, counted from Serve; the
+	// ranks still missing then are named to the others. 0 waits forever.
+	Join time.Duration
+	// Stall is how long a joined rank may stay silent (its heartbeats
+	// stop when the process is stopped or frozen) before the others are
+	// told. 0 never gives up on a rank.
+	Stall time.Duration
+	// Logf reports refused connections; nil discards them.
+	Logf func(format string, a ...any)
+}
+
 // Store is the rendezvous that rank 0 hosts: every rank connects, proves
 // it belongs to the job with the token, and then takes part in rounds in
 // which each rank contributes bytes and receives everybody's (barriers,
-// sharing the NCCL id, combining results). When a rank's connection drops,
-// every other rank is told which one left.
+// sharing the NCCL id, combining results). It watches the job: when a
+// rank's connection drops, when a rank never arrives or stops sending
+// heartbeats, every other rank is told which one and why.
 type Store struct {
-	ln    net.Listener
-	token string
-	size  int
-	logf  func(format string, a ...any)
+	ln  net.Listener
+	cfg StoreConfig
 
-	mu     sync.Mutex
-	conns  map[int]net.Conn
-	greet  map[net.Conn]bool // connections that have not said hello yet
-	rounds map[uint64]*round
-	failed string
-	closed bool
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	conns    map[int]net.Conn
+	seen     map[int]time.Time // last message from each rank
+	doing    map[int]string    // what each rank last said it was doing
+	greet    map[net.Conn]bool // connections that have not said hello yet
+	rounds   map[uint64]*round
+	failed   string
+	closed   bool
+	start    time.Time
+	stopTick chan struct{}
+	wg       sync.WaitGroup
 }
 
 type round struct {
@@ -38,15 +61,16 @@ type round struct {
 	got   int
 }
 
-// Serve runs a store for size ranks on ln until Close. logf reports
-// refused connections; nil discards them.
-func Serve(ln net.Listener, token string, size int, logf func(format string, a ...any)) *Store {
-	if logf == nil {
-		logf = func(string, ...any) {}
+// Serve runs a store on ln until Close.
+func Serve(ln net.Listener, cfg StoreConfig) *Store {
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Store{ln: ln, token: token, size: size, logf: logf, conns: map[int]net.Conn{}, greet: map[net.Conn]bool{}, rounds: map[uint64]*round{}}
-	s.wg.Add(1)
+	s := &Store{ln: ln, cfg: cfg, conns: map[int]net.Conn{}, seen: map[int]time.Time{}, doing: map[int]string{},
+		greet: map[net.Conn]bool{}, rounds: map[uint64]*round{}, start: time.Now(), stopTick: make(chan struct{})}
+	s.wg.Add(2)
 	go s.accept()
+	go s.watch()
 	return s
 }
 
@@ -56,6 +80,9 @@ func (s *Store) Addr() net.Addr { return s.ln.Addr() }
 // Close stops the store and drops every connection.
 func (s *Store) Close() error {
 	s.mu.Lock()
+	if !s.closed {
+		close(s.stopTick)
+	}
 	s.closed = true
 	for _, c := range s.conns {
 		c.Close()
@@ -108,12 +135,12 @@ func (s *Store) admit(c net.Conn) (int, error) {
 	switch {
 	case m.kind != kindHello:
 		return 0, fmt.Errorf("first message is not a hello")
-	case subtle.ConstantTimeCompare([]byte(m.token), []byte(s.token)) != 1:
+	case subtle.ConstantTimeCompare([]byte(m.token), []byte(s.cfg.Token)) != 1:
 		return 0, fmt.Errorf("wrong job token")
-	case m.size != s.size:
-		return 0, fmt.Errorf("rank %d thinks the job has %d ranks, not %d", m.rank, m.size, s.size)
-	case m.rank < 0 || m.rank >= s.size:
-		return 0, fmt.Errorf("rank %d is outside a job of %d", m.rank, s.size)
+	case m.size != s.cfg.Size:
+		return 0, fmt.Errorf("rank %d thinks the job has %d ranks, not %d", m.rank, m.size, s.cfg.Size)
+	case m.rank < 0 || m.rank >= s.cfg.Size:
+		return 0, fmt.Errorf("rank %d is outside a job of %d", m.rank, s.cfg.Size)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -124,6 +151,11 @@ func (s *Store) admit(c net.Conn) (int, error) {
 		return 0, fmt.Errorf("rank %d joined twice", m.rank)
 	}
 	s.conns[m.rank] = c
+	s.seen[m.rank] = time.Now()
+	s.send(c, encode(message{kind: kindWelcome}))
+	if s.failed != "" { // a late rank learns at once that the job is over
+		s.send(c, encode(message{kind: kindFail, text: s.failed}))
+	}
 	return m.rank, nil
 }
 
@@ -131,13 +163,9 @@ func (s *Store) serve(c net.Conn) {
 	rank, err := s.admit(c)
 	if err != nil {
 		if !errors.Is(err, net.ErrClosed) {
-			s.logf("rendezvous: refused a connection from %s: %v", c.RemoteAddr(), err)
+			s.cfg.Logf("rendezvous: refused a connection from %s: %v", c.RemoteAddr(), err)
 		}
 		c.Close()
-		return
-	}
-	if _, err := c.Write(encode(message{kind: kindWelcome})); err != nil {
-		s.drop(rank, err)
 		return
 	}
 	for {
@@ -146,12 +174,28 @@ func (s *Store) serve(c net.Conn) {
 			s.drop(rank, err)
 			return
 		}
-		if m.kind != kindGather || len(m.parts) != 1 {
+		s.mu.Lock()
+		s.seen[rank] = time.Now()
+		if m.kind == kindBeat {
+			s.doing[rank] = m.text
+		}
+		s.mu.Unlock()
+		switch {
+		case m.kind == kindBeat:
+		case m.kind == kindGather && len(m.parts) == 1:
+			s.contribute(rank, m.seq, m.parts[0])
+		default:
 			s.drop(rank, fmt.Errorf("unexpected message"))
 			return
 		}
-		s.contribute(rank, m.seq, m.parts[0])
 	}
+}
+
+// send writes one frame to a rank under the store's lock; a rank that
+// cannot take it within writeTimeout is left to the watchdog.
+func (s *Store) send(c net.Conn, frame []byte) {
+	c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	c.Write(frame)
 }
 
 // contribute adds rank's part to round seq and, once every rank has
@@ -161,20 +205,20 @@ func (s *Store) contribute(rank int, seq uint64, part []byte) {
 	defer s.mu.Unlock()
 	r := s.rounds[seq]
 	if r == nil {
-		r = &round{parts: make([][]byte, s.size)}
+		r = &round{parts: make([][]byte, s.cfg.Size)}
 		s.rounds[seq] = r
 	}
 	if r.parts[rank] == nil {
 		r.got++
 	}
 	r.parts[rank] = append([]byte{}, part...)
-	if r.got < s.size {
+	if r.got < s.cfg.Size {
 		return
 	}
 	delete(s.rounds, seq)
 	reply := encode(message{kind: kindGather, seq: seq, parts: r.parts})
 	for _, c := range s.conns {
-		c.Write(reply)
+		s.send(c, reply)
 	}
 }
 
@@ -187,12 +231,102 @@ func (s *Store) drop(rank int, cause error) {
 		c.Close()
 		delete(s.conns, rank)
 	}
+	where := ""
+	if d := s.doing[rank]; d != "" {
+		where = "; it was in " + d
+	}
+	s.failLocked(fmt.Sprintf("rank %d left the job (%v%s)", rank, cause, where))
+}
+
+// failLocked ends the job once: every connected rank gets why.
+func (s *Store) failLocked(why string) {
 	if s.closed || s.failed != "" {
 		return
 	}
-	s.failed = fmt.Sprintf("rank %d left the job (%v)", rank, cause)
-	fail := encode(message{kind: kindFail, text: s.failed})
+	s.failed = why
+	fail := encode(message{kind: kindFail, text: why})
 	for _, c := range s.conns {
-		c.Write(fail)
+		s.send(c, fail)
 	}
+}
+
+// watch pings the ranks, and names the ranks that never arrived or went
+// silent.
+func (s *Store) watch() {
+	defer s.wg.Done()
+	tick := time.NewTicker(pingInterval(s.cfg.Stall))
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.stopTick:
+			return
+		case now := <-tick.C:
+			s.mu.Lock()
+			if s.failed == "" {
+				if why := s.check(now); why != "" {
+					s.failLocked(why)
+				}
+			}
+			ping := encode(message{kind: kindPing})
+			for _, c := range s.conns {
+				s.send(c, ping)
+			}
+			s.mu.Unlock()
+		}
+	}
+}
+
+// check returns why the job cannot go on at now, or "".
+func (s *Store) check(now time.Time) string {
+	if len(s.seen) < s.cfg.Size && s.cfg.Join > 0 && now.Sub(s.start) > s.cfg.Join {
+		var missing []int
+		for r := 0; r < s.cfg.Size; r++ {
+			if _, ok := s.seen[r]; !ok {
+				missing = append(missing, r)
+			}
+		}
+		return fmt.Sprintf("%s never joined the job (waited %v at the rendezvous)", rankList(missing), s.cfg.Join)
+	}
+	if s.cfg.Stall <= 0 {
+		return ""
+	}
+	var late []int
+	for r, t := range s.seen {
+		if _, connected := s.conns[r]; connected && now.Sub(t) > s.cfg.Stall {
+			late = append(late, r)
+		}
+	}
+	if len(late) == 0 {
+		return ""
+	}
+	sort.Ints(late)
+	where := ""
+	if d := s.doing[late[0]]; d != "" {
+		where = "; last seen in " + d
+	}
+	return fmt.Sprintf("%s stopped responding (silent for more than %v%s)", rankList(late), s.cfg.Stall, where)
+}
+
+// pingInterval is how often heartbeats go each way: often enough that a
+// silence of stall is unmistakable.
+func pingInterval(stall time.Duration) time.Duration {
+	if stall <= 0 {
+		return time.Second
+	}
+	return min(max(stall/5, 50*time.Millisecond), time.Second)
+}
+
+// rankList names ranks for a message: "rank 3" or "ranks 1, 2".
+func rankList(ranks []int) string {
+	if len(ranks) == 1 {
+		return fmt.Sprintf("rank %d", ranks[0])
+	}
+	s := "ranks "
+	for i, r := range ranks {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprint(r)
+	}
+	return s
 }

@@ -24,11 +24,11 @@ func startStore(t *testing.T, size int) (*Store, func() []string) {
 	}
 	var mu sync.Mutex
 	var logs []string
-	s := Serve(ln, token, size, func(f string, a ...any) {
+	s := Serve(ln, StoreConfig{Token: token, Size: size, Logf: func(f string, a ...any) {
 		mu.Lock()
 		logs = append(logs, fmt.Sprintf(f, a...))
 		mu.Unlock()
-	})
+	}})
 	t.Cleanup(func() { s.Close() })
 	return s, func() []string {
 		mu.Lock()
@@ -49,7 +49,7 @@ func joinAll(t *testing.T, addr string, size int) []*Client {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			clients[r], errs[r] = Dial(ctx, addr, token, r, size)
+			clients[r], errs[r] = Dial(ctx, addr, token, r, size, 0)
 		}()
 	}
 	wg.Wait()
@@ -136,11 +136,11 @@ func TestRendezvousRefusesStrangers(t *testing.T) {
 	defer garbage.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := Dial(ctx, addr, "not-the-token", 0, 2); err == nil {
+	if _, err := Dial(ctx, addr, "not-the-token", 0, 2, 0); err == nil {
 		t.Error("a wrong token was accepted")
 	}
 	clients := joinAll(t, addr, 2)
-	if _, err := Dial(ctx, addr, token, 1, 2); err == nil {
+	if _, err := Dial(ctx, addr, token, 1, 2, 0); err == nil {
 		t.Error("a second rank 1 was accepted")
 	}
 	errs := each(clients, func(r int, c *Client) error { return Peers{C: c}.Barrier(ctx) })
@@ -207,6 +207,8 @@ func TestWireRoundTrip(t *testing.T) {
 		{kind: kindWelcome},
 		{kind: kindGather, seq: 42, parts: [][]byte{{1, 2}, {}, {3}}},
 		{kind: kindFail, text: "rank 2 left"},
+		{kind: kindBeat, text: "allreduce of 8 bytes (in-place)"},
+		{kind: kindPing},
 	} {
 		b := encode(m)
 		got, err := decode(b[4:])
@@ -222,6 +224,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add(encode(message{kind: kindHello, token: "tok", rank: 1, size: 2})[4:])
 	f.Add(encode(message{kind: kindGather, seq: 7, parts: [][]byte{[]byte("ab"), nil}})[4:])
 	f.Add(encode(message{kind: kindFail, text: "x"})[4:])
+	f.Add(encode(message{kind: kindBeat, text: "y"})[4:])
 	f.Add([]byte("GET / HTTP/1.1"))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		m, err := decode(body)
@@ -232,4 +235,138 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("decode/encode changed %x into %x", body, again)
 		}
 	})
+}
+
+// startWatched runs a store with the watchdog's deadlines set.
+func startWatched(t *testing.T, size int, join, stall time.Duration) *Store {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Serve(ln, StoreConfig{Token: token, Size: size, Join: join, Stall: stall})
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// rawHello joins as rank without a heartbeat: a process that was stopped
+// right after it arrived.
+func rawHello(t *testing.T, addr string, rank, size int) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.Write(encode(message{kind: kindHello, token: token, rank: rank, size: size}))
+	if m, err := readMessage(c); err != nil || m.kind != kindWelcome {
+		t.Fatalf("hello: %v %v", m, err)
+	}
+	return c
+}
+
+// The watchdog names the rank at fault, and the others stop waiting
+// within the deadline plus a moment.
+func TestWatchdogNamesTheRank(t *testing.T) {
+	cases := []struct {
+		name   string
+		join   time.Duration
+		stall  time.Duration
+		absent func(t *testing.T, addr string)
+		want   string
+	}{
+		{"never joined", 300 * time.Millisecond, 0, func(*testing.T, string) {}, "rank 2 never joined"},
+		{"stopped", 0, 300 * time.Millisecond, func(t *testing.T, addr string) { rawHello(t, addr, 2, 3) }, "rank 2 stopped responding"},
+		{"killed", 0, 0, func(t *testing.T, addr string) { rawHello(t, addr, 2, 3).Close() }, "rank 2 left the job"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := startWatched(t, 3, c.join, c.stall)
+			addr := s.Addr().String()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			var clients []*Client
+			for r := 0; r < 2; r++ {
+				cl, err := Dial(ctx, addr, token, r, 3, c.stall)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer cl.Close()
+				cl.Doing("allreduce of 1024 bytes (out-of-place)")
+				clients = append(clients, cl)
+			}
+			c.absent(t, addr)
+			start := time.Now()
+			errs := each(clients, func(r int, cl *Client) error { return Peers{C: cl}.Barrier(ctx) })
+			for r, err := range errs {
+				if !errors.Is(err, ErrPeerLost) || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("rank %d: %v, want %q", r, err, c.want)
+				}
+			}
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("took %v", d)
+			}
+		})
+	}
+}
+
+// A rank blocked outside the rendezvous (inside a collective) learns of
+// the failure through OnFail, once.
+func TestOnFailWakesBlockedRank(t *testing.T) {
+	s := startWatched(t, 2, 0, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := Dial(ctx, s.Addr().String(), token, 0, 2, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	got := make(chan error, 2)
+	cl.OnFail(func(err error) { got <- err })
+	rawHello(t, s.Addr().String(), 1, 2).Close()
+	select {
+	case err := <-got:
+		if !strings.Contains(err.Error(), "rank 1 left the job") {
+			t.Errorf("OnFail got %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("OnFail was not called")
+	}
+	cl.OnFail(func(err error) { got <- err }) // registered late: called at once
+	if err := <-got; err == nil {
+		t.Error("late OnFail got no error")
+	}
+	if len(got) != 0 {
+		t.Error("OnFail called twice")
+	}
+}
+
+// A rank gives up on a store that stops answering (rank 0 stopped).
+func TestClientNoticesSilentStore(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		readMessage(c)
+		c.Write(encode(message{kind: kindWelcome}))
+		time.Sleep(5 * time.Second)
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	cl, err := Dial(ctx, ln.Addr().String(), token, 1, 2, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	err = Peers{C: cl}.Barrier(ctx)
+	if !errors.Is(err, ErrPeerLost) || !strings.Contains(err.Error(), "rank 0 (hosting the rendezvous) stopped responding") {
+		t.Errorf("got %v", err)
+	}
 }

@@ -21,6 +21,8 @@ const (
 	kindWelcome = 2 // store → client: accepted
 	kindGather  = 3 // client → store: seq, data; store → client: seq, every rank's data
 	kindFail    = 4 // store → client: why the job cannot go on
+	kindBeat    = 5 // client → store: alive, and what it is doing (text)
+	kindPing    = 6 // store → client: the store is alive
 )
 
 // message is one decoded frame.
@@ -31,7 +33,7 @@ type message struct {
 	size  int
 	seq   uint64
 	parts [][]byte // kindGather: one part from a client, size parts from the store
-	text  string   // kindFail
+	text  string   // kindFail, kindBeat
 }
 
 var errFrame = errors.New("malformed rendezvous message")
@@ -53,7 +55,7 @@ func encode(m message) []byte {
 		for _, p := range m.parts {
 			putBytes(p)
 		}
-	case kindFail:
+	case kindFail, kindBeat:
 		putBytes([]byte(m.text))
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
@@ -97,7 +99,7 @@ func decode(body []byte) (message, error) {
 			size, ok = u32()
 		}
 		m.token, m.rank, m.size = string(tok), int(int32(rank)), int(int32(size))
-	case kindWelcome:
+	case kindWelcome, kindPing:
 	case kindGather:
 		if len(r) < 12 {
 			return m, errFrame
@@ -114,7 +116,7 @@ func decode(body []byte) (message, error) {
 			p, ok = bytesField()
 			m.parts = append(m.parts, p)
 		}
-	case kindFail:
+	case kindFail, kindBeat:
 		var t []byte
 		t, ok = bytesField()
 		m.text = string(t)

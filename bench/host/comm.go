@@ -19,18 +19,30 @@ type Backend struct{}
 func (Backend) Name() string { return "host" }
 
 // Open creates the ranks of this process, their buffers, streams and the
-// TCP mesh between them.
+// TCP mesh between the ranks of each group, in this process and others.
 func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if s.LocalRanks < 1 {
 		return nil, fmt.Errorf("need at least one rank (got %d)", s.LocalRanks)
 	}
-	if s.NRanks != s.LocalRanks || s.FirstRank != 0 {
-		return nil, fmt.Errorf("the host backend runs all %d ranks in one process; got %d local ranks", s.NRanks, s.LocalRanks)
+	if s.FirstRank < 0 || s.FirstRank+s.LocalRanks > s.NRanks {
+		return nil, fmt.Errorf("local ranks %d..%d are outside a job of %d", s.FirstRank, s.FirstRank+s.LocalRanks-1, s.NRanks)
+	}
+	if s.NRanks > s.LocalRanks && s.Exchange == nil {
+		return nil, fmt.Errorf("a job of %d ranks with %d in this process needs a rendezvous", s.NRanks, s.LocalRanks)
+	}
+	if err := s.Groups.Validate(s.NRanks); err != nil {
+		return nil, err
 	}
 	if err := checkMemory(s); err != nil {
 		return nil, err
 	}
-	m, err := dialMesh(ctx, s.NRanks)
+	var members []member
+	for l := 0; l < s.LocalRanks; l++ {
+		if group, gr, active := s.Place(l); active {
+			members = append(members, member{local: l, global: s.FirstRank + l, group: group, groupRank: gr})
+		}
+	}
+	m, err := dialMesh(ctx, s, members)
 	if err != nil {
 		return nil, err
 	}
@@ -38,10 +50,11 @@ func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if i := strings.IndexByte(host, '.'); i >= 0 {
 		host = host[:i]
 	}
-	c := &Comm{mesh: m, host: host}
-	for r := 0; r < s.NRanks; r++ {
+	c := &Comm{mesh: m, host: host, remote: s.Addr != ""}
+	for i, mb := range members {
 		rk := &rank{
-			id: r, n: s.NRanks, conns: m.conns[r],
+			id: mb.groupRank, n: s.Groups.Of(s.NRanks), conns: m.conns[i], local: i,
+			info: bench.Device{Rank: mb.global, Group: mb.group, GroupRank: mb.groupRank, Ordinal: mb.local},
 			send: make([]byte, s.BufBytes), recv: make([]byte, s.BufBytes),
 			work: make(chan bench.Batch, 64),
 		}
@@ -66,9 +79,10 @@ func checkMemory(s bench.Setup) error {
 
 // Comm is the host backend's communicators for the local ranks.
 type Comm struct {
-	mesh  *mesh
-	ranks []*rank
-	host  string
+	mesh   *mesh
+	ranks  []*rank
+	host   string
+	remote bool // connections leave this host
 
 	pending sync.WaitGroup
 	mu      sync.Mutex
@@ -83,9 +97,14 @@ func (c *Comm) Capabilities() bench.Capabilities { return bench.Capabilities{Tim
 
 // Devices implements bench.Comm.
 func (c *Comm) Devices() []bench.Device {
+	name := "host CPU (TCP loopback)"
+	if c.remote {
+		name = "host CPU (TCP)"
+	}
 	out := make([]bench.Device, len(c.ranks))
 	for i, r := range c.ranks {
-		out[i] = bench.Device{Rank: r.id, Ordinal: i, Hostname: c.host, PID: os.Getpid(), Name: "host CPU (TCP loopback)"}
+		out[i] = r.info
+		out[i].Hostname, out[i].PID, out[i].Name = c.host, os.Getpid(), name
 	}
 	return out
 }
@@ -219,7 +238,7 @@ func (c *Comm) runBatch(r *rank, b bench.Batch) {
 		for a := 0; a < b.Agg; a++ {
 			iter := b.FirstIter + it*b.Agg + a
 			if err := r.run(b.Op, bench.RotationShift(b.Footprint(), int64(len(r.send)), iter)); err != nil {
-				c.fail(fmt.Errorf("rank %d: %s: %w", r.id, b.Coll.Name, err))
+				c.fail(fmt.Errorf("rank %d: %s: %w", r.info.Rank, b.Coll.Name, err))
 				return
 			}
 		}
@@ -237,7 +256,7 @@ func (c *Comm) runBatch(r *rank, b bench.Batch) {
 		if c.times == nil {
 			c.times = make([][]time.Duration, len(c.ranks))
 		}
-		c.times[r.id] = append(c.times[r.id], d...)
+		c.times[r.local] = append(c.times[r.local], d...)
 		c.mu.Unlock()
 	}
 }

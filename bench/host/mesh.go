@@ -2,100 +2,223 @@ package host
 
 import (
 	"context"
+	"crypto/rand"
+	"crypto/subtle"
 	"encoding/binary"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
 	"time"
+
+	"github.com/collbench/collbench/bench"
 )
 
 // socketBuffer is the kernel buffer size asked for on every connection;
 // large buffers keep loopback transfers of big messages streaming.
 const socketBuffer = 4 << 20
 
-// mesh holds one TCP connection between every pair of ranks: conns[a][b] is
-// rank a's end of the connection to rank b.
+// keyLen is the length of the secret a peer must present when it connects
+// to a rank's listener; the key travels only through the job's exchange.
+const keyLen = 16
+
+// helloTimeout bounds how long an accepted connection may take to say who
+// it is, so a silent stranger cannot stall the mesh.
+const helloTimeout = 10 * time.Second
+
+// member is one local rank that takes part: where it stands in the job and
+// in its group.
+type member struct {
+	local, global    int
+	group, groupRank int
+}
+
+// mesh holds one TCP connection between every pair of ranks of a group:
+// conns[i][p] is local member i's connection to the rank at group rank p.
 type mesh struct {
 	conns [][]net.Conn
 }
 
-// dialMesh connects n in-process ranks over loopback: each rank listens,
-// every rank dials each lower rank and introduces itself with its number.
-func dialMesh(ctx context.Context, n int) (*mesh, error) {
-	m := &mesh{conns: make([][]net.Conn, n)}
-	lns := make([]net.Listener, n)
-	for i := range lns {
+// endpoint is what a process publishes about itself through the exchange.
+type endpoint struct {
+	Key   []byte         `json:"key"`
+	Addrs map[int]string `json:"addrs"` // global rank → host:port
+}
+
+// dialMesh connects every member to the other ranks of its group, in this
+// process or others: each member listens, the listeners' addresses and the
+// process's key go round through s.Exchange, then every rank dials each
+// lower rank of its group and presents its number and that process's key.
+func dialMesh(ctx context.Context, s bench.Setup, members []member) (*mesh, error) {
+	key := make([]byte, keyLen)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("making the mesh key: %w", err)
+	}
+	bind, advertise := "127.0.0.1", "127.0.0.1"
+	if s.Addr != "" {
+		bind, advertise = "", s.Addr
+	}
+	lns := make([]net.Listener, len(members))
+	defer closeAll(lns)
+	mine := endpoint{Key: key, Addrs: map[int]string{}}
+	for i, m := range members {
 		var lc net.ListenConfig
-		ln, err := lc.Listen(ctx, "tcp", "127.0.0.1:0")
+		ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort(bind, "0"))
 		if err != nil {
-			closeAll(lns)
-			return nil, fmt.Errorf("listening on loopback: %w", err)
+			return nil, fmt.Errorf("rank %d listening: %w", m.global, err)
 		}
 		lns[i] = ln
-		m.conns[i] = make([]net.Conn, n)
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		mine.Addrs[m.global] = net.JoinHostPort(advertise, port)
 	}
-	defer closeAll(lns)
+	addrs, keys, err := exchangeEndpoints(ctx, s, mine)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { closeAll(lns) })
+	defer stop()
 
+	size := s.Groups.Of(s.NRanks)
+	msh := &mesh{conns: make([][]net.Conn, len(members))}
 	var wg sync.WaitGroup
-	errs := make(chan error, 2*n)
-	for i := 0; i < n; i++ {
+	errs := make(chan error, 2*len(members))
+	for i, m := range members {
+		msh.conns[i] = make([]net.Conn, size)
 		wg.Add(2)
-		go func(i int) { // accept one connection from every higher rank
+		go func() {
 			defer wg.Done()
-			for k := i + 1; k < n; k++ {
-				c, err := lns[i].Accept()
-				if err != nil {
-					errs <- fmt.Errorf("rank %d accepting: %w", i, err)
-					return
-				}
-				var hello [4]byte
-				_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
-				if _, err := io.ReadFull(c, hello[:]); err != nil {
-					c.Close()
-					errs <- fmt.Errorf("rank %d reading peer's hello: %w", i, err)
-					return
-				}
-				_ = c.SetReadDeadline(time.Time{})
-				peer := int(binary.LittleEndian.Uint32(hello[:]))
-				if peer <= i || peer >= n || m.conns[i][peer] != nil {
-					c.Close()
-					errs <- fmt.Errorf("rank %d: unexpected hello from rank %d", i, peer)
-					return
-				}
-				tune(c)
-				m.conns[i][peer] = c
+			if err := msh.accept(ctx, lns[i], i, m, s, key); err != nil {
+				errs <- err
 			}
-		}(i)
-		go func(i int) { // dial every lower rank
+		}()
+		go func() {
 			defer wg.Done()
-			var d net.Dialer
-			for k := 0; k < i; k++ {
-				c, err := d.DialContext(ctx, "tcp", lns[k].Addr().String())
+			for p := 0; p < m.groupRank; p++ {
+				peer := s.Groups.Member(s.NRanks, m.group, p)
+				c, err := dialPeer(ctx, addrs[peer], m.global, keys[peer])
 				if err != nil {
-					errs <- fmt.Errorf("rank %d dialing rank %d: %w", i, k, err)
+					errs <- fmt.Errorf("rank %d connecting to rank %d at %s: %w", m.global, peer, addrs[peer], err)
 					return
 				}
-				var hello [4]byte
-				binary.LittleEndian.PutUint32(hello[:], uint32(i))
-				if _, err := c.Write(hello[:]); err != nil {
-					c.Close()
-					errs <- fmt.Errorf("rank %d greeting rank %d: %w", i, k, err)
-					return
-				}
-				tune(c)
-				m.conns[i][k] = c
+				msh.conns[i][p] = c
 			}
-		}(i)
+		}()
 	}
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		closeAll(lns)
-		m.close()
+		msh.close()
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("connecting the ranks: %w (%v)", ctx.Err(), err)
+		}
 		return nil, err
 	}
-	return m, nil
+	return msh, nil
+}
+
+// exchangeEndpoints publishes this process's endpoint and returns every
+// rank's address and the key of the process that holds it.
+func exchangeEndpoints(ctx context.Context, s bench.Setup, mine endpoint) (map[int]string, map[int][]byte, error) {
+	blob, err := json.Marshal(mine)
+	if err != nil {
+		return nil, nil, err
+	}
+	parts := [][]byte{blob}
+	if s.Exchange != nil {
+		if parts, err = s.Exchange(ctx, blob); err != nil {
+			return nil, nil, fmt.Errorf("exchanging rank addresses: %w", err)
+		}
+	}
+	addrs, keys := map[int]string{}, map[int][]byte{}
+	for proc, part := range parts {
+		var ep endpoint
+		if err := json.Unmarshal(part, &ep); err != nil || len(ep.Key) != keyLen {
+			return nil, nil, fmt.Errorf("process %d published an unreadable endpoint", proc)
+		}
+		for r, a := range ep.Addrs {
+			addrs[r], keys[r] = a, ep.Key
+		}
+	}
+	return addrs, keys, nil
+}
+
+// dialPeer connects to a peer's listener and introduces rank self with the
+// peer process's key.
+func dialPeer(ctx context.Context, addr string, self int, key []byte) (net.Conn, error) {
+	if addr == "" {
+		return nil, errors.New("the rank published no address")
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	hello := make([]byte, 4+keyLen)
+	binary.LittleEndian.PutUint32(hello, uint32(self))
+	copy(hello[4:], key)
+	if _, err := c.Write(hello); err != nil {
+		c.Close()
+		return nil, err
+	}
+	tune(c)
+	return c, nil
+}
+
+// accept takes one connection from every higher rank of member i's group.
+// Each newcomer is heard on its own, so connections that present a wrong
+// key, an unexpected rank or nothing at all are dropped without holding up
+// the real peers.
+func (msh *mesh) accept(ctx context.Context, ln net.Listener, i int, m member, s bench.Setup, key []byte) error {
+	var mu sync.Mutex
+	want := s.Groups.Of(s.NRanks) - 1 - m.groupRank
+	if want == 0 {
+		return nil
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				peer, ok := readHello(c, key)
+				group, gr, active := s.Groups.Place(s.NRanks, peer)
+				mu.Lock()
+				defer mu.Unlock()
+				if !ok || peer < 0 || peer >= s.NRanks || !active || group != m.group || gr <= m.groupRank || msh.conns[i][gr] != nil {
+					c.Close()
+					return
+				}
+				tune(c)
+				msh.conns[i][gr] = c
+				if want--; want == 0 {
+					close(done)
+				}
+			}()
+		}
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("rank %d waiting for its peers: %w", m.global, ctx.Err())
+	}
+}
+
+func readHello(c net.Conn, key []byte) (int, bool) {
+	hello := make([]byte, 4+keyLen)
+	_ = c.SetReadDeadline(time.Now().Add(helloTimeout))
+	if _, err := io.ReadFull(c, hello); err != nil {
+		return 0, false
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	if subtle.ConstantTimeCompare(hello[4:], key) != 1 {
+		return 0, false
+	}
+	return int(int32(binary.LittleEndian.Uint32(hello))), true
 }
 
 func tune(c net.Conn) {

@@ -16,8 +16,10 @@ const segment = 256 << 10
 // rank is one host-backend rank: its buffers, its stream and its
 // connections to every peer.
 type rank struct {
-	id, n      int
-	conns      []net.Conn
+	id, n      int // rank and size of its communicator (group)
+	local      int // index among this process's measured ranks
+	info       bench.Device
+	conns      []net.Conn // by group rank
 	send, recv []byte
 	work       chan bench.Batch
 	scratch    []byte

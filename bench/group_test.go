@@ -1,0 +1,66 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+)
+
+func TestGroupingPlace(t *testing.T) {
+	cases := []struct {
+		g     Grouping
+		world int
+		want  [][]int // members of each group in group-rank order
+	}{
+		{Grouping{}, 4, [][]int{{0, 1, 2, 3}}},
+		{Grouping{Size: 2}, 8, [][]int{{0, 1}, {2, 3}, {4, 5}, {6, 7}}},
+		{Grouping{Size: 2, Strided: true}, 8, [][]int{{0, 4}, {1, 5}, {2, 6}, {3, 7}}},
+		{Grouping{Size: 4, Strided: true}, 8, [][]int{{0, 2, 4, 6}, {1, 3, 5, 7}}},
+		{Grouping{Size: 1}, 3, [][]int{{0}, {1}, {2}}},
+	}
+	for _, c := range cases {
+		t.Run(fmt.Sprintf("%+v/%d", c.g, c.world), func(t *testing.T) {
+			if n := c.g.Groups(c.world); n != len(c.want) {
+				t.Fatalf("Groups = %d, want %d", n, len(c.want))
+			}
+			for grp, members := range c.want {
+				for gr, rank := range members {
+					g, r, active := c.g.Place(c.world, rank)
+					if g != grp || r != gr || !active {
+						t.Errorf("Place(%d) = %d,%d,%v; want %d,%d,true", rank, g, r, active, grp, gr)
+					}
+					if m := c.g.Member(c.world, grp, gr); m != rank {
+						t.Errorf("Member(%d,%d) = %d, want %d", grp, gr, m, rank)
+					}
+				}
+			}
+		})
+	}
+}
+
+func TestGroupingIsolated(t *testing.T) {
+	g := Grouping{Size: 2, Strided: true, Isolated: true}
+	var active []int
+	for r := 0; r < 8; r++ {
+		if _, _, ok := g.Place(8, r); ok {
+			active = append(active, r)
+		}
+	}
+	if fmt.Sprint(active) != "[0 4]" || g.Groups(8) != 1 {
+		t.Errorf("active ranks %v, groups %d; want [0 4], 1", active, g.Groups(8))
+	}
+}
+
+func TestGroupingValidate(t *testing.T) {
+	for _, c := range []struct {
+		g     Grouping
+		world int
+		ok    bool
+	}{
+		{Grouping{}, 5, true}, {Grouping{Size: 2}, 4, true}, {Grouping{Size: 3}, 4, false},
+		{Grouping{Size: 8}, 4, false}, {Grouping{Size: -1}, 4, false},
+	} {
+		if err := c.g.Validate(c.world); (err == nil) != c.ok {
+			t.Errorf("%+v on %d: err %v", c.g, c.world, err)
+		}
+	}
+}
