@@ -95,7 +95,10 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	if s.NRanks != s.LocalRanks && s.Share == nil {
+	if err := s.Groups.Validate(s.NRanks); err != nil {
+		return nil, err
+	}
+	if s.NRanks != s.LocalRanks && s.Exchange == nil {
 		return nil, fmt.Errorf("a job of %d ranks with %d in this process needs a rendezvous to share the NCCL id", s.NRanks, s.LocalRanks)
 	}
 	// CUDA contexts and NCCL groups belong to the OS thread.
@@ -123,6 +126,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 			return nil, fmt.Errorf("GPU %d: %w", d, err)
 		}
 		g.info.Rank, g.info.Hostname, g.info.PID = s.FirstRank+i, host, os.Getpid()
+		g.info.Group, g.info.GroupRank, _ = s.Place(i)
 		c.minSM = min(c.minSM, g.sm)
 	}
 	var id nccl.UniqueID
@@ -131,22 +135,25 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 			return nil, err
 		}
 	}
-	if s.Share != nil {
-		var root []byte
-		if s.FirstRank == 0 {
-			root = id[:]
-		}
-		got, err := s.Share(ctx, root)
-		if err != nil {
-			return nil, fmt.Errorf("sharing the NCCL id: %w", err)
-		}
-		if len(got) != len(id) {
-			return nil, fmt.Errorf("sharing the NCCL id: got %d bytes, want %d", len(got), len(id))
-		}
-		copy(id[:], got)
+	var root []byte
+	if s.FirstRank == 0 {
+		root = id[:]
 	}
+	got, err := s.Share(ctx, root)
+	if err != nil {
+		return nil, fmt.Errorf("sharing the NCCL id: %w", err)
+	}
+	if len(got) != len(id) {
+		return nil, fmt.Errorf("sharing the NCCL id: got %d bytes, want %d", len(got), len(id))
+	}
+	copy(id[:], got)
 	if err := c.initComms(id, s.FirstRank); err != nil {
 		return nil, err
+	}
+	if s.Groups.Of(s.NRanks) != s.NRanks || s.Groups.Isolated {
+		if err := c.split(s); err != nil {
+			return nil, err
+		}
 	}
 	if s.Register > 0 {
 		if err := c.register(s.Register); err != nil {
@@ -196,6 +203,54 @@ func (c *Comm) initComms(id nccl.UniqueID, firstRank int) error {
 	return initErr
 }
 
+// split replaces every job-wide communicator with its group's, made by
+// ncclCommSplit in one NCCL group: the color is the group, the key the
+// global rank, so group ranks follow the layout. Ranks that sit out an
+// isolated run pass NCCL_SPLIT_NOCOLOR and are dropped.
+func (c *Comm) split(s bench.Setup) error {
+	if err := nccl.Has("ncclCommSplit"); err != nil {
+		return fmt.Errorf("groups (--group-size) need ncclCommSplit: %w", err)
+	}
+	cfg := commConfig(c.version)
+	if err := nccl.GroupStart(); err != nil {
+		return err
+	}
+	var splitErr error
+	for i, g := range c.gpus {
+		if err := g.ctx.SetCurrent(); err != nil {
+			splitErr = err
+			break
+		}
+		color := g.info.Group
+		if _, _, active := s.Place(i); !active {
+			color = nccl.NoColor
+		}
+		sub, err := g.comm.Split(color, g.info.Rank, &cfg)
+		if err != nil {
+			splitErr = fmt.Errorf("splitting rank %d into group %d: %w", g.info.Rank, g.info.Group, err)
+			break
+		}
+		g.world, g.comm = g.comm, sub
+	}
+	if err := nccl.GroupEnd(); err != nil && splitErr == nil {
+		splitErr = fmt.Errorf("splitting %d communicator(s): %w", len(c.gpus), err)
+	}
+	if splitErr != nil {
+		return splitErr
+	}
+	kept := c.gpus[:0]
+	for _, g := range c.gpus {
+		if g.comm != nil {
+			kept = append(kept, g)
+		} else if err := g.release(false); err != nil {
+			return err
+		}
+	}
+	c.gpus = kept
+	c.nranks = s.Groups.Of(s.NRanks)
+	return nil
+}
+
 // handles are one GPU's objects as the C loop sees them.
 type handles struct {
 	ctx, comm, stream uintptr
@@ -208,7 +263,7 @@ type handles struct {
 func (c *Comm) buildC() error {
 	hs := make([]handles, len(c.gpus))
 	for i, g := range c.gpus {
-		hs[i] = handles{ctx: g.ctx.Handle(), comm: g.comm.Handle(), stream: g.stream.Handle(), send: g.send, recv: g.recv, rank: g.info.Rank}
+		hs[i] = handles{ctx: g.ctx.Handle(), comm: g.comm.Handle(), stream: g.stream.Handle(), send: g.send, recv: g.recv, rank: g.info.GroupRank}
 	}
 	c.layout(hs)
 	return c.useProcs(func(name string) unsafe.Pointer {

@@ -252,8 +252,10 @@ func (c *Comm) Abort() {
 	}
 	c.aborted = true
 	for _, g := range c.gpus {
-		if g.comm != nil {
-			g.comm.Abort()
+		for _, comm := range []*nccl.Comm{g.comm, g.world} {
+			if comm != nil {
+				comm.Abort()
+			}
 		}
 	}
 }

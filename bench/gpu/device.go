@@ -17,7 +17,8 @@ type gpu struct {
 	stream     *cuda.Stream
 	send, recv uintptr
 	ncclMem    bool // buffers came from ncclMemAlloc
-	comm       *nccl.Comm
+	comm       *nccl.Comm // the measured communicator
+	world      *nccl.Comm // the job-wide one it was split from, if any
 	handles    []uintptr // ncclCommRegister handles (-R 1)
 	windows    []uintptr // symmetric windows (-R 2)
 	events     []*cuda.Event
@@ -108,7 +109,10 @@ func (g *gpu) release(aborted bool) error {
 		keep(g.deregister())
 		keep(g.comm.Destroy())
 	}
-	g.comm = nil
+	if g.world != nil && !aborted {
+		keep(g.world.Destroy())
+	}
+	g.comm, g.world = nil, nil
 	for _, e := range g.events {
 		keep(e.Destroy())
 	}
