@@ -16,8 +16,8 @@ type Job struct {
 	Size      int    // processes in the job
 	LocalRank int    // this process among those on its host
 	LocalSize int    // processes on this host; 0 when the launcher does not say
-	// MasterAddr and MasterPort are the rendezvous the launcher names
-	// (torchrun's MASTER_ADDR/MASTER_PORT); empty and 0 otherwise.
+	// MasterAddr and MasterPort are the rendezvous the environment names
+	// (MASTER_ADDR/MASTER_PORT, as torchrun sets); empty and 0 otherwise.
 	MasterAddr string
 	MasterPort int
 	// Nodes are the job's hosts in order, when the launcher lists them
@@ -68,18 +68,26 @@ func FromEnv(getenv func(string) string) (Job, error) {
 				return j, err
 			}
 		}
-		if s.name == "torchrun" {
-			j.MasterAddr = getenv("MASTER_ADDR")
-			if j.MasterPort, err = intVar(getenv, "MASTER_PORT", false); err != nil {
-				return j, err
-			}
-			if j.MasterPort > 65535 {
-				return j, fmt.Errorf("MASTER_PORT=%d is not a TCP port", j.MasterPort)
-			}
+		if err := j.master(getenv); err != nil {
+			return j, err
 		}
 		return j, j.check(s)
 	}
 	return Job{Launcher: "single", Size: 1, LocalSize: 1}, nil
+}
+
+// master reads MASTER_ADDR and MASTER_PORT, which torchrun sets and which
+// users of other launchers may export too.
+func (j *Job) master(getenv func(string) string) error {
+	j.MasterAddr = getenv("MASTER_ADDR")
+	var err error
+	if j.MasterPort, err = intVar(getenv, "MASTER_PORT", false); err != nil {
+		return err
+	}
+	if j.MasterPort > 65535 {
+		return fmt.Errorf("MASTER_PORT=%d is not a TCP port", j.MasterPort)
+	}
+	return nil
 }
 
 // slurmExtras reads the node list and this node's task count from the

@@ -37,35 +37,42 @@ type Run struct {
 
 // Config echoes the settings of the run.
 type Config struct {
-	NThreads    int            `json:"nthreads"`
-	NGPUs       int            `json:"ngpus"`
-	NRanks      int            `json:"nranks"`
-	MinBytes    int64          `json:"minimum_bytes"`
-	MaxBytes    int64          `json:"maximum_bytes"`
-	StepFactor  *int64         `json:"step_factor,omitempty"`
-	StepBytes   *int64         `json:"step_bytes,omitempty"`
-	Warmup      int            `json:"warmup_iters"`
-	Iters       int            `json:"iterations"`
-	Agg         int            `json:"aggregated_iterations"`
-	Validation  int            `json:"validation"`
-	Graph       int            `json:"graph"`
-	Blocking    bool           `json:"blocking_collectives"`
-	BlockMode   int            `json:"blocking_mode"`
-	Average     int            `json:"average"`
-	CPUTime     bool           `json:"report_cputime"`
-	PerIterTime bool           `json:"per_iter_timing"`
-	Devices     []DeviceRecord `json:"devices"`
+	NThreads    int    `json:"nthreads"`
+	NGPUs       int    `json:"ngpus"`
+	NRanks      int    `json:"nranks"`
+	MinBytes    int64  `json:"minimum_bytes"`
+	MaxBytes    int64  `json:"maximum_bytes"`
+	StepFactor  *int64 `json:"step_factor,omitempty"`
+	StepBytes   *int64 `json:"step_bytes,omitempty"`
+	Warmup      int    `json:"warmup_iters"`
+	Iters       int    `json:"iterations"`
+	Agg         int    `json:"aggregated_iterations"`
+	Validation  int    `json:"validation"`
+	Graph       int    `json:"graph"`
+	Blocking    bool   `json:"blocking_collectives"`
+	BlockMode   int    `json:"blocking_mode"`
+	Average     int    `json:"average"`
+	CPUTime     bool   `json:"report_cputime"`
+	PerIterTime bool   `json:"per_iter_timing"`
+	// The job: processes, and how its ranks were split into groups.
+	NProcs    int            `json:"nprocs"`
+	GroupSize int            `json:"group_size"`
+	Layout    string         `json:"group_layout"`
+	Groups    int            `json:"groups"`
+	Isolated  bool           `json:"isolated"`
+	Devices   []DeviceRecord `json:"devices"`
 }
 
 // DeviceRecord is one line of the "Using devices" block.
 type DeviceRecord struct {
-	Rank     int    `json:"rank"`
-	Group    int    `json:"group"`
-	PID      int    `json:"pid"`
-	Hostname string `json:"hostname"`
-	Device   int    `json:"device"`
-	BusID    string `json:"device_hex"`
-	Info     string `json:"device_info"`
+	Rank      int    `json:"rank"`
+	Group     int    `json:"group"`
+	GroupRank int    `json:"group_rank"`
+	PID       int    `json:"pid"`
+	Hostname  string `json:"hostname"`
+	Device    int    `json:"device"`
+	BusID     string `json:"device_hex"`
+	Info      string `json:"device_info"`
 }
 
 // Result is one row of the table.
@@ -89,6 +96,19 @@ type Measure struct {
 	AlgBW  float64 `json:"alg_bw"`
 	BusBW  float64 `json:"bus_bw"`
 	NWrong *int64  `json:"nwrong"`
+	// ProcTimes is each process's own time in µs (null for a process
+	// with no measured rank) when the job has several processes.
+	ProcTimes []*float64 `json:"process_times,omitempty"`
+	// Groups are each group's figures when several groups ran at once.
+	Groups []GroupMeasure `json:"groups,omitempty"`
+}
+
+// GroupMeasure is one group's time (µs, mean over its processes) and
+// bandwidths (GB/s).
+type GroupMeasure struct {
+	Time  float64 `json:"time"`
+	AlgBW float64 `json:"alg_bw"`
+	BusBW float64 `json:"bus_bw"`
 }
 
 // OutOfBounds is the count of (process, size, placement) cases that failed.
@@ -106,7 +126,7 @@ type AvgBandwidth struct {
 func DeviceRecords(devs []bench.Device) []DeviceRecord {
 	out := make([]DeviceRecord, len(devs))
 	for i, d := range devs {
-		out[i] = DeviceRecord{Rank: d.Rank, PID: d.PID, Hostname: d.Hostname, Device: d.Ordinal,
+		out[i] = DeviceRecord{Rank: d.Rank, Group: d.Group, GroupRank: d.GroupRank, PID: d.PID, Hostname: d.Hostname, Device: d.Ordinal,
 			BusID: fmtBusID(d.BusID), Info: d.Name}
 	}
 	return out
@@ -123,6 +143,16 @@ func MakeResult(r bench.Row) Result {
 		if p.Checked {
 			w := p.Wrong
 			out.NWrong = &w
+		}
+		for _, t := range p.Procs {
+			if t < 0 {
+				out.ProcTimes = append(out.ProcTimes, nil)
+			} else {
+				out.ProcTimes = append(out.ProcTimes, &t)
+			}
+		}
+		for _, g := range p.Groups {
+			out.Groups = append(out.Groups, GroupMeasure(g))
 		}
 		return out
 	}

@@ -65,7 +65,7 @@ func (t *Table) Preamble() {
 	p("# Using devices\n")
 	for _, d := range in.Devices {
 		p("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n",
-			d.Rank, 0, d.PID, d.Hostname, d.Ordinal, d.BusID[0], d.BusID[1], d.BusID[2], d.Name)
+			d.Rank, d.Group, d.PID, d.Hostname, d.Ordinal, d.BusID[0], d.BusID[1], d.BusID[2], d.Name)
 	}
 	timeCol := "time"
 	if in.CPUTime {

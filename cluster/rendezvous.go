@@ -1,0 +1,92 @@
+package cluster
+
+import (
+	"fmt"
+	"hash/fnv"
+	"net"
+	"strconv"
+)
+
+// DefaultPort is the rendezvous port when nothing names one and the
+// launcher gives no job id to derive one from.
+const DefaultPort = 29511
+
+// jobIDs are the variables that identify a job, in order of preference:
+// they make the token that keeps other jobs and strangers out, and pick a
+// port so that jobs sharing a host do not collide.
+var jobIDs = []struct{ name, label string }{
+	{"OMPI_MCA_ess_base_jobid", "OpenMPI job id"},
+	{"PMIX_NAMESPACE", "PMIx namespace"},
+	{"SLURM_JOB_ID", "Slurm job id"},
+	{"TORCHELASTIC_RUN_ID", "torchrun run id"},
+}
+
+// JobID returns an identifier shared by every rank of this job and what it
+// is; empty when the launcher sets none.
+func JobID(getenv func(string) string) (id, label string) {
+	for _, v := range jobIDs {
+		id = getenv(v.name)
+		if id == "" || id == "none" { // torchrun's placeholder run id
+			continue
+		}
+		if v.name == "SLURM_JOB_ID" {
+			if step := getenv("SLURM_STEP_ID"); step != "" {
+				id += "." + step
+			}
+		}
+		return id, v.label
+	}
+	return "", ""
+}
+
+// Token is the secret every rank presents at the rendezvous:
+// COLLBENCH_TOKEN (which collbench launch sets), else the launcher's job
+// id, else one made from the rendezvous address, which only keeps apart
+// jobs that use different addresses. source says which.
+func Token(getenv func(string) string, addr string) (token, source string) {
+	if t := getenv("COLLBENCH_TOKEN"); t != "" {
+		return t, "COLLBENCH_TOKEN"
+	}
+	if id, label := JobID(getenv); id != "" {
+		return "job:" + id, label
+	}
+	return "addr:" + addr, "the rendezvous address (set COLLBENCH_TOKEN to keep strangers out)"
+}
+
+// Rendezvous returns host:port of the job's store, which rank 0 hosts:
+// the explicit --rendezvous value, else MASTER_ADDR and MASTER_PORT, else
+// the first Slurm node, else this host's loopback (all ranks on one host).
+// A missing port is MASTER_PORT, or one derived from the job id, or
+// DefaultPort.
+func (j Job) Rendezvous(explicit string, getenv func(string) string) (string, error) {
+	host, port := j.MasterAddr, j.MasterPort
+	if explicit != "" {
+		h, p, err := net.SplitHostPort(explicit)
+		if err != nil {
+			h, p = explicit, ""
+		}
+		host = h
+		if p != "" {
+			n, err := strconv.Atoi(p)
+			if err != nil || n < 1 || n > 65535 {
+				return "", fmt.Errorf("--rendezvous %q: %q is not a TCP port", explicit, p)
+			}
+			port = n
+		}
+	}
+	if host == "" && len(j.Nodes) > 0 {
+		host = j.Nodes[0]
+	}
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == 0 {
+		port = DefaultPort
+		if id, _ := JobID(getenv); id != "" {
+			h := fnv.New32a()
+			h.Write([]byte(id))
+			port = 20000 + int(h.Sum32()%20000)
+		}
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port)), nil
+}
