@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func envOf(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
+func mapEnv(kv map[string]string) func(string) string { return func(k string) string { return kv[k] } }
 
 func TestRendezvousAddress(t *testing.T) {
 	cases := []struct {
@@ -26,7 +26,7 @@ func TestRendezvousAddress(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := c.job.Rendezvous(c.explicit, envOf(c.env))
+			got, err := c.job.Rendezvous(c.explicit, mapEnv(c.env))
 			if c.err != "" {
 				if err == nil || !strings.Contains(err.Error(), c.err) {
 					t.Fatalf("got %q, %v; want error %q", got, err, c.err)
@@ -42,9 +42,9 @@ func TestRendezvousAddress(t *testing.T) {
 
 // Ranks of one job agree on the derived port; another job gets another.
 func TestRendezvousPortFromJobID(t *testing.T) {
-	a, _ := Job{}.Rendezvous("", envOf(map[string]string{"OMPI_MCA_ess_base_jobid": "324730881"}))
-	b, _ := Job{}.Rendezvous("", envOf(map[string]string{"OMPI_MCA_ess_base_jobid": "324730881"}))
-	c, _ := Job{}.Rendezvous("", envOf(map[string]string{"OMPI_MCA_ess_base_jobid": "324730882"}))
+	a, _ := Job{}.Rendezvous("", mapEnv(map[string]string{"OMPI_MCA_ess_base_jobid": "324730881"}))
+	b, _ := Job{}.Rendezvous("", mapEnv(map[string]string{"OMPI_MCA_ess_base_jobid": "324730881"}))
+	c, _ := Job{}.Rendezvous("", mapEnv(map[string]string{"OMPI_MCA_ess_base_jobid": "324730882"}))
 	if a != b || a == c || a == "127.0.0.1:29511" {
 		t.Errorf("ports %s %s %s", a, b, c)
 	}
@@ -61,7 +61,7 @@ func TestToken(t *testing.T) {
 		{map[string]string{"TORCHELASTIC_RUN_ID": "none"}, "addr:h:1", "the rendezvous address"},
 	}
 	for _, c := range cases {
-		tok, src := Token(envOf(c.env), "h:1")
+		tok, src := Token(mapEnv(c.env), "h:1")
 		if tok != c.token || !strings.HasPrefix(src, c.src) {
 			t.Errorf("%v: got %q from %q; want %q from %q", c.env, tok, src, c.token, c.src)
 		}
