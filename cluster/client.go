@@ -196,14 +196,38 @@ func (c *Client) AllGather(ctx context.Context, data []byte) ([][]byte, error) {
 	}
 	select {
 	case m := <-c.replies:
-		if m.seq != c.seq || len(m.parts) != c.size {
-			return nil, fmt.Errorf("rendezvous: out-of-step reply")
-		}
-		return m.parts, nil
+		return c.reply(m)
 	case <-c.failed:
+		// The reader queues a reply before any later failure, so a round
+		// that completed is not lost to a rank that left afterwards.
+		select {
+		case m := <-c.replies:
+			return c.reply(m)
+		default:
+		}
 		return nil, c.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+func (c *Client) reply(m message) ([][]byte, error) {
+	if m.seq != c.seq || len(m.parts) != c.size {
+		return nil, fmt.Errorf("rendezvous: out-of-step reply")
+	}
+	return m.parts, nil
+}
+
+// Failed is closed when the job has failed; Err then says why.
+func (c *Client) Failed() <-chan struct{} { return c.failed }
+
+// Err is why the job failed, or nil.
+func (c *Client) Err() error {
+	select {
+	case <-c.failed:
+		return c.err
+	default:
+		return nil
 	}
 }
 
@@ -263,3 +287,6 @@ func (p Peers) AllReduce(ctx context.Context, vals []float64, how bench.Reductio
 	}
 	return out, nil
 }
+
+// LocalAddr is this end of the connection to the store.
+func (c *Client) LocalAddr() net.Addr { return c.conn.LocalAddr() }

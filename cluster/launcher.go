@@ -151,3 +151,21 @@ func intVar(getenv func(string) string, name string, required bool) (int, error)
 	}
 	return n, nil
 }
+
+// Vars lists every variable the job is read from, so that a launcher
+// starting ranks inside another launcher's job can clear them first.
+func Vars() []string {
+	out := []string{"MASTER_ADDR", "MASTER_PORT", "COLLBENCH_TOKEN", "SLURM_JOB_NODELIST",
+		"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_NODEID", "SLURM_STEP_ID"}
+	for _, s := range sources {
+		for _, v := range []string{s.rank, s.size, s.localRank, s.localSize} {
+			if v != "" {
+				out = append(out, v)
+			}
+		}
+	}
+	for _, id := range jobIDs {
+		out = append(out, id.name)
+	}
+	return out
+}

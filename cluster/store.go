@@ -77,6 +77,21 @@ func Serve(ln net.Listener, cfg StoreConfig) *Store {
 // Addr is where the store listens.
 func (s *Store) Addr() net.Addr { return s.ln.Addr() }
 
+// Drain waits up to timeout for every rank to hang up, so that the last
+// replies reach them before Close drops the connections.
+func (s *Store) Drain(timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		n := len(s.conns)
+		s.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // Close stops the store and drops every connection.
 func (s *Store) Close() error {
 	s.mu.Lock()

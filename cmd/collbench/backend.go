@@ -63,7 +63,7 @@ func probeGPU(g gpu.Backend) (string, error) {
 
 // deviceList resolves the GPU of each local rank: --devices, else
 // NCCL_TESTS_DEVICE as the first of -g consecutive GPUs, else 0..g-1.
-func deviceList(spec string, ngpus int) ([]int, error) {
+func deviceList(spec string, ngpus, localRank int) ([]int, error) {
 	if spec != "" {
 		var devs []int
 		for _, s := range strings.Split(spec, ",") {
@@ -88,7 +88,7 @@ func deviceList(spec string, ngpus int) ([]int, error) {
 	}
 	devs := make([]int, ngpus)
 	for i := range devs {
-		devs[i] = first + i
+		devs[i] = first + localRank*ngpus + i
 	}
 	return devs, nil
 }

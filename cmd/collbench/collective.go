@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -31,9 +32,22 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 		fmt.Fprintf(stderr, "collbench %s: %v\n", coll.Name, err)
 		return exitUsage
 	}
-	wrong, err := measure(ctx, coll, f, args, stdout)
+	j, err := readJob(f, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "collbench %s: %v\n", coll.Name, err)
+		return exitCode(err)
+	}
+	defer j.close()
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "collbench %s: %s\n", coll.Name, fmt.Sprintf(format, a...))
+	}
+	wrong, err := measure(ctx, coll, f, j, logf, args, stdout)
+	if err = j.explain(err); err != nil {
+		who := ""
+		if j.multi() {
+			who = report.ProcLabels(j.Size, f.ngpus)[j.Rank] + ": "
+		}
+		fmt.Fprintf(stderr, "collbench %s: %s%v\n", coll.Name, who, err)
 		return exitCode(err)
 	}
 	if wrong {
@@ -42,21 +56,29 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 	return exitOK
 }
 
-// measure runs the sweep and writes the outputs. It reports whether any
-// result was wrong.
-func measure(ctx context.Context, coll *bench.Collective, f *flags, args []string, stdout io.Writer) (bool, error) {
+// measure runs the sweep and writes the outputs (rank 0 alone in a job of
+// several processes). It reports whether any result was wrong.
+func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf func(string, ...any), args []string, stdout io.Writer) (bool, error) {
 	opts, err := f.options(coll)
 	if err != nil {
 		return false, err
 	}
-	nranks := f.ngpus
-	if err := opts.Validate(nranks); err != nil {
+	nranks := j.Size * f.ngpus
+	groups := f.grouping()
+	if err := groups.Validate(nranks); err != nil {
+		return false, usagef("--group-size: %v", err)
+	}
+	if err := opts.Validate(groups.Of(nranks)); err != nil {
 		return false, usageError{err}
 	}
-	if f.jsonFile != "" {
+	opts.Timeout = j.limits.collective
+	if f.jsonFile != "" && j.Rank == 0 {
 		if err := report.CheckWritable(f.jsonFile); err != nil {
 			return false, usageError{err}
 		}
+	}
+	if err := j.connect(ctx, os.Getenv, logf); err != nil {
+		return false, err
 	}
 	backend, notes, err := pickBackend(f)
 	if err != nil {
@@ -65,31 +87,23 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, args []strin
 	if backend.Name() != "nccl" && (f.register != 0 || f.devices != "") {
 		return false, usagef("-R and --devices apply to the nccl backend only")
 	}
-	devs, err := deviceList(f.devices, f.ngpus)
+	devs, err := deviceList(f.devices, f.ngpus, j.LocalRank)
 	if err != nil {
 		return false, usageError{err}
 	}
-	setup := bench.Setup{NRanks: nranks, LocalRanks: f.ngpus, Devices: devs, Register: f.register}
-	if lim, ok := backend.(bench.MemoryLimiter); ok {
-		limit, err := lim.MaxBytes(setup, opts.Check > 0)
-		if err != nil {
-			return false, err
-		}
-		if opts.Sweep.Max > limit {
-			opts.Sweep.Max = max(limit, 0)
-			opts.Sweep.Min = min(opts.Sweep.Min, opts.Sweep.Max)
-			notes = append(notes, fmt.Sprintf("Reducing maxBytes to %d due to memory limitation", opts.Sweep.Max))
-		}
-	}
-	setup.BufBytes = opts.Sweep.Max
-	comm, err := backend.Open(ctx, setup)
+	ctx, stop := j.watch(ctx)
+	defer stop()
+	setup := bench.Setup{NRanks: nranks, FirstRank: j.Rank * f.ngpus, LocalRanks: f.ngpus, Devices: devs,
+		Register: f.register, Groups: groups, Exchange: j.exchange(), Addr: j.advertise()}
+	comm, allDevs, limitNote, err := openComm(ctx, backend, setup, &opts, j)
 	if err != nil {
-		if errors.Is(err, bench.ErrTooLarge) {
-			return false, usageError{err}
-		}
-		return false, fmt.Errorf("opening the %s backend: %w", backend.Name(), err)
+		return false, err
 	}
 	defer comm.Close()
+	if limitNote != "" {
+		notes = append(notes, limitNote)
+	}
+	notes = append(notes, j.notes(groups, nranks, f.ngpus)...)
 	caps := comm.Capabilities()
 	if opts.Graph > 0 && !caps.Graphs {
 		return false, usagef("the %s backend cannot capture CUDA graphs (-G); run without -G", backend.Name())
@@ -99,25 +113,35 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, args []strin
 	}
 	perIter := opts.PerIteration(caps)
 
+	out := j.output(stdout)
+	cfg := configOf(f, nranks, allDevs, perIter)
+	cfg.NProcs, cfg.GroupSize, cfg.Layout, cfg.Groups, cfg.Isolated = j.Size, groups.Of(nranks), groups.Layout(), groups.Groups(nranks), groups.Isolated
 	doc := &report.Run{Schema: report.SchemaName, Version: report.SchemaVersion, Collbench: version,
 		Collective: coll.Name, Test: coll.TestName, Backend: backend.Name(),
 		StartTime: time.Now().UTC().Format(time.RFC3339), Args: append([]string{"collbench", coll.Name}, args...),
-		Config: configOf(f, nranks, comm.Devices(), perIter)}
-	table := &report.Table{W: stdout, Info: report.Info{Version: version, Backend: backend.Name(), TestName: coll.TestName,
+		Config: cfg}
+	table := &report.Table{W: out, Info: report.Info{Version: version, Backend: backend.Name(), TestName: coll.TestName,
 		NThreads: 1, NGPUs: f.ngpus, MinBytes: opts.Sweep.Min, MaxBytes: opts.Sweep.Max, StepFactor: opts.Sweep.Factor,
 		StepBytes: opts.Sweep.Step, Warmup: opts.Warmup, Iters: opts.Iters, Agg: opts.Agg, Check: opts.Check,
-		Graph: opts.Graph, Blocking: opts.Blocking, CPUTime: opts.CPUTime, Devices: comm.Devices()}}
+		Graph: opts.Graph, Blocking: opts.Blocking, CPUTime: opts.CPUTime, Devices: allDevs}}
 	table.Info.Notes = append(table.Info.Notes, notes...)
 	if f.format == "table" {
 		table.Preamble()
 	}
-	eng := &bench.Engine{Comm: comm, Opts: opts, NRanks: nranks}
+	eng := &bench.Engine{Comm: comm, Peers: j.peers(), Opts: opts, NRanks: groups.Of(nranks), Groups: groups.Groups(nranks)}
+	var rows []bench.Row
 	sum, runErr := eng.Run(ctx, func(r bench.Row) {
+		rows = append(rows, r)
 		doc.Results = append(doc.Results, report.MakeResult(r))
 		if f.format == "table" {
 			table.Row(r)
 		}
 	})
+	if runErr == nil && j.multi() {
+		// Nobody leaves before everybody is done, so a finished rank is
+		// not mistaken for a lost one.
+		runErr = j.peers().Barrier(ctx)
+	}
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
 	doc.Finish(sum)
 	if runErr != nil {
@@ -127,22 +151,69 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, args []strin
 	case "table":
 		if runErr == nil {
 			table.Footer(sum)
+			table.Spread(rows, report.ProcLabels(j.Size, f.ngpus))
 		}
 	case "json":
-		if err := doc.Encode(stdout); err != nil {
+		if err := doc.Encode(out); err != nil {
 			return false, err
 		}
 	case "csv":
-		if err := report.WriteCSV(stdout, doc); err != nil {
+		if err := report.WriteCSV(out, doc); err != nil {
 			return false, err
 		}
 	}
-	if f.jsonFile != "" {
+	if f.jsonFile != "" && j.Rank == 0 {
 		if err := report.WriteFileAtomic(f.jsonFile, doc.Encode); err != nil {
 			return false, err
 		}
 	}
 	return sum.ErrorCases > 0, runErr
+}
+
+// openComm applies the backend's memory cap (agreed across processes),
+// opens the communicators within the bootstrap deadline and gathers every
+// process's devices. The note says when -e was lowered.
+func openComm(ctx context.Context, backend bench.Backend, setup bench.Setup, opts *bench.Options, j *job) (bench.Comm, []bench.Device, string, error) {
+	note := ""
+	if lim, ok := backend.(bench.MemoryLimiter); ok {
+		limit, err := lim.MaxBytes(setup, opts.Check > 0)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if j.multi() {
+			if limit, err = j.agreeMin(ctx, limit); err != nil {
+				return nil, nil, "", err
+			}
+		}
+		if opts.Sweep.Max > limit {
+			opts.Sweep.Max = max(limit, 0)
+			opts.Sweep.Min = min(opts.Sweep.Min, opts.Sweep.Max)
+			note = fmt.Sprintf("Reducing maxBytes to %d due to memory limitation", opts.Sweep.Max)
+		}
+	}
+	setup.BufBytes = opts.Sweep.Max
+	octx := ctx
+	if j.limits.bootstrap > 0 {
+		var cancel context.CancelFunc
+		octx, cancel = context.WithTimeout(ctx, j.limits.bootstrap)
+		defer cancel()
+	}
+	comm, err := backend.Open(octx, setup)
+	if err != nil {
+		if errors.Is(err, bench.ErrTooLarge) {
+			return nil, nil, "", usageError{err}
+		}
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w (%v)", cause, err)
+		}
+		return nil, nil, "", fmt.Errorf("opening the %s backend: %w", backend.Name(), err)
+	}
+	devs, err := j.allDevices(octx, comm.Devices())
+	if err != nil {
+		comm.Close()
+		return nil, nil, "", err
+	}
+	return comm, devs, note, nil
 }
 
 func configOf(f *flags, nranks int, devs []bench.Device, perIter bool) report.Config {

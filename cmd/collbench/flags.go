@@ -43,6 +43,10 @@ type flags struct {
 	ncclLib, devices         string
 	register, iterTiming     int
 	iterSkip                 int
+	rendezvous               string
+	groupSize                int
+	layout                   string
+	isolated                 bool
 	unsupported              map[string]*int
 }
 
@@ -92,6 +96,10 @@ func newFlags(name string) *flags {
 	fs.StringVar(&f.ncclLib, "nccl-lib", "", "libnccl.so.2 to load, or its folder (also COLLBENCH_NCCL_LIB)")
 	fs.StringVar(&f.devices, "devices", "", "GPU of each local rank, comma-separated (repeats allowed where NCCL permits); default NCCL_TESTS_DEVICE+i or 0..g-1")
 	fs.StringVar(&f.format, "format", "table", "stdout format: table, json or csv")
+	fs.StringVar(&f.rendezvous, "rendezvous", "", "host:port rank 0 hosts the job's rendezvous at (default MASTER_ADDR:MASTER_PORT, the first Slurm node, or this host)")
+	fs.IntVar(&f.groupSize, "group-size", 0, "split the job into groups of this many ranks, each its own communicator (default: one group of all ranks)")
+	fs.StringVar(&f.layout, "layout", "consecutive", "group layout: consecutive (adjacent ranks) or strided (ranks world/group-size apart)")
+	fs.BoolVar(&f.isolated, "isolated", false, "run only the first group; the other ranks wait")
 	f.unsupported = map[string]*int{}
 	for _, u := range unsupportedFlags {
 		v := new(int)
@@ -139,6 +147,12 @@ func (f *flags) parse(args []string) error {
 	if f.timeout < 0 {
 		return usagef("-T cannot be negative (got %g)", f.timeout)
 	}
+	if f.layout != "consecutive" && f.layout != "strided" {
+		return usagef("unknown --layout %q (want consecutive or strided)", f.layout)
+	}
+	if f.groupSize < 0 {
+		return usagef("--group-size cannot be negative (got %d)", f.groupSize)
+	}
 	return nil
 }
 
@@ -166,6 +180,11 @@ func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
 		}
 	}
 	return o, nil
+}
+
+// grouping is the --group-size/--layout/--isolated split.
+func (f *flags) grouping() bench.Grouping {
+	return bench.Grouping{Size: f.groupSize, Strided: f.layout == "strided", Isolated: f.isolated}
 }
 
 // parseList reads a -d or -o value: one name, or "all".
