@@ -8,7 +8,9 @@ import (
 )
 
 func TestSpreadGolden(t *testing.T) {
-	g := func(tm, bw float64) bench.GroupPlacement { return bench.GroupPlacement{Time: tm, AlgBW: bw, BusBW: bw * 1.5} }
+	g := func(tm, bw float64) bench.GroupPlacement {
+		return bench.GroupPlacement{Time: tm, AlgBW: bw, BusBW: bw * 1.5}
+	}
 	rows := []bench.Row{
 		{Size: 1024,
 			OutOfPlace: bench.Placement{Procs: []float64{10.5, 12.25, 30, 11}, Groups: []bench.GroupPlacement{g(11, 0.09), g(20, 0.05)}},

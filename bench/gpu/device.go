@@ -16,11 +16,11 @@ type gpu struct {
 	ctx        *cuda.Context
 	stream     *cuda.Stream
 	send, recv uintptr
-	ncclMem    bool // buffers came from ncclMemAlloc
+	ncclMem    bool       // buffers came from ncclMemAlloc
 	comm       *nccl.Comm // the measured communicator
 	world      *nccl.Comm // the job-wide one it was split from, if any
-	handles    []uintptr // ncclCommRegister handles (-R 1)
-	windows    []uintptr // symmetric windows (-R 2)
+	handles    []uintptr  // ncclCommRegister handles (-R 1)
+	windows    []uintptr  // symmetric windows (-R 2)
 	events     []*cuda.Event
 }
 
