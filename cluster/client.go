@@ -194,20 +194,31 @@ func (c *Client) AllGather(ctx context.Context, data []byte) ([][]byte, error) {
 	if err := c.write(encode(message{kind: kindGather, seq: c.seq, parts: [][]byte{data}})); err != nil {
 		return nil, fmt.Errorf("rendezvous: %w", err)
 	}
+	// The reader queues a reply before any later failure, so a round that
+	// completed is not lost to a failure (or a cancellation caused by one)
+	// that came after it.
+	completed := func() ([][]byte, bool, error) {
+		select {
+		case m := <-c.replies:
+			parts, err := c.reply(m)
+			return parts, true, err
+		default:
+			return nil, false, nil
+		}
+	}
 	select {
 	case m := <-c.replies:
 		return c.reply(m)
 	case <-c.failed:
-		// The reader queues a reply before any later failure, so a round
-		// that completed is not lost to a rank that left afterwards.
-		select {
-		case m := <-c.replies:
-			return c.reply(m)
-		default:
+		if parts, ok, err := completed(); ok {
+			return parts, err
 		}
 		return nil, c.err
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		if parts, ok, err := completed(); ok {
+			return parts, err
+		}
+		return nil, context.Cause(ctx)
 	}
 }
 
@@ -231,12 +242,14 @@ func (c *Client) Err() error {
 	}
 }
 
-// Close leaves the job.
+// Close leaves the job, telling the store this rank is done rather than
+// lost.
 func (c *Client) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
 	close(c.done)
+	c.write(encode(message{kind: kindBye}))
 	return c.conn.Close()
 }
 

@@ -48,6 +48,7 @@ type Store struct {
 	seen     map[int]time.Time // last message from each rank
 	doing    map[int]string    // what each rank last said it was doing
 	greet    map[net.Conn]bool // connections that have not said hello yet
+	finished map[int]bool      // ranks that said goodbye
 	rounds   map[uint64]*round
 	failed   string
 	closed   bool
@@ -67,7 +68,7 @@ func Serve(ln net.Listener, cfg StoreConfig) *Store {
 		cfg.Logf = func(string, ...any) {}
 	}
 	s := &Store{ln: ln, cfg: cfg, conns: map[int]net.Conn{}, seen: map[int]time.Time{}, doing: map[int]string{},
-		greet: map[net.Conn]bool{}, rounds: map[uint64]*round{}, start: time.Now(), stopTick: make(chan struct{})}
+		greet: map[net.Conn]bool{}, finished: map[int]bool{}, rounds: map[uint64]*round{}, start: time.Now(), stopTick: make(chan struct{})}
 	s.wg.Add(2)
 	go s.accept()
 	go s.watch()
@@ -197,6 +198,10 @@ func (s *Store) serve(c net.Conn) {
 		s.mu.Unlock()
 		switch {
 		case m.kind == kindBeat:
+		case m.kind == kindBye:
+			s.finish(rank)
+			c.Close()
+			return
 		case m.kind == kindGather && len(m.parts) == 1:
 			s.contribute(rank, m.seq, m.parts[0])
 		default:
@@ -213,11 +218,27 @@ func (s *Store) send(c net.Conn, frame []byte) {
 	c.Write(frame)
 }
 
+// finish takes a rank's goodbye. A rank that leaves while a round still
+// waits for it can never complete that round, so the others are told.
+func (s *Store) finish(rank int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, rank)
+	s.finished[rank] = true
+	if len(s.rounds) > 0 {
+		s.failLocked(fmt.Sprintf("rank %d finished while the others still waited for it", rank))
+	}
+}
+
 // contribute adds rank's part to round seq and, once every rank has
 // given, sends all parts to everybody.
 func (s *Store) contribute(rank int, seq uint64, part []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	for f := range s.finished {
+		s.failLocked(fmt.Sprintf("rank %d finished while the others still waited for it", f))
+		return
+	}
 	r := s.rounds[seq]
 	if r == nil {
 		r = &round{parts: make([][]byte, s.cfg.Size)}

@@ -171,7 +171,7 @@ func TestRendezvousPeerLost(t *testing.T) {
 	clients := joinAll(t, s.Addr().String(), 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	clients[2].Close()
+	clients[2].conn.Close() // gone without a goodbye, as a killed process
 	start := time.Now()
 	errs := each(clients[:2], func(r int, c *Client) error { return Peers{C: c}.Barrier(ctx) })
 	for r, err := range errs {
@@ -368,5 +368,21 @@ func TestClientNoticesSilentStore(t *testing.T) {
 	err = Peers{C: cl}.Barrier(ctx)
 	if !errors.Is(err, ErrPeerLost) || !strings.Contains(err.Error(), "rank 0 (hosting the rendezvous) stopped responding") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// A rank that finishes (says goodbye) while the others still wait for it
+// is reported, not waited for.
+func TestRendezvousEarlyGoodbye(t *testing.T) {
+	s, _ := startStore(t, 3)
+	clients := joinAll(t, s.Addr().String(), 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	clients[2].Close()
+	errs := each(clients[:2], func(r int, c *Client) error { return Peers{C: c}.Barrier(ctx) })
+	for r, err := range errs {
+		if !errors.Is(err, ErrPeerLost) || !strings.Contains(err.Error(), "rank 2 finished while the others still waited") {
+			t.Errorf("rank %d: %v", r, err)
+		}
 	}
 }

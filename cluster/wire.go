@@ -23,6 +23,7 @@ const (
 	kindFail    = 4 // store → client: why the job cannot go on
 	kindBeat    = 5 // client → store: alive, and what it is doing (text)
 	kindPing    = 6 // store → client: the store is alive
+	kindBye     = 7 // client → store: finished; leaving is not a failure
 )
 
 // message is one decoded frame.
@@ -99,7 +100,7 @@ func decode(body []byte) (message, error) {
 			size, ok = u32()
 		}
 		m.token, m.rank, m.size = string(tok), int(int32(rank)), int(int32(size))
-	case kindWelcome, kindPing:
+	case kindWelcome, kindPing, kindBye:
 	case kindGather:
 		if len(r) < 12 {
 			return m, errFrame

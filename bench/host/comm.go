@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -50,7 +51,8 @@ func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if i := strings.IndexByte(host, '.'); i >= 0 {
 		host = host[:i]
 	}
-	c := &Comm{mesh: m, host: host, remote: s.Addr != ""}
+	ip := net.ParseIP(s.Addr)
+	c := &Comm{mesh: m, host: host, remote: s.Addr != "" && (ip == nil || !ip.IsLoopback())}
 	for i, mb := range members {
 		rk := &rank{
 			id: mb.groupRank, n: s.Groups.Of(s.NRanks), conns: m.conns[i], local: i,

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/report"
+)
+
+// asMain makes this test binary act as collbench when a test starts it as
+// a rank (directly, through collbench launch or through mpirun).
+const asMain = "COLLBENCH_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asMain) == "1" {
+		main()
+	}
+	os.Exit(m.Run())
+}
+
+// selfEnv lets ranks started from this process run collbench's main.
+func selfEnv(t *testing.T) {
+	t.Setenv(asMain, "1")
+}
+
+// rankProc is one rank started by a test.
+type rankProc struct {
+	cmd      *exec.Cmd
+	out, err syncBuffer
+	done     chan struct{}
+	code     int
+}
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startRank runs this binary as rank of a torchrun-style job of size
+// ranks; wrap, if given, prefixes the command (ip netns exec …).
+func startRank(t *testing.T, rank, size int, env []string, wrap []string, args ...string) *rankProc {
+	t.Helper()
+	argv := append(append(append([]string{}, wrap...), os.Args[0]), args...)
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), asMain+"=1", fmt.Sprintf("RANK=%d", rank), fmt.Sprintf("WORLD_SIZE=%d", size),
+		fmt.Sprintf("LOCAL_RANK=%d", rank), fmt.Sprintf("LOCAL_WORLD_SIZE=%d", size))
+	cmd.Env = append(cmd.Env, env...)
+	p := &rankProc{cmd: cmd, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = &p.out, &p.err
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		cmd.Wait()
+		p.code = exitStatus(cmd, nil)
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// jobEnv is a fresh rendezvous on loopback and a token.
+func jobEnv(t *testing.T) []string {
+	t.Helper()
+	return []string{"MASTER_ADDR=127.0.0.1", fmt.Sprintf("MASTER_PORT=%d", freePort(t)), "COLLBENCH_TOKEN=test-" + t.Name()}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// waitAll waits for the ranks, failing the test past bound: nothing may
+// hang.
+func waitAll(t *testing.T, bound time.Duration, procs ...*rankProc) time.Duration {
+	t.Helper()
+	start := time.Now()
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	for i, p := range procs {
+		select {
+		case <-p.done:
+		case <-timer.C:
+			t.Fatalf("rank %d still running after %v\nstderr: %s", i, bound, p.err.String())
+		}
+	}
+	return time.Since(start)
+}
+
+// checkTable asserts a table with rows, every row correct.
+func checkTable(t *testing.T, what, out string) {
+	t.Helper()
+	rows := 0
+	for _, line := range strings.Split(out, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			if !rowRE.MatchString(line) {
+				t.Errorf("%s: row not in nccl-tests layout: %q", what, line)
+			}
+			rows++
+		}
+	}
+	if rows == 0 || !strings.Contains(out, "# Out of bounds values : 0 OK") {
+		t.Errorf("%s: no rows or wrong results:\n%s", what, out)
+	}
+}
+
+// collbench launch -n 4 runs every collective across four processes with
+// every result right; only rank 0 prints the table, with every rank in
+// its device list.
+func TestLaunchEveryCollective(t *testing.T) {
+	selfEnv(t)
+	for _, c := range bench.Collectives {
+		code, out, errOut := runCLI("launch", "-n", "4", "--", c.Name, "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-r", "-1")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", c.Name, code, errOut)
+		}
+		checkTable(t, c.Name, out)
+		for r := 0; r < 4; r++ {
+			if !strings.Contains(out, fmt.Sprintf("#  Rank %2d Group  0", r)) {
+				t.Errorf("%s: rank %d missing from the device list:\n%s", c.Name, r, out)
+			}
+		}
+		if !strings.Contains(out, "# Spread across processes") || strings.Count(out, "# Collective test starting") != 1 {
+			t.Errorf("%s: want one table with the spread block:\n%s", c.Name, out)
+		}
+	}
+}
+
+// Groups across processes: concurrent strided pairs report each group;
+// an isolated consecutive group runs alone.
+func TestLaunchGroups(t *testing.T) {
+	selfEnv(t)
+	for _, tc := range []struct {
+		args   []string
+		groups int
+	}{
+		{[]string{"--group-size", "2", "--layout", "strided"}, 2},
+		{[]string{"--group-size", "2", "--isolated"}, 0},
+		{[]string{"--group-size", "1"}, 4},
+	} {
+		args := append([]string{"launch", "-n", "4", "allreduce", "-b", "1K", "-e", "64K", "-f", "8", "-n", "2", "--format", "json"}, tc.args...)
+		code, out, errOut := runCLI(args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d\n%s", tc.args, code, errOut)
+		}
+		var doc report.Run
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%v: %v\n%s", tc.args, err, out)
+		}
+		if !doc.OutOfBounds.Okay || len(doc.Results) == 0 {
+			t.Fatalf("%v: wrong or no results: %+v", tc.args, doc.OutOfBounds)
+		}
+		r := doc.Results[0].OutOfPlace
+		if len(r.Groups) != tc.groups || len(r.ProcTimes) != 4 {
+			t.Errorf("%v: %d groups and %d process times; want %d and 4", tc.args, len(r.Groups), len(r.ProcTimes), tc.groups)
+		}
+		if tc.groups == 0 && (r.ProcTimes[2] != nil || r.ProcTimes[0] == nil) {
+			t.Errorf("isolated: ranks 2 and 3 should sit out: %v", r.ProcTimes)
+		}
+		if doc.Config.NProcs != 4 {
+			t.Errorf("config nprocs %d", doc.Config.NProcs)
+		}
+	}
+}
+
+// Several ranks per process (-g 2) in several processes.
+func TestLaunchSeveralRanksPerProcess(t *testing.T) {
+	selfEnv(t)
+	code, out, errOut := runCLI("launch", "-n", "2", "reducescatter", "-g", "2", "-b", "1K", "-e", "16K", "-f", "4", "-n", "2")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	checkTable(t, "-g 2", out)
+	if !strings.Contains(out, "ranks 2-3") && !strings.Contains(out, "ranks 0-1") {
+		t.Errorf("processes not named by their ranks:\n%s", out)
+	}
+}
+
+// mpirun (OpenMPI) starts the ranks: collbench reads OMPI_COMM_WORLD_* and
+// needs no MPI library.
+func TestMpirunEveryCollective(t *testing.T) {
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mpirun is missing; .ci/run installs openmpi-bin")
+		}
+		t.Skip("mpirun not installed (apt-get install openmpi-bin)")
+	}
+	for _, c := range bench.Collectives {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, mpirun, "--oversubscribe", "-np", "4", "-x", asMain+"=1",
+			os.Args[0], c.Name, "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-r", "-1")
+		cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none")
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", c.Name, err, errOut.String())
+		}
+		checkTable(t, "mpirun "+c.Name, out.String())
+		if !strings.Contains(out.String(), "from openmpi") {
+			t.Errorf("%s: job not read from OpenMPI's environment:\n%s", c.Name, out.String())
+		}
+	}
+}
+
+// Faults: a rank killed, stopped, or never started. Every other rank
+// exits non-zero within the deadline plus a few seconds, naming the rank.
+func TestFaults(t *testing.T) {
+	const deadline = 3 // -T seconds
+	sweep := []string{"allreduce", "-b", "64K", "-e", "32M", "-f", "2", "-n", "200", "-N", "0", "-T", fmt.Sprint(deadline)}
+	cases := []struct {
+		name  string
+		fault func(t *testing.T, victim *rankProc)
+		want  string
+	}{
+		{"kill -9", func(t *testing.T, v *rankProc) { v.cmd.Process.Signal(syscall.SIGKILL) }, "rank 2 left the job"},
+		{"SIGSTOP", func(t *testing.T, v *rankProc) { v.cmd.Process.Signal(syscall.SIGSTOP) }, "rank 2 stopped responding"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := jobEnv(t)
+			var procs []*rankProc
+			for r := 0; r < 4; r++ {
+				procs = append(procs, startRank(t, r, 4, env, nil, sweep...))
+			}
+			waitFirstRow(t, procs[0])
+			c.fault(t, procs[2])
+			others := []*rankProc{procs[0], procs[1], procs[3]}
+			took := waitAll(t, (deadline+10)*time.Second, others...)
+			for _, p := range others {
+				if p.code == 0 || !strings.Contains(p.err.String(), c.want) {
+					t.Errorf("exit %d, stderr %q; want non-zero naming %q", p.code, p.err.String(), c.want)
+				}
+			}
+			t.Logf("the other ranks stopped %v after the fault", took.Round(time.Millisecond))
+		})
+	}
+	t.Run("never arrives", func(t *testing.T) {
+		env := jobEnv(t)
+		var procs []*rankProc
+		for r := 0; r < 3; r++ {
+			procs = append(procs, startRank(t, r, 4, env, nil, sweep...))
+		}
+		waitAll(t, (deadline+10)*time.Second, procs...)
+		for _, p := range procs {
+			if p.code == 0 || !strings.Contains(p.err.String(), "rank 3 never joined") {
+				t.Errorf("exit %d, stderr %q", p.code, p.err.String())
+			}
+		}
+	})
+}
+
+// waitFirstRow waits until rank 0 has printed a result row, so a fault
+// lands mid-sweep.
+func waitFirstRow(t *testing.T, p *rankProc) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		for _, line := range strings.Split(p.out.String(), "\n") {
+			if rowRE.MatchString(line) {
+				return
+			}
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("rank 0 ended early (exit %d): %s", p.code, p.err.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	t.Fatal("no result row within 30s")
+}
+
+// Strangers at the rendezvous port — garbage bytes and a wrong token —
+// are refused, logged by rank 0, and the run completes.
+func TestRendezvousStranger(t *testing.T) {
+	env := jobEnv(t)
+	port := strings.TrimPrefix(env[1], "MASTER_PORT=")
+	var procs []*rankProc
+	procs = append(procs, startRank(t, 0, 3, env, nil, "allgather", "-b", "8", "-e", "1M", "-f", "4", "-n", "5"))
+	addr := net.JoinHostPort("127.0.0.1", port)
+	var conn net.Conn
+	for i := 0; i < 200 && conn == nil; i++ {
+		conn, _ = net.Dial("tcp", addr)
+		time.Sleep(10 * time.Millisecond)
+	}
+	if conn == nil {
+		t.Fatal("rank 0 never opened the rendezvous")
+	}
+	conn.Write([]byte("GET / HTTP/1.0\r\n\r\n"))
+	defer conn.Close()
+	wrong := append([]string{}, env...)
+	wrong[2] = "COLLBENCH_TOKEN=guess"
+	intruder := startRank(t, 1, 3, wrong, nil, "allgather", "-b", "8", "-e", "8")
+	waitAll(t, 30*time.Second, intruder)
+	for r := 1; r < 3; r++ {
+		procs = append(procs, startRank(t, r, 3, env, nil, "allgather", "-b", "8", "-e", "1M", "-f", "4", "-n", "5"))
+	}
+	waitAll(t, 60*time.Second, procs...)
+	for r, p := range procs {
+		if p.code != 0 {
+			t.Errorf("rank %d: exit %d: %s", r, p.code, p.err.String())
+		}
+	}
+	checkTable(t, "after strangers", procs[0].out.String())
+	if intruder.code == 0 || !strings.Contains(intruder.err.String(), "refused") {
+		t.Errorf("intruder: exit %d, %q", intruder.code, intruder.err.String())
+	}
+	log := procs[0].err.String()
+	for _, want := range []string{"wrong job token", "malformed"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("rank 0's log lacks %q: %q", want, log)
+		}
+	}
+}
