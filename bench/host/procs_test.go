@@ -1,0 +1,124 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/cluster"
+)
+
+// procJob is a job of nprocs "processes" in this test, each with its own
+// backend Open, joined by a real rendezvous store.
+func procJob(t *testing.T, nprocs int) []*cluster.Client {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := cluster.Serve(ln, cluster.StoreConfig{Token: "t", Size: nprocs})
+	t.Cleanup(func() { store.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	clients := make([]*cluster.Client, nprocs)
+	for p := range clients {
+		if clients[p], err = cluster.Dial(ctx, ln.Addr().String(), "t", p, nprocs, 0); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { clients[p].Close() })
+	}
+	return clients
+}
+
+// Two processes with two ranks each, split into strided pairs: each
+// process holds one rank of each group, every group checks out, and the
+// connections of the mesh went between the processes.
+func TestProcessesAndGroups(t *testing.T) {
+	for _, g := range []bench.Grouping{{}, {Size: 2, Strided: true}, {Size: 2}, {Size: 2, Isolated: true}} {
+		clients := procJob(t, 2)
+		coll, _ := bench.LookupCollective("allreduce")
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		sums := make([]bench.Summary, 2)
+		for p := 0; p < 2; p++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				ctx := context.Background()
+				s := bench.Setup{NRanks: 4, FirstRank: 2 * p, LocalRanks: 2, BufBytes: 1 << 16, Groups: g,
+					Exchange: clients[p].AllGather}
+				comm, err := Backend{}.Open(ctx, s)
+				if err != nil {
+					errs[p] = err
+					return
+				}
+				defer comm.Close()
+				o := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 1 << 10, Max: 1 << 16, Factor: 8}, Iters: 2,
+					Agg: 1, Cycles: 1, Check: 1, Types: []numeric.DataType{numeric.Int32, numeric.Float32},
+					Ops: []numeric.RedOp{numeric.Sum, numeric.MulSum}, Average: 1}
+				if err := o.Validate(g.Of(4)); err != nil {
+					errs[p] = err
+					return
+				}
+				e := bench.Engine{Comm: comm, Peers: cluster.Peers{C: clients[p]}, Opts: o, NRanks: g.Of(4), Groups: g.Groups(4)}
+				sums[p], errs[p] = e.Run(ctx, func(bench.Row) {})
+			}()
+		}
+		wg.Wait()
+		for p := range errs {
+			if errs[p] != nil {
+				t.Fatalf("%+v process %d: %v", g, p, errs[p])
+			}
+			if sums[p].ErrorCases != 0 || sums[p].Rows == 0 {
+				t.Errorf("%+v process %d: %+v", g, p, sums[p])
+			}
+		}
+	}
+}
+
+// A stranger at a rank's mesh port — wrong key, or silence — is dropped
+// and the ranks still connect.
+func TestMeshRefusesStrangers(t *testing.T) {
+	clients := procJob(t, 2)
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for p := 0; p < 2; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			exchange := func(ctx context.Context, mine []byte) ([][]byte, error) {
+				var ep endpoint
+				if err := json.Unmarshal(mine, &ep); err == nil {
+					for _, addr := range ep.Addrs { // knock first, with a wrong key and with nothing
+						if c, err := net.Dial("tcp", addr); err == nil {
+							c.Write(make([]byte, 4+keyLen))
+							defer c.Close()
+						}
+						if c, err := net.Dial("tcp", addr); err == nil {
+							defer c.Close()
+						}
+					}
+				}
+				return clients[p].AllGather(ctx, mine)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			comm, err := Backend{}.Open(ctx, bench.Setup{NRanks: 2, FirstRank: p, LocalRanks: 1, BufBytes: 64, Exchange: exchange})
+			if err == nil {
+				comm.Close()
+			}
+			errs[p] = err
+		}()
+	}
+	wg.Wait()
+	for p, err := range errs {
+		if err != nil {
+			t.Errorf("process %d: %v", p, err)
+		}
+	}
+}
