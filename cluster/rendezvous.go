@@ -55,7 +55,8 @@ func Token(getenv func(string) string, addr string) (token, source string) {
 
 // Rendezvous returns host:port of the job's store, which rank 0 hosts:
 // the explicit --rendezvous value, else MASTER_ADDR and MASTER_PORT, else
-// the first Slurm node, else this host's loopback (all ranks on one host).
+// the first Slurm node, else this host's loopback when all ranks are on
+// one host (an error when the launcher says they are not).
 // A missing port is MASTER_PORT, or one derived from the job id, or
 // DefaultPort.
 func (j Job) Rendezvous(explicit string, getenv func(string) string) (string, error) {
@@ -78,6 +79,9 @@ func (j Job) Rendezvous(explicit string, getenv func(string) string) (string, er
 		host = j.Nodes[0]
 	}
 	if host == "" {
+		if j.LocalSize > 0 && j.LocalSize < j.Size {
+			return "", fmt.Errorf("the job's %d ranks span several hosts (%d on this one) but nothing names the rendezvous; set MASTER_ADDR to rank 0's host or pass --rendezvous host:port", j.Size, j.LocalSize)
+		}
 		host = "127.0.0.1"
 	}
 	if port == 0 {

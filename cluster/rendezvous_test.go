@@ -23,6 +23,8 @@ func TestRendezvousAddress(t *testing.T) {
 		{name: "flag wins", job: Job{MasterAddr: "a", MasterPort: 1}, explicit: "b:2", want: "b:2"},
 		{name: "flag host only", job: Job{MasterPort: 5000}, explicit: "10.1.1.1", want: "10.1.1.1:5000"},
 		{name: "bad port", explicit: "h:99999", err: "not a TCP port"},
+		{name: "several hosts, no address", job: Job{Size: 16, LocalSize: 8}, err: "span several hosts"},
+		{name: "several hosts, flag", job: Job{Size: 16, LocalSize: 8}, explicit: "n1:7000", want: "n1:7000"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

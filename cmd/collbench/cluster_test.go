@@ -346,3 +346,30 @@ func TestRendezvousStranger(t *testing.T) {
 		}
 	}
 }
+
+// scripts/mpirun.sh runs as documented, with a hostfile of this host.
+func TestMpirunScript(t *testing.T) {
+	if _, err := exec.LookPath("mpirun"); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("mpirun is missing; .ci/run installs openmpi-bin")
+		}
+		t.Skip("mpirun not installed")
+	}
+	hostfile := t.TempDir() + "/hosts"
+	if err := os.WriteFile(hostfile, []byte("# test\nlocalhost slots=4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "../../scripts/mpirun.sh", hostfile, "4", "alltoall", "-b", "1K", "-e", "64K", "-f", "8")
+	cmd.Env = append(os.Environ(), "COLLBENCH="+os.Args[0], "MPIRUN_ARGS=--oversubscribe -x "+asMain+"=1",
+		fmt.Sprintf("MASTER_PORT=%d", freePort(t)), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	checkTable(t, "scripts/mpirun.sh", string(out))
+	if !strings.Contains(string(out), "4 processes × 1 rank(s) from openmpi, rendezvous localhost:") {
+		t.Errorf("unexpected job line:\n%s", out)
+	}
+}
