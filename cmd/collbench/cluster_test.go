@@ -269,6 +269,14 @@ func TestFaults(t *testing.T) {
 			t.Logf("the other ranks stopped %v after the fault", took.Round(time.Millisecond))
 		})
 	}
+	t.Run("rank 0 never arrives", func(t *testing.T) {
+		env := jobEnv(t)
+		p := startRank(t, 1, 2, env, nil, sweep...)
+		waitAll(t, (deadline+10)*time.Second, p)
+		if p.code == 0 || !strings.Contains(p.err.String(), "unreachable (rank 0 hosts it") {
+			t.Errorf("exit %d, stderr %q", p.code, p.err.String())
+		}
+	})
 	t.Run("never arrives", func(t *testing.T) {
 		env := jobEnv(t)
 		var procs []*rankProc
@@ -371,5 +379,20 @@ func TestMpirunScript(t *testing.T) {
 	checkTable(t, "scripts/mpirun.sh", string(out))
 	if !strings.Contains(string(out), "4 processes × 1 rank(s) from openmpi, rendezvous localhost:") {
 		t.Errorf("unexpected job line:\n%s", out)
+	}
+}
+
+// Ctrl-C to collbench launch reaches every rank: all stop cleanly, and
+// launch exits 130.
+func TestLaunchInterrupt(t *testing.T) {
+	p := startRank(t, 0, 1, nil, nil, "launch", "-n", "3", "allreduce", "-b", "64K", "-e", "8M", "-f", "2", "-N", "0")
+	waitFirstRow(t, p)
+	p.cmd.Process.Signal(syscall.SIGINT)
+	waitAll(t, 15*time.Second, p)
+	if p.code != exitSignal {
+		t.Errorf("launch exit %d, want %d; stderr %q", p.code, exitSignal, p.err.String())
+	}
+	if n := strings.Count(p.err.String(), "(exit 130)"); n != 3 {
+		t.Errorf("want all 3 ranks to exit 130: %q", p.err.String())
 	}
 }
