@@ -84,12 +84,12 @@ if [ "$NGPU" -eq 1 ]; then
   else
     echo "== NCCL $NCCLV predates NCCL_MULTI_RANK_GPU_ENABLE: several ranks on one GPU need separate processes with NCCL_HOSTID"
   fi
-  if "$CB" launch --help >/dev/null 2>&1; then
-    echo "== 2 ranks on GPU 0 in separate processes (functional only)"
-    for c in $COLLS; do
-      NCCL_MULTI_RANK_GPU_ENABLE=1 run "$c-2procs-1gpu" launch -n 2 -- "$c" --backend nccl -b 8 -e 16M -f 8 -c 1
-    done
-  fi
+  echo "== ranks on GPU 0 in separate processes through collbench launch (functional only)"
+  for c in $COLLS; do
+    NCCL_MULTI_RANK_GPU_ENABLE=1 run "$c-2procs-1gpu" launch -n 2 -- "$c" --backend nccl --devices 0 -b 8 -e 16M -f 8 -c 1 -r -1
+  done
+  NCCL_MULTI_RANK_GPU_ENABLE=1 run "allreduce-4procs-groups" launch -n 4 -- allreduce --backend nccl --devices 0 -b 8 -e 16M -f 8 -c 1 --group-size 2 --layout strided
+  NCCL_MULTI_RANK_GPU_ENABLE=1 run "allreduce-4procs-isolated" launch -n 4 -- allreduce --backend nccl --devices 0 -b 8 -e 16M -f 8 -c 1 --group-size 2 --isolated
 fi
 
 # 4. Side by side with nccl-tests: same flags, per-size ratios.
