@@ -164,23 +164,35 @@ func TestRendezvousRefusesStrangers(t *testing.T) {
 	}
 }
 
-// TestRendezvousPeerLost: when a rank's connection ends, the others stop
-// waiting and learn which rank left.
+// TestRendezvousPeerLost: when a rank's connection ends without a
+// goodbye (a killed process), or a rank says goodbye while the others
+// still wait for it, the others stop waiting and learn which rank and why.
 func TestRendezvousPeerLost(t *testing.T) {
-	s, _ := startStore(t, 3)
-	clients := joinAll(t, s.Addr().String(), 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	clients[2].conn.Close() // gone without a goodbye, as a killed process
-	start := time.Now()
-	errs := each(clients[:2], func(r int, c *Client) error { return Peers{C: c}.Barrier(ctx) })
-	for r, err := range errs {
-		if !errors.Is(err, ErrPeerLost) || !strings.Contains(err.Error(), "rank 2 left") {
-			t.Errorf("rank %d: %v, want a lost-peer error naming rank 2", r, err)
-		}
-	}
-	if d := time.Since(start); d > 5*time.Second {
-		t.Errorf("took %v to notice", d)
+	for _, c := range []struct {
+		name  string
+		leave func(*Client)
+		want  string
+	}{
+		{"killed", func(c *Client) { c.conn.Close() }, "rank 2 left"},
+		{"early goodbye", func(c *Client) { c.Close() }, "rank 2 finished while the others still waited"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, _ := startStore(t, 3)
+			clients := joinAll(t, s.Addr().String(), 3)
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			c.leave(clients[2])
+			start := time.Now()
+			errs := each(clients[:2], func(r int, c *Client) error { return Peers{C: c}.Barrier(ctx) })
+			for r, err := range errs {
+				if !errors.Is(err, ErrPeerLost) || !strings.Contains(err.Error(), c.want) {
+					t.Errorf("rank %d: %v, want a lost-peer error saying %q", r, err, c.want)
+				}
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("took %v to notice", d)
+			}
+		})
 	}
 }
 
@@ -368,21 +380,5 @@ func TestClientNoticesSilentStore(t *testing.T) {
 	err = Peers{C: cl}.Barrier(ctx)
 	if !errors.Is(err, ErrPeerLost) || !strings.Contains(err.Error(), "rank 0 (hosting the rendezvous) stopped responding") {
 		t.Errorf("got %v", err)
-	}
-}
-
-// A rank that finishes (says goodbye) while the others still wait for it
-// is reported, not waited for.
-func TestRendezvousEarlyGoodbye(t *testing.T) {
-	s, _ := startStore(t, 3)
-	clients := joinAll(t, s.Addr().String(), 3)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	clients[2].Close()
-	errs := each(clients[:2], func(r int, c *Client) error { return Peers{C: c}.Barrier(ctx) })
-	for r, err := range errs {
-		if !errors.Is(err, ErrPeerLost) || !strings.Contains(err.Error(), "rank 2 finished while the others still waited") {
-			t.Errorf("rank %d: %v", r, err)
-		}
 	}
 }

@@ -177,30 +177,42 @@ func commConfig(v nccl.Version) nccl.Config {
 	return cfg
 }
 
+// inGroup runs f for every local GPU, with its context current, between
+// one ncclGroupStart and ncclGroupEnd, so that calls that need all local
+// ranks at once (init, split) can complete. The first error wins.
+func (c *Comm) inGroup(what string, f func(i int, g *gpu) error) error {
+	if err := nccl.GroupStart(); err != nil {
+		return err
+	}
+	var first error
+	for i, g := range c.gpus {
+		if err := g.ctx.SetCurrent(); err != nil {
+			first = err
+			break
+		}
+		if err := f(i, g); err != nil {
+			first = err
+			break
+		}
+	}
+	if err := nccl.GroupEnd(); err != nil && first == nil {
+		first = fmt.Errorf("%s %d communicator(s): %w", what, len(c.gpus), err)
+	}
+	return first
+}
+
 // initComms creates every local communicator in one NCCL group, as
 // nccl-tests' initComms does.
 func (c *Comm) initComms(id nccl.UniqueID, firstRank int) error {
 	cfg := commConfig(c.version)
-	if err := nccl.GroupStart(); err != nil {
-		return err
-	}
-	var initErr error
-	for i, g := range c.gpus {
-		if err := g.ctx.SetCurrent(); err != nil {
-			initErr = err
-			break
-		}
+	return c.inGroup("initialising", func(i int, g *gpu) error {
 		comm, err := nccl.InitRank(c.nranks, id, firstRank+i, &cfg)
 		if err != nil {
-			initErr = fmt.Errorf("rank %d on GPU %d: %w", firstRank+i, g.info.Ordinal, err)
-			break
+			return fmt.Errorf("rank %d on GPU %d: %w", firstRank+i, g.info.Ordinal, err)
 		}
 		g.comm = comm
-	}
-	if err := nccl.GroupEnd(); err != nil && initErr == nil {
-		initErr = fmt.Errorf("initialising %d communicator(s): %w", len(c.gpus), err)
-	}
-	return initErr
+		return nil
+	})
 }
 
 // split replaces every job-wide communicator with its group's, made by
@@ -212,31 +224,20 @@ func (c *Comm) split(s bench.Setup) error {
 		return fmt.Errorf("groups (--group-size) need ncclCommSplit: %w", err)
 	}
 	cfg := commConfig(c.version)
-	if err := nccl.GroupStart(); err != nil {
-		return err
-	}
-	var splitErr error
-	for i, g := range c.gpus {
-		if err := g.ctx.SetCurrent(); err != nil {
-			splitErr = err
-			break
-		}
+	err := c.inGroup("splitting", func(i int, g *gpu) error {
 		color := g.info.Group
 		if _, _, active := s.Place(i); !active {
 			color = nccl.NoColor
 		}
 		sub, err := g.comm.Split(color, g.info.Rank, &cfg)
 		if err != nil {
-			splitErr = fmt.Errorf("splitting rank %d into group %d: %w", g.info.Rank, g.info.Group, err)
-			break
+			return fmt.Errorf("splitting rank %d into group %d: %w", g.info.Rank, g.info.Group, err)
 		}
 		g.world, g.comm = g.comm, sub
-	}
-	if err := nccl.GroupEnd(); err != nil && splitErr == nil {
-		splitErr = fmt.Errorf("splitting %d communicator(s): %w", len(c.gpus), err)
-	}
-	if splitErr != nil {
-		return splitErr
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	kept := c.gpus[:0]
 	for _, g := range c.gpus {

@@ -19,13 +19,8 @@ func runDoctor(args []string, stdout, stderr io.Writer) int {
 	fs.SetOutput(io.Discard)
 	ncclLib := fs.String("nccl-lib", "", "libnccl.so.2 to load, or its folder (also COLLBENCH_NCCL_LIB)")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: collbench doctor [flags]\n\nFlags:\n%s", fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "collbench doctor: %v\n", err)
-		return exitUsage
+	if code, done := parseFlags(fs, args, "collbench doctor [flags]", stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "collbench doctor: unexpected argument %q\n", fs.Arg(0))

@@ -43,13 +43,8 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.IntVarP(&lf.nprocs, "nprocs", "n", 0, "ranks (processes) to start on this host")
 	fs.StringVar(&lf.rendezvous, "rendezvous", "", "host:port for the job's rendezvous (default: a free loopback port)")
 	fs.Float64Var(&lf.grace, "grace", 10, "seconds the other ranks get to finish after one fails, before they are stopped")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: collbench launch -n N [flags] [--] <collective> [flags]\n\nFlags:\n%s", fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "collbench launch: %v\n", err)
-		return exitUsage
+	if code, done := parseFlags(fs, args, "collbench launch -n N [flags] [--] <collective> [flags]", stdout, stderr); done {
+		return code
 	}
 	sub := fs.Args()
 	switch {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/spf13/pflag"
+
 	"github.com/collbench/collbench/bench"
 )
 
@@ -108,3 +110,18 @@ type usageError struct{ error }
 func (e usageError) Unwrap() error { return e.error }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// parseFlags parses a subcommand's own flags. done means the caller
+// returns code at once: the help was printed, or a usage error reported.
+func parseFlags(fs *pflag.FlagSet, args []string, synopsis string, stdout, stderr io.Writer) (code int, done bool) {
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return exitOK, false
+	case errors.Is(err, pflag.ErrHelp):
+		fmt.Fprintf(stdout, "Usage: %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+		return exitOK, true
+	}
+	fmt.Fprintf(stderr, "collbench %s: %v\n", fs.Name(), err)
+	return exitUsage, true
+}
