@@ -42,7 +42,7 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 		fmt.Fprintf(stderr, "collbench %s: %s\n", coll.Name, fmt.Sprintf(format, a...))
 	}
 	wrong, err := measure(ctx, coll, f, j, logf, args, stdout)
-	if err = j.explain(err); err != nil {
+	if err = j.explain(ctx, err); err != nil {
 		who := ""
 		if j.multi() {
 			who = report.ProcLabels(j.Size, f.ngpus)[j.Rank] + ": "

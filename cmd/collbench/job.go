@@ -126,14 +126,27 @@ func (j *job) close() {
 
 // explain puts the job's failure in front of a local error: when a rank
 // is lost, the local symptom (a reset connection, an aborted call) comes
-// a moment before the rendezvous says which rank it was.
-func (j *job) explain(err error) error {
+// a moment before the rendezvous says which rank it was. An interruption
+// (ctx, the process's signal context) wins over both: a Ctrl-C sent to
+// every rank may reach this one just after its peers reacted to theirs.
+func (j *job) explain(ctx context.Context, err error) error {
 	var ue usageError
-	if err == nil || !j.multi() || errors.Is(err, cluster.ErrPeerLost) || errors.As(err, &ue) {
+	if err == nil || !j.multi() || errors.As(err, &ue) || errors.Is(err, context.Canceled) {
 		return err
 	}
+	interrupted := func() error { return fmt.Errorf("%w; here: %v", context.Cause(ctx), err) }
 	select {
+	case <-ctx.Done():
+		return interrupted()
 	case <-j.client.Failed():
+		select {
+		case <-ctx.Done():
+			return interrupted()
+		case <-time.After(200 * time.Millisecond):
+		}
+		if errors.Is(err, cluster.ErrPeerLost) {
+			return err
+		}
 		return &jobError{cause: j.client.Err(), local: err}
 	case <-time.After(2 * time.Second):
 		return err
