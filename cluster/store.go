@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 )
@@ -352,17 +353,24 @@ func pingInterval(stall time.Duration) time.Duration {
 	return min(max(stall/5, 50*time.Millisecond), time.Second)
 }
 
-// rankList names ranks for a message: "rank 3" or "ranks 1, 2".
+// rankList names ranks for a message, runs folded into ranges: "rank 3",
+// "ranks 1, 4" or "ranks 1-15, 17".
 func rankList(ranks []int) string {
 	if len(ranks) == 1 {
 		return fmt.Sprintf("rank %d", ranks[0])
 	}
-	s := "ranks "
-	for i, r := range ranks {
-		if i > 0 {
-			s += ", "
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
 		}
-		s += fmt.Sprint(r)
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(ranks[i]))
+		}
+		i = j + 1
 	}
-	return s
+	return "ranks " + strings.Join(parts, ", ")
 }

@@ -382,3 +382,18 @@ func TestClientNoticesSilentStore(t *testing.T) {
 		t.Errorf("got %v", err)
 	}
 }
+
+func TestRankList(t *testing.T) {
+	for _, c := range []struct {
+		in   []int
+		want string
+	}{
+		{[]int{3}, "rank 3"},
+		{[]int{1, 4}, "ranks 1, 4"},
+		{[]int{1, 2, 3, 4, 5, 7, 9, 10}, "ranks 1-5, 7, 9-10"},
+	} {
+		if got := rankList(c.in); got != c.want {
+			t.Errorf("%v: %q, want %q", c.in, got, c.want)
+		}
+	}
+}
