@@ -194,3 +194,17 @@ func (o Op) Regions(rank int) (sendBuf BufKind, sendOff, recvOff int64) {
 
 // ErrTooLarge marks a request for buffers the machine cannot hold.
 var ErrTooLarge = errors.New("buffers too large")
+
+// Computer is a Comm that can run a compute workload on a second stream of
+// every local rank, next to its collectives, for the overlap experiment.
+type Computer interface {
+	// SetWorkload prepares w (buffers, library handles) on every local
+	// rank, or says why the backend cannot run it.
+	SetWorkload(w Workload) error
+	// EnqueueCompute launches n runs of the workload on every local
+	// compute stream and returns without waiting.
+	EnqueueCompute(n int) error
+	// WaitCompute blocks until the compute streams are idle and returns,
+	// per local rank, how long the last n runs took on their stream.
+	WaitCompute(ctx context.Context) ([]time.Duration, error)
+}

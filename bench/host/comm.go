@@ -92,6 +92,11 @@ type Comm struct {
 	aborted bool
 	times   [][]time.Duration
 	closed  bool
+
+	// The overlap experiment's compute streams, made on first use.
+	streams   []*computeStream
+	loads     []*workload
+	computing sync.WaitGroup
 }
 
 // Capabilities implements bench.Comm: no CUDA graphs on a CPU.
@@ -200,6 +205,9 @@ func (c *Comm) Close() error {
 		c.closed = true
 		for _, r := range c.ranks {
 			close(r.work)
+		}
+		for _, s := range c.streams {
+			close(s.work)
 		}
 	}
 	c.mu.Unlock()
