@@ -17,7 +17,7 @@ import (
 // pickBackend resolves --backend. auto takes the nccl backend when the
 // CUDA driver, at least one GPU and NCCL are all present, and says in a
 // preamble note why it chose what it chose.
-func pickBackend(f *flags) (bench.Backend, []string, error) {
+func pickBackend(f *jobFlags) (bench.Backend, []string, error) {
 	g := gpu.Backend{NCCLLib: f.ncclLib}
 	switch f.backend {
 	case "host":

@@ -32,7 +32,7 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 		fmt.Fprintf(stderr, "collbench %s: %v\n", coll.Name, err)
 		return exitUsage
 	}
-	j, err := readJob(f, os.Getenv)
+	j, err := readJob(&f.jobFlags, os.Getenv)
 	if err != nil {
 		fmt.Fprintf(stderr, "collbench %s: %v\n", coll.Name, err)
 		return exitCode(err)
@@ -77,33 +77,12 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 			return false, usageError{err}
 		}
 	}
-	if err := j.connect(ctx, os.Getenv, logf); err != nil {
-		return false, err
-	}
-	backend, notes, err := pickBackend(f)
+	ctx, sess, closeSession, err := j.open(ctx, &f.jobFlags, logf, f.register, &opts)
 	if err != nil {
 		return false, err
 	}
-	if backend.Name() != "nccl" && (f.register != 0 || f.devices != "") {
-		return false, usagef("-R and --devices apply to the nccl backend only")
-	}
-	devs, err := deviceList(f.devices, f.ngpus, j.LocalRank)
-	if err != nil {
-		return false, usageError{err}
-	}
-	ctx, stop := j.watch(ctx)
-	defer stop()
-	setup := bench.Setup{NRanks: nranks, FirstRank: j.Rank * f.ngpus, LocalRanks: f.ngpus, Devices: devs,
-		Register: f.register, Groups: groups, Exchange: j.exchange(), Addr: j.advertise()}
-	comm, allDevs, limitNote, err := openComm(ctx, backend, setup, &opts, j)
-	if err != nil {
-		return false, err
-	}
-	defer comm.Close()
-	if limitNote != "" {
-		notes = append(notes, limitNote)
-	}
-	notes = append(notes, j.notes(groups, nranks, f.ngpus)...)
+	defer closeSession()
+	backend, comm, allDevs, notes := sess.backend, sess.comm, sess.devices, sess.notes
 	caps := comm.Capabilities()
 	if opts.Graph > 0 && !caps.Graphs {
 		return false, usagef("the %s backend cannot capture CUDA graphs (-G); run without -G", backend.Name())

@@ -25,11 +25,61 @@ func (s *sizeFlag) Set(v string) error {
 	return nil
 }
 
+// jobFlags are the flags every measuring command shares: how many ranks a
+// process runs, on which backend and devices, and how the job is formed.
+type jobFlags struct {
+	ngpus               int
+	timeout             float64
+	backend, ncclLib    string
+	devices, rendezvous string
+	groupSize           int
+	layout              string
+	isolated            bool
+}
+
+// register adds the long-named job flags; -g and -T are registered by
+// each command where its help lists them.
+func (j *jobFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&j.backend, "backend", "auto", "auto, nccl or host")
+	fs.StringVar(&j.ncclLib, "nccl-lib", "", "libnccl.so.2 to load, or its folder (also COLLBENCH_NCCL_LIB)")
+	fs.StringVar(&j.devices, "devices", "", "GPU of each local rank, comma-separated (repeats allowed where NCCL permits); default NCCL_TESTS_DEVICE+i or 0..g-1")
+	fs.StringVar(&j.rendezvous, "rendezvous", "", "host:port rank 0 hosts the job's rendezvous at (default MASTER_ADDR:MASTER_PORT, the first Slurm node, or this host)")
+	fs.IntVar(&j.groupSize, "group-size", 0, "split the job into groups of this many ranks, each its own communicator (default: one group of all ranks)")
+	fs.StringVar(&j.layout, "layout", "consecutive", "group layout: consecutive (adjacent ranks) or strided (ranks world/group-size apart)")
+	fs.BoolVar(&j.isolated, "isolated", false, "run only the first group; the other ranks wait")
+}
+
+// check validates the job flags; problems are usage errors.
+func (j *jobFlags) check() error {
+	switch {
+	case j.ngpus < 1:
+		return usagef("-g must be at least 1 (got %d)", j.ngpus)
+	case j.timeout < 0:
+		return usagef("-T cannot be negative (got %g)", j.timeout)
+	case j.layout != "consecutive" && j.layout != "strided":
+		return usagef("unknown --layout %q (want consecutive or strided)", j.layout)
+	case j.groupSize < 0:
+		return usagef("--group-size cannot be negative (got %d)", j.groupSize)
+	}
+	switch j.backend {
+	case "auto", "host", "nccl":
+	default:
+		return usagef("unknown --backend %q (want auto, nccl or host)", j.backend)
+	}
+	return nil
+}
+
+// grouping is the --group-size/--layout/--isolated split.
+func (j *jobFlags) grouping() bench.Grouping {
+	return bench.Grouping{Size: j.groupSize, Strided: j.layout == "strided", Isolated: j.isolated}
+}
+
 // flags holds a collective subcommand's flags: nccl-tests' letters, long
 // names and defaults, plus collbench's own.
 type flags struct {
+	jobFlags
 	fs                       *pflag.FlagSet
-	nthreads, ngpus          int
+	nthreads                 int
 	minBytes, maxBytes, step sizeFlag
 	factor                   int64
 	iters, warmup, agg       int
@@ -37,16 +87,10 @@ type flags struct {
 	op, dtype                string
 	root, blocking, graph    int
 	average, cputime         int
-	timeout                  float64
 	jsonFile                 string
-	backend, format          string
-	ncclLib, devices         string
+	format                   string
 	register, iterTiming     int
 	iterSkip                 int
-	rendezvous               string
-	groupSize                int
-	layout                   string
-	isolated                 bool
 	unsupported              map[string]*int
 }
 
@@ -92,14 +136,8 @@ func newFlags(name string) *flags {
 	fs.IntVarP(&f.register, "local_register", "R", 0, "register buffers with NCCL: 1 ncclCommRegister, 2 symmetric windows (nccl backend)")
 	fs.IntVarP(&f.iterTiming, "per_iter_timing", "I", 0, "time every iteration with CUDA events for the statistics columns (always on for the host backend)")
 	fs.IntVarP(&f.iterSkip, "per_iter_skip", "K", 0, "leading iterations left out of the per-iteration statistics")
-	fs.StringVar(&f.backend, "backend", "auto", "auto, nccl or host")
-	fs.StringVar(&f.ncclLib, "nccl-lib", "", "libnccl.so.2 to load, or its folder (also COLLBENCH_NCCL_LIB)")
-	fs.StringVar(&f.devices, "devices", "", "GPU of each local rank, comma-separated (repeats allowed where NCCL permits); default NCCL_TESTS_DEVICE+i or 0..g-1")
+	f.jobFlags.register(fs)
 	fs.StringVar(&f.format, "format", "table", "stdout format: table, json or csv")
-	fs.StringVar(&f.rendezvous, "rendezvous", "", "host:port rank 0 hosts the job's rendezvous at (default MASTER_ADDR:MASTER_PORT, the first Slurm node, or this host)")
-	fs.IntVar(&f.groupSize, "group-size", 0, "split the job into groups of this many ranks, each its own communicator (default: one group of all ranks)")
-	fs.StringVar(&f.layout, "layout", "consecutive", "group layout: consecutive (adjacent ranks) or strided (ranks world/group-size apart)")
-	fs.BoolVar(&f.isolated, "isolated", false, "run only the first group; the other ranks wait")
 	f.unsupported = map[string]*int{}
 	for _, u := range unsupportedFlags {
 		v := new(int)
@@ -125,33 +163,19 @@ func (f *flags) parse(args []string) error {
 	if f.nthreads != 1 {
 		return usagef("-t %d: collbench runs one thread per process; use -g for more ranks per process", f.nthreads)
 	}
-	if f.ngpus < 1 {
-		return usagef("-g must be at least 1 (got %d)", f.ngpus)
+	if err := f.jobFlags.check(); err != nil {
+		return err
 	}
 	switch f.format {
 	case "table", "json", "csv":
 	default:
 		return usagef("unknown --format %q (want table, json or csv)", f.format)
 	}
-	switch f.backend {
-	case "auto", "host", "nccl":
-	default:
-		return usagef("unknown --backend %q (want auto, nccl or host)", f.backend)
-	}
 	if f.register < 0 || f.register > 2 {
 		return usagef("-R must be 0, 1 or 2 (got %d)", f.register)
 	}
 	if f.iterSkip < 0 || f.iterSkip >= f.iters {
 		return usagef("-K must be between 0 and -n minus 1 (got %d)", f.iterSkip)
-	}
-	if f.timeout < 0 {
-		return usagef("-T cannot be negative (got %g)", f.timeout)
-	}
-	if f.layout != "consecutive" && f.layout != "strided" {
-		return usagef("unknown --layout %q (want consecutive or strided)", f.layout)
-	}
-	if f.groupSize < 0 {
-		return usagef("--group-size cannot be negative (got %d)", f.groupSize)
 	}
 	return nil
 }
@@ -180,11 +204,6 @@ func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
 		}
 	}
 	return o, nil
-}
-
-// grouping is the --group-size/--layout/--isolated split.
-func (f *flags) grouping() bench.Grouping {
-	return bench.Grouping{Size: f.groupSize, Strided: f.layout == "strided", Isolated: f.isolated}
 }
 
 // parseList reads a -d or -o value: one name, or "all".

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"time"
 
 	"github.com/collbench/collbench/bench"
@@ -53,7 +54,7 @@ type job struct {
 
 // readJob reads the launcher's environment: this process's place in the
 // job and the watchdog's deadlines. Nothing is contacted yet.
-func readJob(f *flags, getenv func(string) string) (*job, error) {
+func readJob(f *jobFlags, getenv func(string) string) (*job, error) {
 	cj, err := cluster.FromEnv(getenv)
 	if err != nil {
 		return nil, usagef("reading the launcher's environment: %v", err)
@@ -257,4 +258,48 @@ func (j *job) notes(g bench.Grouping, nranks, ngpus int) []string {
 		out = append(out, fmt.Sprintf("Groups: %d of %d ranks, %s, %s", nranks/g.Of(nranks), g.Of(nranks), g.Layout(), mode))
 	}
 	return out
+}
+
+// session is a job with its communicators open.
+type session struct {
+	backend bench.Backend
+	comm    bench.Comm
+	devices []bench.Device // every rank's, in rank order
+	notes   []string       // preamble lines: backend, memory cap, job, groups
+}
+
+// open joins the job, picks the backend and opens the communicators of
+// this process's ranks (register is -R; opts.Sweep.Max sizes the buffers
+// and may be lowered to what the devices hold). The returned context ends
+// when the job fails; close releases everything.
+func (j *job) open(ctx context.Context, jf *jobFlags, logf func(string, ...any), register int, opts *bench.Options) (context.Context, *session, func(), error) {
+	fail := func(err error) (context.Context, *session, func(), error) { return ctx, nil, nil, err }
+	if err := j.connect(ctx, os.Getenv, logf); err != nil {
+		return fail(err)
+	}
+	backend, notes, err := pickBackend(jf)
+	if err != nil {
+		return fail(err)
+	}
+	if backend.Name() != "nccl" && (register != 0 || jf.devices != "") {
+		return fail(usagef("-R and --devices apply to the nccl backend only"))
+	}
+	devs, err := deviceList(jf.devices, jf.ngpus, j.LocalRank)
+	if err != nil {
+		return fail(usageError{err})
+	}
+	nranks, groups := j.Size*jf.ngpus, jf.grouping()
+	wctx, stop := j.watch(ctx)
+	setup := bench.Setup{NRanks: nranks, FirstRank: j.Rank * jf.ngpus, LocalRanks: jf.ngpus, Devices: devs,
+		Register: register, Groups: groups, Exchange: j.exchange(), Addr: j.advertise()}
+	comm, allDevs, limitNote, err := openComm(wctx, backend, setup, opts, j)
+	if err != nil {
+		stop()
+		return fail(err)
+	}
+	if limitNote != "" {
+		notes = append(notes, limitNote)
+	}
+	notes = append(notes, j.notes(groups, nranks, jf.ngpus)...)
+	return wctx, &session{backend: backend, comm: comm, devices: allDevs, notes: notes}, func() { comm.Close(); stop() }, nil
 }
