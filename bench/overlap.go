@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"time"
 
 	"github.com/collbench/collbench/bench/numeric"
@@ -21,7 +22,8 @@ type OverlapFigures struct {
 	// overlap_coe.
 	OverlapCoe float64
 	// ProcessorUsage is 1 − 1/ComputeSlowdown: Calculon's share of the
-	// processor that communication takes from compute.
+	// processor that communication takes from compute (0 when the
+	// compute was not slowed).
 	ProcessorUsage float64
 	// ExposedComm is the share of the wall time of a run where both sides
 	// were given equal work alone, during which communication ran with no
@@ -41,7 +43,7 @@ func DeriveOverlap(commAlone, commOver, compAlone, compOver, wall, compBusy floa
 		f.ComputeSlowdown = compOver / compAlone
 	}
 	f.OverlapCoe = math.Max(1, math.Max(f.CommSlowdown, f.ComputeSlowdown))
-	if f.ComputeSlowdown > 0 {
+	if f.ComputeSlowdown > 1 { // a slowdown below 1 is noise: no processor taken
 		f.ProcessorUsage = 1 - 1/f.ComputeSlowdown
 	}
 	if wall > 0 {
@@ -112,15 +114,23 @@ func (x *Overlap) Measure(ctx context.Context, size int64, w Workload) (OverlapF
 		return OverlapFigures{}, err
 	}
 	cover := max(x.Opts.Cover, 1)
-	// The collective, covered by compute that lasts cover times longer.
+	// The collective, covered by compute that lasts cover times longer,
+	// and the compute, covered by collectives that last cover times
+	// longer; each phase is repeated and its median kept, as a shared
+	// machine's noise is one-sided.
 	nComm := runs(target, commAlone)
-	commOver, _, err := x.synced(ctx, c, op, nComm, runs(cover*float64(nComm)*commAlone, compAlone))
+	commOver, err := x.median(ctx, func() (float64, error) {
+		v, _, err := x.synced(ctx, c, op, nComm, runs(cover*float64(nComm)*commAlone, compAlone))
+		return v, err
+	})
 	if err != nil {
 		return OverlapFigures{}, err
 	}
-	// The compute, covered by collectives that last cover times longer.
 	nComp := runs(target, compAlone)
-	_, compOver, err := x.synced(ctx, c, op, runs(cover*float64(nComp)*compAlone, commAlone), nComp)
+	compOver, err := x.median(ctx, func() (float64, error) {
+		_, v, err := x.synced(ctx, c, op, runs(cover*float64(nComp)*compAlone, commAlone), nComp)
+		return v, err
+	})
 	if err != nil {
 		return OverlapFigures{}, err
 	}
@@ -150,13 +160,20 @@ func runs(target, t float64) int {
 	return int(min(max(math.Ceil(target/t), 5), maxRuns))
 }
 
-// alone times nComm calls, then nComp compute runs, each by itself, and
-// returns the per-call and per-run times, the slowest process's.
+// alone times nComm calls, then nComp compute runs, each by itself and
+// each the median of repeated phases, and returns the per-call and per-run
+// times, the slowest process's.
 func (x *Overlap) alone(ctx context.Context, c Computer, op Op, nComm, nComp int) (comm, comp float64, err error) {
-	if comm, _, err = x.synced(ctx, c, op, nComm, 0); err != nil {
+	if comm, err = x.median(ctx, func() (float64, error) {
+		v, _, err := x.synced(ctx, c, op, nComm, 0)
+		return v, err
+	}); err != nil {
 		return 0, 0, err
 	}
-	if _, comp, err = x.synced(ctx, c, op, 0, nComp); err != nil {
+	if comp, err = x.median(ctx, func() (float64, error) {
+		_, v, err := x.synced(ctx, c, op, 0, nComp)
+		return v, err
+	}); err != nil {
 		return 0, 0, err
 	}
 	v, err := x.Peers.AllReduce(ctx, []float64{comm, comp}, ReduceMax)
@@ -164,6 +181,22 @@ func (x *Overlap) alone(ctx context.Context, c Computer, op Op, nComm, nComp int
 		return 0, 0, err
 	}
 	return v[0], v[1], nil
+}
+
+// repeats is how many times each measured phase runs; the median is kept.
+const repeats = 3
+
+// median runs phase repeats times and returns the median result.
+func (x *Overlap) median(ctx context.Context, phase func() (float64, error)) (float64, error) {
+	var v [repeats]float64
+	for i := range v {
+		var err error
+		if v[i], err = phase(); err != nil {
+			return 0, err
+		}
+	}
+	sort.Float64s(v[:])
+	return v[repeats/2], nil
 }
 
 // synced runs a phase after a barrier, so every process starts it

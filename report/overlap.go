@@ -108,13 +108,16 @@ func (d *OverlapRun) EncodeGalvatron(w io.Writer) error {
 	return enc.Encode(map[string]float64{"overlap_coe": d.Galvatron})
 }
 
-// OverlapHeader writes the comment block and column headers of the
-// overlap table.
-func OverlapHeader(w io.Writer, d *OverlapRun) {
+// OverlapHeader writes the comment block (with notes, such as why a
+// backend was chosen) and the column headers of the overlap table.
+func OverlapHeader(w io.Writer, d *OverlapRun, notes []string) {
 	c := d.Config
 	fmt.Fprintf(w, "# collbench version %s backend=%s\n", d.Collbench, d.Backend)
-	fmt.Fprintf(w, "# Overlap: %s %s %s on %d ranks (%d processes), groups of %d (%s); covered %gx, %.0f ms per measured run\n",
+	fmt.Fprintf(w, "# Overlap: %s %s %s on %d rank(s) in %d process(es), groups of %d (%s); covered %gx, %.0f ms per measured run\n",
 		c.Collective, c.Type, c.RedOp, c.NRanks, c.NProcs, c.GroupSize, c.Layout, c.Cover, c.TargetUs/1e3)
+	for _, n := range notes {
+		fmt.Fprintf(w, "# %s\n", n)
+	}
 	for _, k := range sortedKeys(c.Knobs) {
 		fmt.Fprintf(w, "# knob %s=%s\n", k, c.Knobs[k])
 	}

@@ -147,7 +147,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 		return nil, fmt.Errorf("sharing the NCCL id: got %d bytes, want %d", len(got), len(id))
 	}
 	copy(id[:], got)
-	if err := c.initComms(id, s.FirstRank); err != nil {
+	if err := c.initComms(id, s); err != nil {
 		return nil, err
 	}
 	if s.Groups.Of(s.NRanks) != s.NRanks || s.Groups.Isolated {
@@ -168,11 +168,17 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 }
 
 // commConfig is nccl-tests' communicator config: defaults, plus
-// nvlinkCentricSched on 2.28 and later.
-func commConfig(v nccl.Version) nccl.Config {
+// nvlinkCentricSched on 2.28 and later, plus the CTA limits asked for.
+func commConfig(v nccl.Version, s bench.Setup) nccl.Config {
 	cfg := nccl.DefaultConfig()
 	if v >= nccl.V(2, 28, 0) {
 		cfg.NvlinkCentricSched = 1
+	}
+	if s.MinCTAs > 0 {
+		cfg.MinCTAs = s.MinCTAs
+	}
+	if s.MaxCTAs > 0 {
+		cfg.MaxCTAs = s.MaxCTAs
 	}
 	return cfg
 }
@@ -203,8 +209,9 @@ func (c *Comm) inGroup(what string, f func(i int, g *gpu) error) error {
 
 // initComms creates every local communicator in one NCCL group, as
 // nccl-tests' initComms does.
-func (c *Comm) initComms(id nccl.UniqueID, firstRank int) error {
-	cfg := commConfig(c.version)
+func (c *Comm) initComms(id nccl.UniqueID, s bench.Setup) error {
+	firstRank := s.FirstRank
+	cfg := commConfig(c.version, s)
 	return c.inGroup("initialising", func(i int, g *gpu) error {
 		comm, err := nccl.InitRank(c.nranks, id, firstRank+i, &cfg)
 		if err != nil {
@@ -223,7 +230,7 @@ func (c *Comm) split(s bench.Setup) error {
 	if err := nccl.Has("ncclCommSplit"); err != nil {
 		return fmt.Errorf("groups (--group-size) need ncclCommSplit: %w", err)
 	}
-	cfg := commConfig(c.version)
+	cfg := commConfig(c.version, s)
 	err := c.inGroup("splitting", func(i int, g *gpu) error {
 		color := g.info.Group
 		if _, _, active := s.Place(i); !active {

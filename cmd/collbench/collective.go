@@ -77,12 +77,15 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 			return false, usageError{err}
 		}
 	}
-	ctx, sess, closeSession, err := j.open(ctx, &f.jobFlags, logf, f.register, &opts)
+	ctx, sess, closeSession, err := j.open(ctx, &f.jobFlags, logf, &opts, func(s *bench.Setup) { s.Register = f.register })
 	if err != nil {
 		return false, err
 	}
 	defer closeSession()
 	backend, comm, allDevs, notes := sess.backend, sess.comm, sess.devices, sess.notes
+	if f.register != 0 && backend.Name() != "nccl" {
+		return false, usagef("-R applies to the nccl backend only")
+	}
 	caps := comm.Capabilities()
 	if opts.Graph > 0 && !caps.Graphs {
 		return false, usagef("the %s backend cannot capture CUDA graphs (-G); run without -G", backend.Name())

@@ -269,10 +269,11 @@ type session struct {
 }
 
 // open joins the job, picks the backend and opens the communicators of
-// this process's ranks (register is -R; opts.Sweep.Max sizes the buffers
-// and may be lowered to what the devices hold). The returned context ends
-// when the job fails; close releases everything.
-func (j *job) open(ctx context.Context, jf *jobFlags, logf func(string, ...any), register int, opts *bench.Options) (context.Context, *session, func(), error) {
+// this process's ranks (opts.Sweep.Max sizes the buffers and may be
+// lowered to what the devices hold; adjust, if set, adds command-specific
+// settings such as -R). The returned context ends when the job fails;
+// close releases everything.
+func (j *job) open(ctx context.Context, jf *jobFlags, logf func(string, ...any), opts *bench.Options, adjust func(*bench.Setup)) (context.Context, *session, func(), error) {
 	fail := func(err error) (context.Context, *session, func(), error) { return ctx, nil, nil, err }
 	if err := j.connect(ctx, os.Getenv, logf); err != nil {
 		return fail(err)
@@ -281,8 +282,8 @@ func (j *job) open(ctx context.Context, jf *jobFlags, logf func(string, ...any),
 	if err != nil {
 		return fail(err)
 	}
-	if backend.Name() != "nccl" && (register != 0 || jf.devices != "") {
-		return fail(usagef("-R and --devices apply to the nccl backend only"))
+	if backend.Name() != "nccl" && jf.devices != "" {
+		return fail(usagef("--devices applies to the nccl backend only"))
 	}
 	devs, err := deviceList(jf.devices, jf.ngpus, j.LocalRank)
 	if err != nil {
@@ -291,7 +292,10 @@ func (j *job) open(ctx context.Context, jf *jobFlags, logf func(string, ...any),
 	nranks, groups := j.Size*jf.ngpus, jf.grouping()
 	wctx, stop := j.watch(ctx)
 	setup := bench.Setup{NRanks: nranks, FirstRank: j.Rank * jf.ngpus, LocalRanks: jf.ngpus, Devices: devs,
-		Register: register, Groups: groups, Exchange: j.exchange(), Addr: j.advertise()}
+		Groups: groups, Exchange: j.exchange(), Addr: j.advertise()}
+	if adjust != nil {
+		adjust(&setup)
+	}
 	comm, allDevs, limitNote, err := openComm(wctx, backend, setup, opts, j)
 	if err != nil {
 		stop()

@@ -58,8 +58,8 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "collbench launch: no subcommand given (e.g. collbench launch -n 4 allreduce -b 8 -e 1M)\n")
 		return exitUsage
 	}
-	if _, err := bench.LookupCollective(sub[0]); err != nil {
-		fmt.Fprintf(stderr, "collbench launch: %q is not a collective; run 'collbench help' for the list\n", sub[0])
+	if _, err := bench.LookupCollective(sub[0]); err != nil && sub[0] != "overlap" {
+		fmt.Fprintf(stderr, "collbench launch: %q is not a collective or overlap; run 'collbench help' for the list\n", sub[0])
 		return exitUsage
 	}
 	exe, err := os.Executable()

@@ -65,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runDoctor(rest, stdout, stderr)
 	case "launch":
 		return runLaunch(ctx, rest, stdout, stderr)
+	case "overlap":
+		return runOverlap(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "collbench %s\n", version)
 		return exitOK
@@ -79,7 +81,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("collbench measures collective communication the way nccl-tests does.\n\n")
-	b.WriteString("Usage:\n  collbench <collective> [flags]\n  collbench launch -n N [--] <collective> [flags]\n  collbench help <collective>\n  collbench doctor\n  collbench version\n\nCollectives:\n")
+	b.WriteString("Usage:\n  collbench <collective> [flags]\n  collbench launch -n N [--] <collective> [flags]\n  collbench overlap [flags]\n  collbench help <collective>\n  collbench doctor\n  collbench version\n\nCollectives:\n")
 	for _, c := range bench.Collectives {
 		fmt.Fprintf(&b, "  %-14s (also %s, %s)\n", c.Name, strings.TrimSuffix(c.TestName, "_perf"), c.TestName)
 	}

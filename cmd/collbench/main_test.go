@@ -74,6 +74,7 @@ func TestBadInput(t *testing.T) {
 		{"graph on host", []string{"allreduce", "-b", "8", "-e", "8", "-G", "1", "--backend", "host"}, "cannot capture CUDA graphs"},
 		{"unsupported flag", []string{"allreduce", "-u", "1"}, "not supported"},
 		{"register on host", []string{"allreduce", "-R", "1", "--backend", "host"}, "nccl backend only"},
+		{"register on auto host", []string{"allreduce", "-R", "1", "-b", "8", "-e", "8"}, "nccl backend only"},
 		{"devices on host", []string{"allreduce", "--devices", "0", "--backend", "host"}, "nccl backend only"},
 		{"bad -R", []string{"allreduce", "-R", "3"}, "-R must be"},
 		{"bad -K", []string{"allreduce", "-K", "20"}, "-K must be"},
