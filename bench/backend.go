@@ -32,6 +32,9 @@ type Setup struct {
 	// Register asks for buffer registration as nccl-tests' -R: 1 registers
 	// the buffers with each communicator, 2 as symmetric windows.
 	Register int
+	// CommHighPriority puts the collectives' streams at the device's
+	// highest priority, above the overlap experiment's compute.
+	CommHighPriority bool
 	// MinCTAs and MaxCTAs bound the CTAs (channels) NCCL gives each
 	// collective, through its communicator config; 0 keeps its default.
 	MinCTAs, MaxCTAs int
@@ -210,11 +213,4 @@ type Computer interface {
 	// WaitCompute blocks until the compute streams are idle and returns,
 	// per local rank, how long the last n runs took on their stream.
 	WaitCompute(ctx context.Context) ([]time.Duration, error)
-}
-
-// OverlapTuner is a Comm whose stream priorities can be set for the
-// overlap experiment: with commHigh the collectives' streams outrank the
-// compute streams.
-type OverlapTuner interface {
-	TuneOverlap(commHigh bool) error
 }

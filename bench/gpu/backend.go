@@ -118,7 +118,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 		host = host[:i]
 	}
 	for i, d := range devs {
-		g, err := openDevice(d, s.BufBytes)
+		g, err := openDevice(d, s.BufBytes, s.CommHighPriority)
 		if g != nil {
 			c.gpus = append(c.gpus, g)
 		}

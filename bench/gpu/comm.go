@@ -30,6 +30,7 @@ type Comm struct {
 	recorded int // iterations with events since the last IterTimes
 	aborted  bool
 	closed   bool
+	workload bench.Workload // the overlap experiment's, once set
 }
 
 // Capabilities implements bench.Comm.

@@ -22,12 +22,14 @@ type gpu struct {
 	handles    []uintptr  // ncclCommRegister handles (-R 1)
 	windows    []uintptr  // symmetric windows (-R 2)
 	events     []*cuda.Event
+	work       *compute // the overlap experiment's stream and operands
 }
 
 // openDevice makes the device's primary context current, reads what the
-// preamble shows, and creates a non-blocking stream and the buffers. On
-// failure it returns what was made so far, for Close.
-func openDevice(ordinal int, bufBytes int64) (*gpu, error) {
+// preamble shows, and creates a non-blocking stream (at the device's
+// highest priority when commHigh) and the buffers. On failure it returns
+// what was made so far, for Close.
+func openDevice(ordinal int, bufBytes int64, commHigh bool) (*gpu, error) {
 	dev := cuda.Device(ordinal)
 	ctx, err := dev.PrimaryContext()
 	if err != nil {
@@ -52,7 +54,13 @@ func openDevice(ordinal int, bufBytes int64) (*gpu, error) {
 		return g, err
 	}
 	g.sm = major*10 + minor
-	if g.stream, err = cuda.NewStream(cuda.StreamNonBlocking, 0); err != nil {
+	prio := 0
+	if commHigh {
+		if _, prio, err = cuda.StreamPriorityRange(); err != nil {
+			return g, err
+		}
+	}
+	if g.stream, err = cuda.NewStream(cuda.StreamNonBlocking, prio); err != nil {
 		return g, err
 	}
 	size := max(bufBytes, 1)
@@ -104,6 +112,10 @@ func (g *gpu) release(aborted bool) error {
 	}
 	if err := g.ctx.SetCurrent(); err != nil {
 		return err
+	}
+	if g.work != nil {
+		keep(g.work.release())
+		g.work = nil
 	}
 	if g.comm != nil && !aborted {
 		keep(g.deregister())

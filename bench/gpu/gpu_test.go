@@ -100,3 +100,29 @@ func TestGraphModeOnGPU(t *testing.T) {
 		t.Fatalf("graph run: %v, %d wrong cases", err, sum.ErrorCases)
 	}
 }
+
+// The overlap experiment on a GPU: a bf16 GEMM through cuBLAS and a
+// device copy against an all-reduce; every figure present and slowdowns
+// at least 1 within noise.
+func TestOverlapOnGPU(t *testing.T) {
+	comm := openGPUs(t, 1, 64<<20)
+	if _, err := cuda.LoadBLAS(""); err != nil {
+		t.Skipf("needs cuBLAS: %v", err)
+	}
+	coll, _ := bench.LookupCollective("allreduce")
+	x := bench.Overlap{Comm: comm, NRanks: 1, Opts: bench.OverlapOptions{Coll: coll, Type: numeric.Float32,
+		RedOp: numeric.Sum, Target: 50 * time.Millisecond, Cover: 4, Timeout: time.Minute}}
+	for _, w := range []bench.Workload{
+		{Kind: bench.GEMM, M: 2048, N: 2048, K: 2048, Type: numeric.Bfloat16},
+		{Kind: bench.Copy, Bytes: 256 << 20},
+	} {
+		f, err := x.Measure(t.Context(), 64<<20, w)
+		if err != nil {
+			t.Fatalf("%s: %v", w, err)
+		}
+		t.Logf("%s: %+v", w, f)
+		if f.CommAlone <= 0 || f.ComputeAlone <= 0 || f.CommSlowdown < 0.8 || f.ComputeSlowdown < 0.8 {
+			t.Errorf("%s: implausible figures %+v", w, f)
+		}
+	}
+}

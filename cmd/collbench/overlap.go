@@ -226,7 +226,7 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 	}
 	sizing := bench.Options{Sweep: bench.Sweep{Min: int64(f.minBytes), Max: int64(f.maxBytes), Factor: f.factor}}
 	ctx, sess, closeSession, err := j.open(ctx, &f.jobFlags, logf, &sizing, func(s *bench.Setup) {
-		s.MinCTAs, s.MaxCTAs = f.minCTAs, f.maxCTAs
+		s.MinCTAs, s.MaxCTAs, s.CommHighPriority = f.minCTAs, f.maxCTAs, f.commPriority == "high"
 	})
 	if err != nil {
 		return err
@@ -239,11 +239,6 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 	}
 	if !onGPU && (f.commPriority != "normal" || f.maxCTAs > 0 || f.minCTAs > 0) {
 		return usagef("--comm-priority and --nccl-max-ctas/--nccl-min-ctas apply to the nccl backend only")
-	}
-	if tuner, ok := sess.comm.(bench.OverlapTuner); ok {
-		if err := tuner.TuneOverlap(f.commPriority == "high"); err != nil {
-			return err
-		}
 	}
 	doc := &report.OverlapRun{Schema: report.OverlapSchemaName, Version: report.OverlapSchemaVersion, Collbench: version,
 		Backend: sess.backend.Name(), StartTime: time.Now().UTC().Format(time.RFC3339),

@@ -1,0 +1,112 @@
+package cuda
+
+/*
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "cublas.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+
+	"github.com/collbench/collbench/libpath"
+)
+
+// BLASLibrary describes where cuBLAS is looked for: the CUDA toolkit, or
+// the nvidia-cublas pip wheel next to PyTorch.
+var BLASLibrary = libpath.Spec{File: "libcublas.so.12", EnvVar: "COLLBENCH_CUBLAS_LIB",
+	HomeVars: []string{"CUDA_HOME"}, WheelDir: "cublas"}
+
+// Data types of cuBLAS operands (cudaDataType).
+const (
+	BLASFloat32  = 0  // CUDA_R_32F
+	BLASFloat16  = 2  // CUDA_R_16F
+	BLASBfloat16 = 14 // CUDA_R_16BF
+)
+
+var blasLoaded struct {
+	sync.Mutex
+	done bool
+	path string
+	err  error
+}
+
+// LoadBLAS opens cuBLAS once (explicit: a path or folder, else the search
+// order of BLASLibrary) and returns the path that loaded.
+func LoadBLAS(explicit string) (string, error) {
+	blasLoaded.Lock()
+	defer blasLoaded.Unlock()
+	if blasLoaded.done {
+		return blasLoaded.path, blasLoaded.err
+	}
+	blasLoaded.done = true
+	blasLoaded.path, blasLoaded.err = loadBLAS(explicit)
+	return blasLoaded.path, blasLoaded.err
+}
+
+func loadBLAS(explicit string) (string, error) {
+	var errbuf [512]C.char
+	return libpath.Open(BLASLibrary, explicit, libpath.OSEnv(), func(p string) error {
+		cpath := C.CString(p)
+		defer C.free(unsafe.Pointer(cpath))
+		if C.cb_cublas_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {
+			return errors.New(C.GoString(&errbuf[0]))
+		}
+		return nil
+	}, "install cuBLAS (the CUDA toolkit or pip's nvidia-cublas-cu12) or set "+BLASLibrary.EnvVar)
+}
+
+// BLASError is a failed cuBLAS call.
+type BLASError struct {
+	Call   string
+	Status int
+}
+
+func (e *BLASError) Error() string {
+	if e.Status == C.CB_CUBLAS_MISSING {
+		return fmt.Sprintf("%s: not in the loaded cuBLAS", e.Call)
+	}
+	return fmt.Sprintf("%s failed with cuBLAS status %d", e.Call, e.Status)
+}
+
+func blasCheck(call string, st C.cublasStatus_t) error {
+	if st == 0 {
+		return nil
+	}
+	return &BLASError{Call: call, Status: int(st)}
+}
+
+// BLAS is a cuBLAS handle, bound to the context current when it was made.
+type BLAS struct{ h C.cublasHandle_t }
+
+// NewBLAS creates a handle in the current context.
+func NewBLAS() (*BLAS, error) {
+	var h C.cublasHandle_t
+	if err := blasCheck("cublasCreate", C.cb_cublasCreate(&h)); err != nil {
+		return nil, err
+	}
+	return &BLAS{h: h}, nil
+}
+
+// SetStream makes the handle's work go to s.
+func (b *BLAS) SetStream(s *Stream) error {
+	return blasCheck("cublasSetStream", C.cb_cublasSetStream(b.h, s.s))
+}
+
+// Gemm enqueues C[m×n] = A[m×k]·B[k×n] (column-major) in element type t
+// (a BLAS* constant) with fp32 accumulation.
+func (b *BLAS) Gemm(m, n, k int, a, bm, c DevicePtr, t int) error {
+	return blasCheck("cublasGemmEx", C.cb_gemm(b.h, C.int(m), C.int(n), C.int(k), C.CUdeviceptr(a), C.CUdeviceptr(bm), C.CUdeviceptr(c), C.int(t)))
+}
+
+// Destroy releases the handle.
+func (b *BLAS) Destroy() error { return blasCheck("cublasDestroy", C.cb_cublasDestroy(b.h)) }
+
+// CopyAsync enqueues a device-to-device copy of n bytes on s.
+func CopyAsync(dst, src DevicePtr, n int64, s *Stream) error {
+	return check("cuMemcpyDtoDAsync", C.cb_cuMemcpyDtoDAsync(C.CUdeviceptr(dst), C.CUdeviceptr(src), C.size_t(n), s.s))
+}
