@@ -58,3 +58,19 @@ func TestParseGEMM(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseGEMM: any text parses to a valid shape or fails, never panics.
+func FuzzParseGEMM(f *testing.F) {
+	for _, s := range []string{"4096,4096,4096", "1,2,3", " 7, 8 ,9", "1,2", "-1,2,3", "9999999999,1,1"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		w, err := ParseGEMM(s, numeric.Bfloat16)
+		if err != nil {
+			return
+		}
+		if w.M < 1 || w.N < 1 || w.K < 1 || w.M > 1<<20 || w.N > 1<<20 || w.K > 1<<20 || w.FLOPs() <= 0 {
+			t.Fatalf("%q parsed to %+v", s, w)
+		}
+	})
+}

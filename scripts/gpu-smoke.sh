@@ -92,6 +92,15 @@ if [ "$NGPU" -eq 1 ]; then
   NCCL_MULTI_RANK_GPU_ENABLE=1 run "allreduce-4procs-isolated" launch -n 4 -- allreduce --backend nccl --devices 0 -b 8 -e 16M -f 8 -c 1 --group-size 2 --isolated
 fi
 
+# Overlap: a bf16 4096³ GEMM through cuBLAS, and a 1 GiB device copy,
+# against all-reduces from 1 MiB to 1 GiB (with one GPU and several ranks the
+# figure mixes in time-slicing; here it is one rank per GPU).
+echo "== overlap: bf16 4096x4096x4096 GEMM and a 1 GiB copy against all-reduce 1 MiB..1 GiB on $NGPU GPU(s)"
+run "overlap-gemm-bf16" overlap --backend nccl -g "$NGPU" -b 1M -e 1G -f 4 --gemm 4096,4096,4096 -d bfloat16 \
+  --copy 1G --target 0.5 -J "$OUTDIR/overlap.json" --galvatron "$OUTDIR/overlap_coefficient.json"
+run "overlap-galvatron-preset" overlap --backend nccl -g "$NGPU" --preset galvatron
+run "overlap-comm-high" overlap --backend nccl -g "$NGPU" -b 64M -e 64M --gemm 4096,4096,4096 --comm-priority high --nccl-max-ctas 8
+
 # 4. Side by side with nccl-tests: same flags, per-size ratios.
 # table FILE: "size time busbw" of the out-of-place columns.
 table() { awk '!/^#/ && NF >= 9 && $1 ~ /^[0-9]+$/ {print $1, $6, $8}' "$1"; }

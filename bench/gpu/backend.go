@@ -113,6 +113,9 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 			c.Close()
 		}
 	}()
+	if (s.MinCTAs > 0 || s.MaxCTAs > 0) && c.version < nccl.V(2, 17, 0) {
+		return nil, fmt.Errorf("CTA limits (minCTAs, maxCTAs) need NCCL 2.17 or later; %s is loaded", c.version)
+	}
 	host, _ := os.Hostname()
 	if i := strings.IndexByte(host, '.'); i >= 0 {
 		host = host[:i]
