@@ -1,6 +1,7 @@
 #include <dlfcn.h>
 #include <stdio.h>
 #include "cublas.h"
+#include "dl.h"
 
 static void* handle;
 
@@ -15,17 +16,8 @@ CB_CUBLAS_FUNCS(CB_CUBLAS_WRAP)
 
 int cb_cublas_load(const char* path, char* err, size_t errlen) {
   if (handle) return 0;
-  void* h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-  if (!h) {
-    const char* e = dlerror();
-    snprintf(err, errlen, "%s", e ? e : "dlopen failed");
-    return -1;
-  }
-  if (!dlsym(h, "cublasGemmEx")) {
-    snprintf(err, errlen, "%s has no cublasGemmEx; it is not cuBLAS", path);
-    dlclose(h);
-    return -1;
-  }
+  void* h = cb_dlopen_checked(path, "cublasGemmEx", "cuBLAS", err, errlen);
+  if (!h) return -1;
 #define CB_CUBLAS_RESOLVE(name, sym, params, args) p_##name = dlsym(h, sym);
   CB_CUBLAS_FUNCS(CB_CUBLAS_RESOLVE)
 #undef CB_CUBLAS_RESOLVE

@@ -10,7 +10,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"unsafe"
 
 	"github.com/collbench/collbench/libpath"
@@ -28,24 +27,12 @@ const (
 	BLASBfloat16 = 14 // CUDA_R_16BF
 )
 
-var blasLoaded struct {
-	sync.Mutex
-	done bool
-	path string
-	err  error
-}
+var blasLoaded once
 
 // LoadBLAS opens cuBLAS once (explicit: a path or folder, else the search
 // order of BLASLibrary) and returns the path that loaded.
 func LoadBLAS(explicit string) (string, error) {
-	blasLoaded.Lock()
-	defer blasLoaded.Unlock()
-	if blasLoaded.done {
-		return blasLoaded.path, blasLoaded.err
-	}
-	blasLoaded.done = true
-	blasLoaded.path, blasLoaded.err = loadBLAS(explicit)
-	return blasLoaded.path, blasLoaded.err
+	return blasLoaded.do(func() (string, error) { return loadBLAS(explicit) })
 }
 
 func loadBLAS(explicit string) (string, error) {

@@ -26,12 +26,27 @@ import (
 // Library describes where the driver library is looked for.
 var Library = libpath.Spec{File: "libcuda.so.1", EnvVar: "COLLBENCH_CUDA_LIB", HomeVars: []string{"CUDA_DRIVER_HOME"}}
 
-var loaded struct {
+// once remembers the outcome of loading a library, which is tried once
+// per process.
+type once struct {
 	sync.Mutex
+	done bool
 	path string
 	err  error
-	done bool
 }
+
+// do runs load the first time and returns its outcome ever after.
+func (o *once) do(load func() (string, error)) (string, error) {
+	o.Lock()
+	defer o.Unlock()
+	if !o.done {
+		o.done = true
+		o.path, o.err = load()
+	}
+	return o.path, o.err
+}
+
+var loaded once
 
 // ErrNoDriver means no CUDA driver library could be opened.
 var ErrNoDriver = errors.New("no CUDA driver")
@@ -40,14 +55,7 @@ var ErrNoDriver = errors.New("no CUDA driver")
 // when not empty, is a file or folder the user named. Only the first call
 // does the work; later calls return its result.
 func Load(explicit string) (string, error) {
-	loaded.Lock()
-	defer loaded.Unlock()
-	if loaded.done {
-		return loaded.path, loaded.err
-	}
-	loaded.done = true
-	loaded.path, loaded.err = load(explicit)
-	return loaded.path, loaded.err
+	return loaded.do(func() (string, error) { return load(explicit) })
 }
 
 func load(explicit string) (string, error) {

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "driver.h"
+#include "dl.h"
 
 static void* handle;
 
@@ -16,17 +17,8 @@ CB_CUDA_FUNCS(CB_CUDA_WRAP)
 
 int cb_cuda_load(const char* path, char* err, size_t errlen) {
   if (handle) return 0;
-  void* h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-  if (!h) {
-    const char* e = dlerror();
-    snprintf(err, errlen, "%s", e ? e : "dlopen failed");
-    return -1;
-  }
-  if (!dlsym(h, "cuInit")) {
-    snprintf(err, errlen, "%s has no cuInit; it is not the CUDA driver library", path);
-    dlclose(h);
-    return -1;
-  }
+  void* h = cb_dlopen_checked(path, "cuInit", "the CUDA driver library", err, errlen);
+  if (!h) return -1;
 #define CB_CUDA_RESOLVE(name, sym, params, args) p_##name = dlsym(h, sym);
   CB_CUDA_FUNCS(CB_CUDA_RESOLVE)
 #undef CB_CUDA_RESOLVE
