@@ -184,7 +184,6 @@ type expectation struct {
 	rank, root int
 	nranks     int
 	param      int64 // count argument, elements
-	send, recv int64 // elements per rank
 	elt        int
 }
 
