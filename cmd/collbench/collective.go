@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -32,28 +31,9 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 		fmt.Fprintf(stderr, "collbench %s: %v\n", coll.Name, err)
 		return exitUsage
 	}
-	j, err := readJob(&f.jobFlags, os.Getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "collbench %s: %v\n", coll.Name, err)
-		return exitCode(err)
-	}
-	defer j.close()
-	logf := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "collbench %s: %s\n", coll.Name, fmt.Sprintf(format, a...))
-	}
-	wrong, err := measure(ctx, coll, f, j, logf, args, stdout)
-	if err = j.explain(ctx, err); err != nil {
-		who := ""
-		if j.multi() {
-			who = report.ProcLabels(j.Size, f.ngpus)[j.Rank] + ": "
-		}
-		fmt.Fprintf(stderr, "collbench %s: %s%v\n", coll.Name, who, err)
-		return exitCode(err)
-	}
-	if wrong {
-		return exitWrong
-	}
-	return exitOK
+	return runJob(ctx, coll.Name, &f.jobFlags, stderr, func(j *job, logf func(string, ...any)) (bool, error) {
+		return measure(ctx, coll, f, j, logf, args, stdout)
+	})
 }
 
 // measure runs the sweep and writes the outputs (rank 0 alone in a job of

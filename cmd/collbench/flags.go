@@ -49,6 +49,18 @@ func (j *jobFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&j.isolated, "isolated", false, "run only the first group; the other ranks wait")
 }
 
+// parseArgs reads a measuring command's line into fs and refuses stray
+// arguments; problems are usage errors.
+func parseArgs(fs *pflag.FlagSet, args []string) error {
+	if err := fs.Parse(args); err != nil {
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	return nil
+}
+
 // check validates the job flags; problems are usage errors.
 func (j *jobFlags) check() error {
 	switch {
@@ -149,11 +161,8 @@ func newFlags(name string) *flags {
 
 // parse reads the command line; problems are usage errors.
 func (f *flags) parse(args []string) error {
-	if err := f.fs.Parse(args); err != nil {
-		return usageError{err}
-	}
-	if f.fs.NArg() > 0 {
-		return usagef("unexpected argument %q", f.fs.Arg(0))
+	if err := parseArgs(f.fs, args); err != nil {
+		return err
 	}
 	for _, u := range unsupportedFlags {
 		if v := *f.unsupported[u.long]; v != 0 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/cluster"
+	"github.com/collbench/collbench/report"
 )
 
 // deadlines are the watchdog's limits for one run.
@@ -306,4 +307,33 @@ func (j *job) open(ctx context.Context, jf *jobFlags, logf func(string, ...any),
 	}
 	notes = append(notes, j.notes(groups, nranks, jf.ngpus)...)
 	return wctx, &session{backend: backend, comm: comm, devices: allDevs, notes: notes}, func() { comm.Close(); stop() }, nil
+}
+
+// runJob reads this process's place in the job from the environment, runs
+// body in it and turns the outcome into the exit code. Errors go to stderr
+// as one line naming the command and, in a job of several processes, this
+// process's ranks, after explain has put the job's failure first.
+func runJob(ctx context.Context, cmd string, jf *jobFlags, stderr io.Writer, body func(j *job, logf func(string, ...any)) (wrong bool, err error)) int {
+	j, err := readJob(jf, os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "collbench %s: %v\n", cmd, err)
+		return exitCode(err)
+	}
+	defer j.close()
+	logf := func(format string, a ...any) {
+		fmt.Fprintf(stderr, "collbench %s: %s\n", cmd, fmt.Sprintf(format, a...))
+	}
+	wrong, err := body(j, logf)
+	if err = j.explain(ctx, err); err != nil {
+		who := ""
+		if j.multi() {
+			who = report.ProcLabels(j.Size, jf.ngpus)[j.Rank] + ": "
+		}
+		fmt.Fprintf(stderr, "collbench %s: %s%v\n", cmd, who, err)
+		return exitCode(err)
+	}
+	if wrong {
+		return exitWrong
+	}
+	return exitOK
 }

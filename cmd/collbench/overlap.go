@@ -76,11 +76,8 @@ func newOverlapFlags() *overlapFlags {
 
 // parse reads and checks the command line.
 func (f *overlapFlags) parse(args []string) error {
-	if err := f.fs.Parse(args); err != nil {
-		return usageError{err}
-	}
-	if f.fs.NArg() > 0 {
-		return usagef("unexpected argument %q", f.fs.Arg(0))
+	if err := parseArgs(f.fs, args); err != nil {
+		return err
 	}
 	if err := f.jobFlags.check(); err != nil {
 		return err
@@ -186,25 +183,9 @@ func runOverlap(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stderr, "collbench overlap: %v\n", err)
 		return exitUsage
 	}
-	j, err := readJob(&f.jobFlags, os.Getenv)
-	if err != nil {
-		fmt.Fprintf(stderr, "collbench overlap: %v\n", err)
-		return exitCode(err)
-	}
-	defer j.close()
-	logf := func(format string, a ...any) {
-		fmt.Fprintf(stderr, "collbench overlap: %s\n", fmt.Sprintf(format, a...))
-	}
-	err = j.explain(ctx, overlap(ctx, f, j, logf, args, stdout))
-	if err != nil {
-		who := ""
-		if j.multi() {
-			who = report.ProcLabels(j.Size, f.ngpus)[j.Rank] + ": "
-		}
-		fmt.Fprintf(stderr, "collbench overlap: %s%v\n", who, err)
-		return exitCode(err)
-	}
-	return exitOK
+	return runJob(ctx, "overlap", &f.jobFlags, stderr, func(j *job, logf func(string, ...any)) (bool, error) {
+		return false, overlap(ctx, f, j, logf, args, stdout)
+	})
 }
 
 func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...any), args []string, stdout io.Writer) error {
