@@ -70,11 +70,17 @@ func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 // large -e fails with a sentence instead of the kernel's OOM killer.
 func checkMemory(s bench.Setup) error {
 	const perRankBuffers = 3 // send, receive, and scratch at most as large
-	need := float64(s.BufBytes) * perRankBuffers * float64(s.LocalRanks)
+	return fitMemory(float64(s.BufBytes)*perRankBuffers*float64(s.LocalRanks),
+		fmt.Sprintf("-e %d bytes on %d ranks", s.BufBytes, s.LocalRanks), "; lower -e or -g")
+}
+
+// fitMemory refuses what needs more than the available memory, in a
+// sentence naming it (what) and the remedy (hint, may be empty).
+func fitMemory(need float64, what, hint string) error {
 	avail, ok := availableMemory()
 	if ok && need > float64(avail) {
-		return fmt.Errorf("%w: -e %d bytes on %d ranks needs %.1f GiB but only %.1f GiB of memory is available; lower -e or -g",
-			bench.ErrTooLarge, s.BufBytes, s.LocalRanks, need/(1<<30), float64(avail)/(1<<30))
+		return fmt.Errorf("%w: %s needs %.1f GiB but only %.1f GiB of memory is available%s",
+			bench.ErrTooLarge, what, need/(1<<30), float64(avail)/(1<<30), hint)
 	}
 	return nil
 }

@@ -35,12 +35,10 @@ func (c *Comm) SetWorkload(w bench.Workload) error {
 	case w.Kind == bench.Copy && w.Bytes <= 0:
 		return fmt.Errorf("copy size must be positive (got %d)", w.Bytes)
 	}
-	need := float64(w.Footprint()) * float64(len(c.ranks))
-	if avail, ok := availableMemory(); ok && need > float64(avail) {
-		return fmt.Errorf("%w: %s needs %.1f GiB on %d ranks but only %.1f GiB is available",
-			bench.ErrTooLarge, w, need/(1<<30), len(c.ranks), float64(avail)/(1<<30))
+	if err := fitMemory(float64(w.Footprint())*float64(len(c.ranks)), fmt.Sprintf("%s on %d ranks", w, len(c.ranks)), ""); err != nil {
+		return err
 	}
-	c.computeWait()
+	c.computing.Wait() // the previous workload's runs are done
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.streams == nil {
@@ -105,8 +103,6 @@ func (c *Comm) WaitCompute(ctx context.Context) ([]time.Duration, error) {
 	}
 	return out, nil
 }
-
-func (c *Comm) computeWait() { c.computing.Wait() }
 
 // computeLoop runs rank i's compute batches in order.
 func (c *Comm) computeLoop(i int, s *computeStream) {
