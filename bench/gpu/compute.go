@@ -156,11 +156,10 @@ func (c *Comm) WaitCompute(ctx context.Context) ([]time.Duration, error) {
 			if done {
 				break
 			}
-			select {
-			case <-ctx.Done():
-				return nil, ctx.Err()
-			case <-time.After(20 * time.Microsecond):
+			if err := ctx.Err(); err != nil {
+				return nil, err
 			}
+			time.Sleep(20 * time.Microsecond)
 		}
 		d, err := cuda.Elapsed(g.work.start, g.work.end)
 		if err != nil {
