@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -35,7 +34,10 @@ type launchFlags struct {
 // runLaunch starts -n local ranks of a collbench subcommand with
 // torchrun's environment, relays their output, forwards signals, and
 // returns the first failing rank's exit code.
-func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+//
+// It listens for SIGINT and SIGTERM itself, to forward them, so the
+// signal context the other commands use is not needed here.
+func runLaunch(args []string, stdout, stderr io.Writer) int {
 	var lf launchFlags
 	fs := pflag.NewFlagSet("launch", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -73,7 +75,7 @@ func runLaunch(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitUsage
 	}
 	l := &launcher{stdout: stdout, stderr: stderr, grace: time.Duration(lf.grace * float64(time.Second))}
-	return l.run(ctx, exe, sub, env, lf.nprocs)
+	return l.run(exe, sub, env, lf.nprocs)
 }
 
 // launchEnv is the ranks' shared environment: the caller's, without any
@@ -123,7 +125,7 @@ type exit struct {
 	rank, code int
 }
 
-func (l *launcher) run(ctx context.Context, exe string, sub, env []string, n int) int {
+func (l *launcher) run(exe string, sub, env []string, n int) int {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
@@ -171,13 +173,13 @@ func (l *launcher) run(ctx context.Context, exe string, sub, env []string, n int
 			exits <- exit{rank: r, code: exitStatus(cmd, err)}
 		}()
 	}
-	return l.wait(ctx, procs, exits, sigs, &relays)
+	return l.wait(procs, exits, sigs, &relays)
 }
 
 // wait collects the ranks' ends. After the first failure the others get
 // the grace period to stop by themselves (their watchdog sees the lost
 // rank); then they are terminated, and killed if they still linger.
-func (l *launcher) wait(ctx context.Context, procs []*exec.Cmd, exits chan exit, sigs chan os.Signal, relays *sync.WaitGroup) int {
+func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal, relays *sync.WaitGroup) int {
 	n := len(procs)
 	codes := make([]int, n)
 	done := make([]bool, n)
@@ -213,8 +215,6 @@ func (l *launcher) wait(ctx context.Context, procs []*exec.Cmd, exits chan exit,
 				l.signalAlive(procs, done, syscall.SIGKILL)
 				deadline = nil
 			}
-		case <-ctx.Done():
-			ctx = context.Background() // signals arrive on sigs too
 		}
 	}
 	relays.Wait()

@@ -64,7 +64,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "doctor":
 		return runDoctor(rest, stdout, stderr)
 	case "launch":
-		return runLaunch(ctx, rest, stdout, stderr)
+		return runLaunch(rest, stdout, stderr)
 	case "overlap":
 		return runOverlap(ctx, rest, stdout, stderr)
 	case "version", "--version":

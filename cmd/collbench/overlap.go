@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -295,9 +294,7 @@ func (f *overlapFlags) knobs() map[string]string {
 	if f.minCTAs > 0 {
 		k["nccl_config.minCTAs"] = fmt.Sprint(f.minCTAs)
 	}
-	env := os.Environ()
-	sort.Strings(env)
-	for _, kv := range env {
+	for _, kv := range os.Environ() {
 		if name, val, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(name, "NCCL_") {
 			k[name] = val
 		}
