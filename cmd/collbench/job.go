@@ -63,7 +63,9 @@ func readJob(f *jobFlags, getenv func(string) string) (*job, error) {
 	j := &job{Job: cj}
 	timeout := time.Duration(f.timeout * float64(time.Second))
 	j.limits = deadlinesFor(timeout, cj.Size > 1)
-	if cj.Size > 1 {
+	// The address is resolved (and --rendezvous checked) even for a job
+	// of one process, where it goes unused, so a typo is not ignored.
+	if cj.Size > 1 || f.rendezvous != "" {
 		if j.addr, err = cj.Rendezvous(f.rendezvous, getenv); err != nil {
 			return nil, usageError{err}
 		}

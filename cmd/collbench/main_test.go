@@ -82,6 +82,7 @@ func TestBadInput(t *testing.T) {
 		{"group does not divide", []string{"allreduce", "-g", "3", "--group-size", "2"}, "does not divide"},
 		{"group too large", []string{"allreduce", "-g", "2", "--group-size", "4"}, "larger than"},
 		{"bad layout", []string{"allreduce", "--layout", "diagonal"}, "unknown --layout"},
+		{"bad rendezvous port", []string{"allreduce", "--rendezvous", "node1:99999"}, "not a TCP port"},
 		{"root outside group", []string{"broadcast", "-g", "4", "--group-size", "2", "-r", "2"}, "out of range"},
 		{"launch without ranks", []string{"launch", "allreduce"}, "-n must be at least 1"},
 		{"launch without command", []string{"launch", "-n", "2"}, "no subcommand"},
