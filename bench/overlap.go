@@ -101,7 +101,8 @@ func (x *Overlap) Measure(ctx context.Context, size int64, w Workload) (OverlapF
 	}
 	target := x.Opts.Target.Seconds() * 1e6
 
-	// Warm-up, then the rough cost of one call and one run.
+	// Warm-up; then the cost of one call and one run, roughly and then
+	// over the target, which fixes every phase's counts.
 	if _, _, err := x.synced(ctx, c, op, 2, 2); err != nil {
 		return OverlapFigures{}, err
 	}
@@ -109,33 +110,34 @@ func (x *Overlap) Measure(ctx context.Context, size int64, w Workload) (OverlapF
 	if err != nil {
 		return OverlapFigures{}, err
 	}
-	commAlone, compAlone, err := x.alone(ctx, c, op, runs(target, comm1), runs(target, comp1))
+	estComm, estComp, err := x.alone(ctx, c, op, runs(target, comm1), runs(target, comp1))
 	if err != nil {
 		return OverlapFigures{}, err
 	}
 	cover := max(x.Opts.Cover, 1)
-	// The collective, covered by compute that lasts cover times longer,
-	// and the compute, covered by collectives that last cover times
-	// longer; each phase is repeated and its median kept, as a shared
-	// machine's noise is one-sided.
-	nComm := runs(target, commAlone)
-	commOver, err := x.median(ctx, func() (float64, error) {
-		v, _, err := x.synced(ctx, c, op, nComm, runs(cover*float64(nComm)*commAlone, compAlone))
-		return v, err
-	})
-	if err != nil {
-		return OverlapFigures{}, err
-	}
-	nComp := runs(target, compAlone)
-	compOver, err := x.median(ctx, func() (float64, error) {
-		_, v, err := x.synced(ctx, c, op, runs(cover*float64(nComp)*compAlone, commAlone), nComp)
-		return v, err
-	})
-	if err != nil {
-		return OverlapFigures{}, err
+	nComm, nComp := runs(target, estComm), runs(target, estComp)
+	// The collective covered by compute that lasts cover times longer,
+	// and the compute covered by collectives that last cover times longer.
+	coverComp := runs(cover*float64(nComm)*estComm, estComp)
+	coverComm := runs(cover*float64(nComp)*estComp, estComm)
+
+	// The four measured phases run in turn, repeats times over, and each
+	// keeps its median: load that comes and goes on a shared machine then
+	// falls on the alone and the overlapped phases alike, not on one.
+	var phases [4][repeats]float64 // comm alone, compute alone, comm covered, compute covered
+	for i := 0; i < repeats; i++ {
+		for p, counts := range [4][2]int{{nComm, 0}, {0, nComp}, {nComm, coverComp}, {coverComm, nComp}} {
+			comm, comp, err := x.synced(ctx, c, op, counts[0], counts[1])
+			if err != nil {
+				return OverlapFigures{}, err
+			}
+			phases[p][i] = comm
+			if p%2 == 1 {
+				phases[p][i] = comp
+			}
+		}
 	}
 	// Equal work on both sides, for the exposed share.
-	nComm, nComp = runs(target, commAlone), runs(target, compAlone)
 	if err := x.Peers.Barrier(ctx); err != nil {
 		return OverlapFigures{}, err
 	}
@@ -145,11 +147,12 @@ func (x *Overlap) Measure(ctx context.Context, size int64, w Workload) (OverlapF
 		return OverlapFigures{}, err
 	}
 	wall := time.Since(start).Seconds() * 1e6
-	v, err := x.Peers.AllReduce(ctx, []float64{commOver, compOver, wall, busy * float64(nComp)}, ReduceMax)
+	v, err := x.Peers.AllReduce(ctx, []float64{median(phases[0]), median(phases[1]), median(phases[2]), median(phases[3]),
+		wall, busy * float64(nComp)}, ReduceMax)
 	if err != nil {
 		return OverlapFigures{}, err
 	}
-	return DeriveOverlap(commAlone, v[0], compAlone, v[1], v[2], v[3]), nil
+	return DeriveOverlap(v[0], v[2], v[1], v[3], v[4], v[5]), nil
 }
 
 // runs is how many calls of t µs fill target µs, at least 5 (as Galvatron).
@@ -160,20 +163,13 @@ func runs(target, t float64) int {
 	return int(min(max(math.Ceil(target/t), 5), maxRuns))
 }
 
-// alone times nComm calls, then nComp compute runs, each by itself and
-// each the median of repeated phases, and returns the per-call and per-run
-// times, the slowest process's.
+// alone times nComm calls, then nComp compute runs, each by itself, and
+// returns the per-call and per-run times, the slowest process's.
 func (x *Overlap) alone(ctx context.Context, c Computer, op Op, nComm, nComp int) (comm, comp float64, err error) {
-	if comm, err = x.median(ctx, func() (float64, error) {
-		v, _, err := x.synced(ctx, c, op, nComm, 0)
-		return v, err
-	}); err != nil {
+	if comm, _, err = x.synced(ctx, c, op, nComm, 0); err != nil {
 		return 0, 0, err
 	}
-	if comp, err = x.median(ctx, func() (float64, error) {
-		_, v, err := x.synced(ctx, c, op, 0, nComp)
-		return v, err
-	}); err != nil {
+	if _, comp, err = x.synced(ctx, c, op, 0, nComp); err != nil {
 		return 0, 0, err
 	}
 	v, err := x.Peers.AllReduce(ctx, []float64{comm, comp}, ReduceMax)
@@ -186,17 +182,9 @@ func (x *Overlap) alone(ctx context.Context, c Computer, op Op, nComm, nComp int
 // repeats is how many times each measured phase runs; the median is kept.
 const repeats = 3
 
-// median runs phase repeats times and returns the median result.
-func (x *Overlap) median(ctx context.Context, phase func() (float64, error)) (float64, error) {
-	var v [repeats]float64
-	for i := range v {
-		var err error
-		if v[i], err = phase(); err != nil {
-			return 0, err
-		}
-	}
+func median(v [repeats]float64) float64 {
 	sort.Float64s(v[:])
-	return v[repeats/2], nil
+	return v[repeats/2]
 }
 
 // synced runs a phase after a barrier, so every process starts it
