@@ -1,0 +1,56 @@
+package bench
+
+import (
+	"context"
+	"time"
+
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+// Point measures one size out of place, as a sweep measures each size,
+// for callers that choose sizes and iterations one at a time (collbench
+// profile). Opts.Warmup calls (at least one) run first; their time per
+// call, the slowest process's, is passed to iters, which returns the
+// timed iterations (nil keeps Opts.Iters), or 0 to leave the size out.
+// Every process must reach the same answer, so the smallest over the
+// processes is used. The row's InPlace is left empty; a size left out
+// comes back with Iters 0.
+func (e *Engine) Point(ctx context.Context, t numeric.DataType, redop numeric.RedOp, root int, size int64,
+	iters func(perCall time.Duration) int) (Row, error) {
+	if e.Peers == nil {
+		e.Peers = Solo{}
+	}
+	op := e.op(size, t, redop, root, false)
+	row := Row{Size: op.Footprint(), Count: op.Counts.Param, Type: t, Op: redop, Root: root}
+	if err := e.Peers.Barrier(ctx); err != nil {
+		return row, err
+	}
+	warm := max(e.Opts.Warmup, 1)
+	start := time.Now()
+	if err := e.launch(ctx, Batch{Op: op, Iters: warm, Agg: 1}, size); err != nil {
+		return row, err
+	}
+	perCall := time.Since(start).Seconds() / float64(warm)
+	got, err := e.Peers.AllReduce(ctx, []float64{perCall}, ReduceMax)
+	if err != nil {
+		return row, err
+	}
+	n := e.Opts.Iters
+	if iters != nil {
+		n = max(iters(time.Duration(got[0]*float64(time.Second))), 0)
+		agreed, err := e.Peers.AllReduce(ctx, []float64{float64(n)}, ReduceMin)
+		if err != nil {
+			return row, err
+		}
+		if n = int(agreed[0]); n == 0 {
+			return row, nil
+		}
+	}
+	saved := e.Opts.Iters
+	e.Opts.Iters = n
+	defer func() { e.Opts.Iters = saved }()
+	var sum Summary
+	row.OutOfPlace, err = e.benchTime(ctx, op, &sum)
+	row.Iters = n
+	return row, err
+}

@@ -1,0 +1,218 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+// Suite is the calibration sweep behind collbench profile: every
+// collective at every grouping (group size and layout), every size, then
+// the overlap probes, under one time budget.
+type Suite struct {
+	Colls     []*Collective
+	Groupings []Grouping // each opened once; all its collectives run on it
+	Sizes     []int64    // ascending
+	Type      numeric.DataType
+	RedOp     numeric.RedOp
+	World     int // ranks in the job
+	Warmup    int
+	Check     int
+	Timeout   time.Duration // per timed batch; 0 = none
+	Budget    Budget        // Iters between Budget.MinIters and MaxIters
+	Peers     Peers
+	// Open opens the communicators of one grouping; maxBytes is the
+	// largest message they hold.
+	Open func(ctx context.Context, g Grouping) (comm Comm, maxBytes int64, close func(), err error)
+	// Probes are overlap measurements, run on communicators of the whole
+	// job after the curves.
+	Probes  []Probe
+	Overlap OverlapOptions // Target, Cover and Timeout for the probes
+	// Log reports progress; nil is silent.
+	Log func(format string, a ...any)
+}
+
+// Probe is one overlap measurement: a collective of Size bytes against
+// a compute workload.
+type Probe struct {
+	Name     string
+	Coll     *Collective
+	Type     numeric.DataType
+	RedOp    numeric.RedOp
+	Size     int64
+	Workload Workload
+}
+
+// CurveResult is one collective measured at one grouping.
+type CurveResult struct {
+	Coll      *Collective
+	Grouping  Grouping
+	GroupSize int
+	Groups    int   // groups that ran at once
+	Rows      []Row // ascending sizes, out of place
+	Note      string
+}
+
+// ProbeResult is one overlap probe's figures.
+type ProbeResult struct {
+	Probe     Probe
+	GroupSize int
+	Figures   OverlapFigures
+}
+
+// Points is the number of (curve, size) points the suite plans.
+func (s *Suite) Points() int { return len(s.Colls) * len(s.Groupings) * len(s.Sizes) }
+
+// Run measures everything, handing each curve and probe over as it
+// completes. A budget that runs short trims iterations first, then the
+// largest sizes of a curve (never below minCurveSizes), then whole curves,
+// and every cut is said in the curve's Note.
+func (s *Suite) Run(ctx context.Context, onCurve func(CurveResult), onProbe func(ProbeResult)) error {
+	if s.Peers == nil {
+		s.Peers = Solo{}
+	}
+	s.Budget.Start(s.Points())
+	total, done := len(s.Colls)*len(s.Groupings), 0
+	for _, g := range s.Groupings {
+		if err := g.Validate(s.World); err != nil {
+			return err
+		}
+		spent, err := s.agree(ctx, s.Budget.Spent())
+		if err != nil {
+			return err
+		}
+		if spent {
+			for _, c := range s.Colls {
+				done++
+				s.Budget.Done(len(s.Sizes))
+				onCurve(CurveResult{Coll: c, Grouping: g, GroupSize: g.Of(s.World), Groups: g.Groups(s.World),
+					Note: "left out: the time budget was spent"})
+			}
+			continue
+		}
+		comm, maxBytes, closeComm, err := s.Open(ctx, g)
+		if err != nil {
+			return fmt.Errorf("opening groups of %d (%s): %w", g.Of(s.World), g.Layout(), err)
+		}
+		for _, c := range s.Colls {
+			done++
+			r, err := s.curve(ctx, comm, g, c, maxBytes)
+			if err != nil {
+				closeComm()
+				return fmt.Errorf("%s over groups of %d (%s): %w", c.Name, r.GroupSize, g.Layout(), err)
+			}
+			s.logCurve(done, total, r)
+			onCurve(r)
+		}
+		closeComm()
+	}
+	return s.probes(ctx, onProbe)
+}
+
+// minCurveSizes is the fewest sizes a trimmed curve keeps: Galvatron's
+// loader refuses fewer than 8 per group size.
+const minCurveSizes = 8
+
+func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective, maxBytes int64) (CurveResult, error) {
+	r := CurveResult{Coll: c, Grouping: g, GroupSize: g.Of(s.World), Groups: g.Groups(s.World)}
+	root := -1
+	if c.Rooted {
+		root = 0
+	}
+	op := s.RedOp
+	if !c.Reduces {
+		op = numeric.NoOp
+	}
+	eng := &Engine{Comm: comm, Peers: s.Peers, NRanks: r.GroupSize, Groups: r.Groups, Opts: Options{Coll: c,
+		Iters: s.Budget.MaxIters, Warmup: s.Warmup, Agg: 1, Check: s.Check, Types: []numeric.DataType{s.Type},
+		Ops: []numeric.RedOp{op}, Root: root, IterTiming: true, Timeout: s.Timeout}}
+	for i, size := range s.Sizes {
+		if size > maxBytes {
+			r.Note = fmt.Sprintf("sizes above %s left out: the devices hold no more", FormatSize(maxBytes))
+			s.Budget.Done(len(s.Sizes) - i)
+			break
+		}
+		keep := i < minCurveSizes
+		row, err := eng.Point(ctx, s.Type, op, root, size, func(perCall time.Duration) int {
+			if !keep && s.Budget.TooLong(perCall) {
+				return 0
+			}
+			return s.Budget.Iters(perCall)
+		})
+		if err != nil {
+			return r, err
+		}
+		if row.Iters == 0 {
+			r.Note = fmt.Sprintf("sizes from %s up left out to stay within the time budget", FormatSize(size))
+			s.Budget.Done(len(s.Sizes) - i)
+			break
+		}
+		s.Budget.Done(1)
+		r.Rows = append(r.Rows, row)
+	}
+	return r, nil
+}
+
+// agree makes a decision every process takes alike: true if any says so.
+func (s *Suite) agree(ctx context.Context, yes bool) (bool, error) {
+	v := 0.0
+	if yes {
+		v = 1
+	}
+	got, err := s.Peers.AllReduce(ctx, []float64{v}, ReduceMax)
+	if err != nil {
+		return false, err
+	}
+	return got[0] > 0, nil
+}
+
+func (s *Suite) probes(ctx context.Context, onProbe func(ProbeResult)) error {
+	if len(s.Probes) == 0 {
+		return nil
+	}
+	world := Grouping{}
+	comm, maxBytes, closeComm, err := s.Open(ctx, world)
+	if err != nil {
+		return fmt.Errorf("opening the job's communicator for the overlap probes: %w", err)
+	}
+	defer closeComm()
+	for _, p := range s.Probes {
+		if p.Size > maxBytes {
+			return fmt.Errorf("overlap probe %s: %s does not fit in the devices (at most %s)", p.Name, FormatSize(p.Size), FormatSize(maxBytes))
+		}
+		o := s.Overlap
+		o.Coll, o.Type, o.RedOp = p.Coll, p.Type, p.RedOp
+		x := Overlap{Comm: comm, Peers: s.Peers, NRanks: s.World, Opts: o}
+		start := time.Now()
+		fig, err := x.Measure(ctx, p.Size, p.Workload)
+		if err != nil {
+			return fmt.Errorf("overlap probe %s (%s of %s next to %s): %w", p.Name, p.Coll.Name, FormatSize(p.Size), p.Workload, err)
+		}
+		if s.Log != nil {
+			s.Log("overlap %s: %s of %s next to %s: comm ×%.3f, compute ×%.3f (%.1f s)", p.Name, p.Coll.Name,
+				FormatSize(p.Size), p.Workload, fig.CommSlowdown, fig.ComputeSlowdown, time.Since(start).Seconds())
+		}
+		onProbe(ProbeResult{Probe: p, GroupSize: s.World, Figures: fig})
+	}
+	return nil
+}
+
+func (s *Suite) logCurve(done, total int, r CurveResult) {
+	if s.Log == nil {
+		return
+	}
+	what := fmt.Sprintf("[%d/%d] %s over groups of %d (%s, %d at once)", done, total, r.Coll.Name, r.GroupSize, r.Grouping.Layout(), r.Groups)
+	el := s.Budget.Elapsed().Round(100 * time.Millisecond)
+	if len(r.Rows) == 0 {
+		s.Log("%s: nothing measured (%s); %v elapsed", what, r.Note, el)
+		return
+	}
+	last := r.Rows[len(r.Rows)-1]
+	msg := fmt.Sprintf("%s: %d sizes, busbw %.2f GB/s at %s; %v elapsed", what, len(r.Rows), last.OutOfPlace.BusBW, FormatSize(last.Size), el)
+	if r.Note != "" {
+		msg += "; " + r.Note
+	}
+	s.Log("%s", msg)
+}
