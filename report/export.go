@@ -1,0 +1,228 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/collbench/collbench/bench"
+)
+
+// Targets are the planners and simulators a profile exports to.
+var Targets = []string{"galvatron", "calculon", "astra-sim", "simai", "alpa"}
+
+// ExportOptions tune the exports; docs/exports.md explains each.
+type ExportOptions struct {
+	// GalvatronBW is what Galvatron's bandwidth files hold: "point:SIZE"
+	// (bus bandwidth at SIZE bytes, interpolated; Galvatron's own probe
+	// is 32 MiB), "asymptotic" (the fit's busbw∞) or "average" (the mean
+	// over the measured sizes, as nccl-tests' "Avg bus bandwidth").
+	GalvatronBW string
+	// TP, DP, EP and PP are the group sizes SimAI's sections describe;
+	// 0 picks the defaults (TP = EP = ranks per node, DP = world/TP,
+	// PP = 2).
+	TP, DP, EP, PP int
+	Name           string // SimAI's first line
+}
+
+// Export writes the files of target into dir and returns their paths.
+// Every file is written whole or not at all.
+func Export(p *Profile, target, dir string, o ExportOptions) ([]string, error) {
+	var files []exportFile
+	var err error
+	switch target {
+	case "galvatron":
+		files, err = galvatronFiles(p, o)
+	case "calculon":
+		files, err = calculonFiles(p)
+	case "astra-sim":
+		files, err = astraFiles(p)
+	case "simai":
+		files, err = simaiFiles(p, o)
+	case "alpa":
+		files, err = alpaFiles(p)
+	default:
+		return nil, fmt.Errorf("unknown export target %q (want %s)", target, strings.Join(Targets, ", "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s export: %w", target, err)
+	}
+	var paths []string
+	for _, f := range files {
+		path := filepath.Join(dir, f.name)
+		if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(f.data); return err }); err != nil {
+			return paths, err
+		}
+		if f.exec {
+			if err := os.Chmod(path, 0o755); err != nil {
+				return paths, err
+			}
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+// exportFile is one file of an export, rendered.
+type exportFile struct {
+	name string
+	data []byte
+	exec bool
+}
+
+// field is one key of a JSON object written in a fixed order, so exports
+// read like the planners' own files and golden tests stay stable.
+type field struct {
+	key string
+	val any // float64, int, string, nil, []field (an object) or []any
+}
+
+// orderedJSON renders fields as an indented JSON object.
+func orderedJSON(fields []field) []byte {
+	var b bytes.Buffer
+	writeObject(&b, fields, "")
+	b.WriteByte('\n')
+	return b.Bytes()
+}
+
+func writeObject(b *bytes.Buffer, fields []field, indent string) {
+	if len(fields) == 0 {
+		b.WriteString("{}")
+		return
+	}
+	b.WriteString("{\n")
+	for i, f := range fields {
+		b.WriteString(indent + "    " + strconv.Quote(f.key) + ": ")
+		writeValue(b, f.val, indent+"    ")
+		if i < len(fields)-1 {
+			b.WriteByte(',')
+		}
+		b.WriteByte('\n')
+	}
+	b.WriteString(indent + "}")
+}
+
+func writeValue(b *bytes.Buffer, v any, indent string) {
+	switch x := v.(type) {
+	case nil:
+		b.WriteString("null")
+	case float64:
+		b.WriteString(num(x))
+	case int:
+		b.WriteString(strconv.Itoa(x))
+	case int64:
+		b.WriteString(strconv.FormatInt(x, 10))
+	case bool:
+		b.WriteString(strconv.FormatBool(x))
+	case string:
+		b.WriteString(strconv.Quote(x))
+	case []field:
+		writeObject(b, x, indent)
+	case []any:
+		b.WriteByte('[')
+		for i, e := range x {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeValue(b, e, indent)
+		}
+		b.WriteByte(']')
+	default:
+		panic(fmt.Sprintf("orderedJSON: unsupported %T", v))
+	}
+}
+
+// num formats a figure with 6 significant digits, the precision the
+// measurements carry.
+func num(x float64) string {
+	if x == 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+		return "0"
+	}
+	return strconv.FormatFloat(x, 'g', 6, 64)
+}
+
+// mibPerMs converts GB/s (1e9 B/s) to Galvatron's MiB/ms: 1 GB/s is
+// 1e9/2^20/1e3 = 0.953674 MiB/ms.
+func mibPerMs(gbps float64) float64 { return gbps * 1e9 / (1 << 20) / 1e3 }
+
+// busbwAt is a curve's bus bandwidth under a GalvatronBW choice.
+func busbwAt(c *ProfileCurve, how string) (float64, error) {
+	m, err := c.Model()
+	if err != nil {
+		return 0, err
+	}
+	switch {
+	case how == "asymptotic":
+		return m.Fit.BusBWInf, nil
+	case how == "average":
+		var sum float64
+		for _, s := range c.Samples {
+			sum += s.BusBW
+		}
+		return sum / float64(len(c.Samples)), nil
+	case strings.HasPrefix(how, "point:"):
+		size, err := bench.ParseSize(strings.TrimPrefix(how, "point:"))
+		if err != nil || size <= 0 {
+			return 0, fmt.Errorf("bandwidth reference %q: want point:SIZE with a positive size", how)
+		}
+		return m.BusBW(float64(size)), nil
+	}
+	return 0, fmt.Errorf("unknown bandwidth reference %q (want point:SIZE, asymptotic or average)", how)
+}
+
+// CheckBandwidthRef validates a GalvatronBW choice before anything runs.
+func CheckBandwidthRef(how string) error {
+	c := &ProfileCurve{Op: "allreduce", BusFactor: 1, Group: CurveGroup{Size: 2, Layout: "consecutive"},
+		Samples: []Sample{{Bytes: 1, TimeUs: 1}, {Bytes: 2, TimeUs: 2}}}
+	_, err := busbwAt(c, how)
+	return err
+}
+
+// halvings lists n = world, world/2, … down to 2, the group sizes the
+// planners sweep.
+func halvings(world int) []int {
+	var out []int
+	for n := world; n >= 2 && world%n == 0; n /= 2 {
+		out = append(out, n)
+		if n%2 != 0 {
+			break
+		}
+	}
+	return out
+}
+
+// probeForCoefficient picks the overlap probe planners get: the one named
+// galvatron (Galvatron's own probe) if measured, else the one with the
+// largest overlap_coe.
+func probeForCoefficient(p *Profile) (*ProfileOverlap, error) {
+	if len(p.Overlap) == 0 {
+		return nil, fmt.Errorf("the profile has no overlap probe (it was taken with --no-overlap)")
+	}
+	best := &p.Overlap[0]
+	for i := range p.Overlap {
+		o := &p.Overlap[i]
+		if o.Name == "galvatron" {
+			return o, nil
+		}
+		if o.OverlapCoe > best.OverlapCoe {
+			best = o
+		}
+	}
+	return best, nil
+}
+
+// sortedInts returns the keys of m in ascending order.
+func sortedInts(m map[int]bool) []int {
+	var out []int
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Ints(out)
+	return out
+}

@@ -1,0 +1,228 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Every export of a two-node, 4-GPU-per-node profile, golden-tested.
+func TestExportGolden(t *testing.T) {
+	p := syntheticProfile(t, 2, 4)
+	for _, target := range Targets {
+		t.Run(target, func(t *testing.T) {
+			dir := t.TempDir()
+			files, err := Export(p, target, dir, ExportOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range files {
+				got, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden(t, "export-"+target+"-"+filepath.Base(f), got)
+			}
+		})
+	}
+}
+
+// readJSON reads an exported JSON object.
+func readJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+}
+
+// The keys Galvatron's loaders demand (config_utils.py
+// read_allreduce_bandwidth_config, read_p2p_bandwidth_config and
+// remap_config; search_engine.py for the names) are all there, in its
+// units.
+func TestGalvatronKeys(t *testing.T) {
+	for _, shape := range [][2]int{{1, 8}, {2, 4}, {1, 2}} {
+		nodes, per := shape[0], shape[1]
+		world := nodes * per
+		t.Run(fmt.Sprintf("%dx%d", nodes, per), func(t *testing.T) {
+			p := syntheticProfile(t, nodes, per)
+			dir := t.TempDir()
+			if _, err := Export(p, "galvatron", dir, ExportOptions{}); err != nil {
+				t.Fatal(err)
+			}
+			suffix := fmt.Sprintf("%dnodes_%dgpus_per_node.json", nodes, per)
+			var ar, pp, sp, ov map[string]float64
+			readJSON(t, filepath.Join(dir, "allreduce_bandwidth_"+suffix), &ar)
+			readJSON(t, filepath.Join(dir, "p2p_bandwidth_"+suffix), &pp)
+			readJSON(t, filepath.Join(dir, "sp_time_"+suffix), &sp)
+			readJSON(t, filepath.Join(dir, "overlap_coefficient.json"), &ov)
+			need := []string{fmt.Sprintf("allreduce_size_%d_consec_1", world)}
+			for n := world / 2; n >= 2; n /= 2 {
+				need = append(need, fmt.Sprintf("allreduce_size_%d_consec_1", n), fmt.Sprintf("allreduce_size_%d_consec_0", n))
+			}
+			for _, k := range need {
+				if ar[k] <= 0 {
+					t.Errorf("allreduce file lacks %s: %v", k, ar)
+				}
+			}
+			for n := 2; n <= world; n *= 2 {
+				if pp[fmt.Sprintf("pp_size_%d", n)] <= 0 {
+					t.Errorf("p2p file lacks pp_size_%d", n)
+				}
+			}
+			// remap_config: key.split('_')[-3] is n, [-2][:-2] the MiB; at
+			// least 8 sizes per n.
+			perN := map[string]int{}
+			for k, v := range sp {
+				parts := strings.Split(k, "_")
+				if len(parts) < 5 || parts[len(parts)-1] != "time" || !strings.HasSuffix(parts[len(parts)-2], "MB") || v <= 0 {
+					t.Fatalf("malformed sp_time key %s = %v", k, v)
+				}
+				if _, err := strconv.Atoi(strings.TrimSuffix(parts[len(parts)-2], "MB")); err != nil {
+					t.Fatalf("%s: %v", k, err)
+				}
+				perN[parts[0]+"_"+parts[len(parts)-3]]++
+			}
+			for n := world; n >= 2; n /= 2 {
+				for _, op := range []string{"allreduce", "all2all"} {
+					if c := perN[fmt.Sprintf("%s_%d", op, n)]; c < 8 {
+						t.Errorf("%s over %d: %d sizes, Galvatron asserts 8", op, n, c)
+					}
+				}
+			}
+			if len(ov) != 1 || ov["overlap_coe"] != 1.15 {
+				t.Errorf("overlap file %v", ov)
+			}
+		})
+	}
+}
+
+// Galvatron's units: bus bandwidth in MiB/ms at 32 MiB, times in ms.
+func TestGalvatronUnits(t *testing.T) {
+	p := syntheticProfile(t, 2, 4)
+	dir := t.TempDir()
+	if _, err := Export(p, "galvatron", dir, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var ar, pp, sp map[string]float64
+	readJSON(t, filepath.Join(dir, "allreduce_bandwidth_2nodes_4gpus_per_node.json"), &ar)
+	readJSON(t, filepath.Join(dir, "p2p_bandwidth_2nodes_4gpus_per_node.json"), &pp)
+	readJSON(t, filepath.Join(dir, "sp_time_2nodes_4gpus_per_node.json"), &sp)
+	s := float64(32 << 20)
+	busbw := func(alpha, bw, factor float64) float64 { // GB/s at s bytes
+		return s * factor / (alpha + s*factor/bw*1e-3) * 1e-3
+	}
+	for key, want := range map[string]float64{
+		"allreduce_size_4_consec_1": busbw(20, 150, 1.5) * 1e9 / (1 << 20) / 1e3, // inside a node
+		"allreduce_size_4_consec_0": busbw(40, 15, 1.5) * 1e9 / (1 << 20) / 1e3,  // across both
+		"allreduce_size_8_consec_1": busbw(40, 15, 1.75) * 1e9 / (1 << 20) / 1e3,
+	} {
+		if !within(ar[key], want, 1e-5) {
+			t.Errorf("%s = %v, want %v MiB/ms", key, ar[key], want)
+		}
+	}
+	if want := busbw(40, 15, 1) * 1e9 / (1 << 20) / 1e3; !within(pp["pp_size_2"], want, 1e-5) {
+		t.Errorf("pp_size_2 = %v, want %v", pp["pp_size_2"], want)
+	}
+	// 1 GiB all-to-all over a node's 4 ranks: (20 µs + 1 GiB·0.75/150 GB/s) in ms.
+	if want := (20 + float64(1<<30)*0.75/150e3) / 1e3; !within(sp["all2all_size_4_1024MB_time"], want, 1e-5) {
+		t.Errorf("all2all 1024MB = %v ms, want %v", sp["all2all_size_4_1024MB_time"], want)
+	}
+	// The other bandwidth references.
+	for how, want := range map[string]float64{"asymptotic": 150 * 1e9 / (1 << 20) / 1e3} {
+		d := t.TempDir()
+		if _, err := Export(p, "galvatron", d, ExportOptions{GalvatronBW: how}); err != nil {
+			t.Fatal(err)
+		}
+		var got map[string]float64
+		readJSON(t, filepath.Join(d, "allreduce_bandwidth_2nodes_4gpus_per_node.json"), &got)
+		if !within(got["allreduce_size_4_consec_1"], want, 1e-5) {
+			t.Errorf("%s: %v, want %v", how, got["allreduce_size_4_consec_1"], want)
+		}
+	}
+}
+
+// Calculon's formula with the exported entries gives back the fitted
+// times of every op on each tier.
+func TestCalculonReproducesFits(t *testing.T) {
+	p := syntheticProfile(t, 2, 4)
+	dir := t.TempDir()
+	if _, err := Export(p, "calculon", dir, ExportOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Networks []struct {
+			Bandwidth, Efficiency, Latency float64
+			Size                           int
+			Ops                            map[string][2]*float64
+			MustBeFilled                   bool    `json:"must_be_filled"`
+			ProcessorUsage                 float64 `json:"processor_usage"`
+		}
+	}
+	readJSON(t, filepath.Join(dir, "calculon_networks.json"), &doc)
+	if len(doc.Networks) != 2 || doc.Networks[0].Size != 4 || doc.Networks[1].Size != 8 || !doc.Networks[0].MustBeFilled {
+		t.Fatalf("networks: %+v", doc.Networks)
+	}
+	tiers := []struct {
+		n      int
+		layout string
+	}{{4, "consecutive"}, {2, "strided"}}
+	s := float64(64 << 20)
+	for i, net := range doc.Networks {
+		for key, coll := range map[string]string{"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reducescatter", "p2p": "sendrecv"} {
+			c, err := p.Curve(coll, tiers[i].n, tiers[i].layout)
+			if err != nil {
+				t.Fatal(err)
+			}
+			op := net.Ops[key]
+			scaled := s * *op[0]
+			if op[1] != nil {
+				scaled += scaled / float64(tiers[i].n) * *op[1]
+			}
+			got := net.Latency + scaled/(net.Bandwidth*1e9*net.Efficiency)
+			if want := c.Fit.At(s) * 1e-6; math.Abs(got-want) > 1e-9*want+1e-12 {
+				t.Errorf("tier %d %s: Calculon time %v s, fit %v s", i, key, got, want)
+			}
+		}
+		if !within(net.ProcessorUsage, 1-1/1.1, 1e-5) {
+			t.Errorf("processor_usage %v", net.ProcessorUsage)
+		}
+	}
+}
+
+func TestExportErrors(t *testing.T) {
+	p := syntheticProfile(t, 1, 4)
+	p.Overlap = nil
+	if _, err := Export(p, "galvatron", t.TempDir(), ExportOptions{}); err == nil || !strings.Contains(err.Error(), "no overlap probe") {
+		t.Errorf("no overlap: %v", err)
+	}
+	p = syntheticProfile(t, 1, 4)
+	var kept []ProfileCurve
+	for _, c := range p.Curves {
+		if c.Op != "sendrecv" {
+			kept = append(kept, c)
+		}
+	}
+	p.Curves = kept
+	dir := t.TempDir()
+	if _, err := Export(p, "galvatron", dir, ExportOptions{}); err == nil || !strings.Contains(err.Error(), "no sendrecv curve") {
+		t.Errorf("no sendrecv: %v", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("a failed export left %d files", len(entries))
+	}
+	if _, err := Export(p, "megatron", dir, ExportOptions{}); err == nil {
+		t.Error("unknown target accepted")
+	}
+	if err := CheckBandwidthRef("point:lots"); err == nil {
+		t.Error("bad bandwidth reference accepted")
+	}
+}
