@@ -269,6 +269,7 @@ type session struct {
 	comm    bench.Comm
 	devices []bench.Device // every rank's, in rank order
 	notes   []string       // preamble lines: backend, memory cap, job, groups
+	local   []int          // this process's devices
 }
 
 // open joins the job, picks the backend and opens the communicators of
@@ -292,23 +293,31 @@ func (j *job) open(ctx context.Context, jf *jobFlags, logf func(string, ...any),
 	if err != nil {
 		return fail(usageError{err})
 	}
-	nranks, groups := j.Size*jf.ngpus, jf.grouping()
 	wctx, stop := j.watch(ctx)
-	setup := bench.Setup{NRanks: nranks, FirstRank: j.Rank * jf.ngpus, LocalRanks: jf.ngpus, Devices: devs,
-		Groups: groups, Exchange: j.exchange(), Addr: j.advertise()}
-	if adjust != nil {
-		adjust(&setup)
-	}
-	comm, allDevs, limitNote, err := openComm(wctx, backend, setup, opts, j)
+	s := &session{backend: backend, notes: notes, local: devs}
+	groups := jf.grouping()
+	comm, allDevs, limitNote, err := s.openGroups(wctx, j, jf, groups, opts, adjust)
 	if err != nil {
 		stop()
 		return fail(err)
 	}
 	if limitNote != "" {
-		notes = append(notes, limitNote)
+		s.notes = append(s.notes, limitNote)
 	}
-	notes = append(notes, j.notes(groups, nranks, jf.ngpus)...)
-	return wctx, &session{backend: backend, comm: comm, devices: allDevs, notes: notes}, func() { comm.Close(); stop() }, nil
+	s.comm, s.devices = comm, allDevs
+	s.notes = append(s.notes, j.notes(groups, j.Size*jf.ngpus, jf.ngpus)...)
+	return wctx, s, func() { comm.Close(); stop() }, nil
+}
+
+// openGroups opens another set of communicators in the session's job,
+// split by g (collbench profile opens one set per grouping).
+func (s *session) openGroups(ctx context.Context, j *job, jf *jobFlags, g bench.Grouping, opts *bench.Options, adjust func(*bench.Setup)) (bench.Comm, []bench.Device, string, error) {
+	setup := bench.Setup{NRanks: j.Size * jf.ngpus, FirstRank: j.Rank * jf.ngpus, LocalRanks: jf.ngpus, Devices: s.local,
+		Groups: g, Exchange: j.exchange(), Addr: j.advertise()}
+	if adjust != nil {
+		adjust(&setup)
+	}
+	return openComm(ctx, s.backend, setup, opts, j)
 }
 
 // runJob reads this process's place in the job from the environment, runs

@@ -60,8 +60,8 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "collbench launch: no subcommand given (e.g. collbench launch -n 4 allreduce -b 8 -e 1M)\n")
 		return exitUsage
 	}
-	if _, err := bench.LookupCollective(sub[0]); err != nil && sub[0] != "overlap" {
-		fmt.Fprintf(stderr, "collbench launch: %q is not a collective or overlap; run 'collbench help' for the list\n", sub[0])
+	if _, err := bench.LookupCollective(sub[0]); err != nil && sub[0] != "overlap" && sub[0] != "profile" {
+		fmt.Fprintf(stderr, "collbench launch: %q is not a collective, overlap or profile; run 'collbench help' for the list\n", sub[0])
 		return exitUsage
 	}
 	exe, err := os.Executable()

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/collbench/collbench/report"
+)
+
+// exportFlags choose planner exports; collbench profile and collbench
+// export share them.
+type exportFlags struct {
+	targets     string
+	dir         string
+	galvatronBW string
+	opts        report.ExportOptions
+}
+
+func (e *exportFlags) register(fs *pflag.FlagSet) {
+	fs.StringVar(&e.targets, "export", "", "also export to these planners, comma-separated: "+strings.Join(report.Targets, ", ")+" or all")
+	fs.StringVar(&e.dir, "export-dir", ".", "folder the exports are written to")
+	e.registerTuning(fs)
+}
+
+// registerTuning adds the flags that shape the exported figures.
+func (e *exportFlags) registerTuning(fs *pflag.FlagSet) {
+	fs.StringVar(&e.galvatronBW, "galvatron-bw", "point:32M", "what Galvatron's bandwidth files hold: point:SIZE (busbw at SIZE), asymptotic (fitted busbw∞) or average (mean over the sizes)")
+	fs.IntVar(&e.opts.TP, "simai-tp", 0, "SimAI TP group size (default: ranks per node)")
+	fs.IntVar(&e.opts.DP, "simai-dp", 0, "SimAI DP group size (default: world / TP)")
+	fs.IntVar(&e.opts.EP, "simai-ep", 0, "SimAI EP group size (default: TP)")
+	fs.IntVar(&e.opts.PP, "simai-pp", 0, "SimAI PP group size (default: 2)")
+	fs.StringVar(&e.opts.Name, "simai-name", "collbench", "first line of SimAI's busbw.yaml")
+}
+
+// list is the chosen targets, checked.
+func (e *exportFlags) list() ([]string, error) {
+	if e.targets == "" {
+		return nil, nil
+	}
+	if e.targets == "all" {
+		return report.Targets, nil
+	}
+	var out []string
+	for _, t := range strings.Split(e.targets, ",") {
+		t = strings.TrimSpace(t)
+		known := false
+		for _, k := range report.Targets {
+			known = known || k == t
+		}
+		if !known {
+			return nil, usagef("unknown export target %q (want %s or all)", t, strings.Join(report.Targets, ", "))
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+func (e *exportFlags) check() error {
+	if _, err := e.list(); err != nil {
+		return err
+	}
+	if err := report.CheckBandwidthRef(e.galvatronBW); err != nil {
+		return usagef("--galvatron-bw: %v", err)
+	}
+	e.opts.GalvatronBW = e.galvatronBW
+	return nil
+}
+
+// checkDir makes sure the export folder takes files, creating it.
+func (e *exportFlags) checkDir() error {
+	if e.targets == "" {
+		return nil
+	}
+	if err := os.MkdirAll(e.dir, 0o755); err != nil {
+		return usagef("--export-dir: %v", err)
+	}
+	probe := e.dir + "/.collbench-probe"
+	if err := report.CheckWritable(probe); err != nil {
+		return usageError{err}
+	}
+	return nil
+}
+
+// write exports doc to every chosen target; the first failure stops it.
+func (e *exportFlags) write(doc *report.Profile) ([]string, error) {
+	targets, err := e.list()
+	if err != nil {
+		return nil, err
+	}
+	var all []string
+	for _, t := range targets {
+		files, err := report.Export(doc, t, e.dir, e.opts)
+		all = append(all, files...)
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
+}
+
+// runExport is collbench export: a saved profile into planners' formats.
+func runExport(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("export", pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.SortFlags = false
+	var e exportFlags
+	fs.StringVar(&e.targets, "to", "", "targets, comma-separated: "+strings.Join(report.Targets, ", ")+" or all")
+	fs.StringVarP(&e.dir, "output", "o", ".", "folder to write the files into (created if missing)")
+	e.registerTuning(fs)
+	synopsis := "collbench export --to galvatron|calculon|astra-sim|simai|alpa|all profile.json [-o DIR]"
+	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
+		return code
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "collbench export: %v\n", err)
+		return exitCode(err)
+	}
+	switch {
+	case fs.NArg() != 1:
+		return fail(usagef("want one profile file (usage: %s)", synopsis))
+	case e.targets == "":
+		return fail(usagef("--to is required (%s or all)", strings.Join(report.Targets, ", ")))
+	}
+	if err := e.check(); err != nil {
+		return fail(err)
+	}
+	doc, err := loadProfile(fs.Arg(0))
+	if err != nil {
+		return fail(err)
+	}
+	if err := e.checkDir(); err != nil {
+		return fail(err)
+	}
+	files, err := e.write(doc)
+	for _, f := range files {
+		fmt.Fprintln(stdout, f)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	return exitOK
+}
+
+// loadProfile reads a profile file; every problem is one line naming it.
+func loadProfile(path string) (*report.Profile, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, usagef("%s: %v", path, err)
+	}
+	defer f.Close()
+	doc, err := report.DecodeProfile(f)
+	if err != nil {
+		return nil, usagef("%s: %v", path, err)
+	}
+	return doc, nil
+}
