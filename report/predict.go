@@ -33,7 +33,7 @@ func PredictTable(w io.Writer, p model.Prediction, mc model.Machine) {
 		fmt.Fprintln(w, "# no communication: every group has one rank")
 	}
 	if p.Compute > 0 {
-		fmt.Fprintf(w, "# compute ≈ %.3f ms per step at %.1f TFLOP/s per GPU (with the pipeline bubble); overlap slows comm ×%.3f, compute ×%.3f\n",
+		fmt.Fprintf(w, "# compute ≈ %.3f ms per step at %.3g TFLOP/s per GPU (with the pipeline bubble); overlap slows comm ×%.3f, compute ×%.3f\n",
 			p.Compute/1e3, mc.FLOPS/1e12, max(mc.CommSlowdown, 1), max(mc.ComputeSlowdown, 1))
 		fmt.Fprintf(w, "# step ≈ %.3f ms without overlap, %.3f ms with overlap\n", p.StepNoOverlap/1e3, p.StepOverlap/1e3)
 	} else {

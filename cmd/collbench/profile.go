@@ -90,7 +90,7 @@ func (f *profileFlags) parse(args []string) error {
 	case f.factor < 2:
 		return usagef("-f must be at least 2 (got %d)", f.factor)
 	case f.iters < 1 || f.minIters < 1 || f.minIters > f.iters:
-		return usagef("want 1 <= --min-iters <= -n (got %d and %d)", f.minIters, f.iters)
+		return usagef("want 1 <= --min-iters (%d) <= -n (%d)", f.minIters, f.iters)
 	case f.warmup < 0 || f.check < 0:
 		return usagef("-w and -c cannot be negative")
 	case f.budget < 0:

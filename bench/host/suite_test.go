@@ -1,0 +1,99 @@
+package host
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+func suiteFor(t *testing.T, world int, sizes []int64, budget time.Duration) *bench.Suite {
+	t.Helper()
+	var colls []*bench.Collective
+	for _, name := range []string{"allreduce", "alltoall", "sendrecv"} {
+		c, err := bench.LookupCollective(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		colls = append(colls, c)
+	}
+	return &bench.Suite{Colls: colls, Sizes: sizes, Type: numeric.Float32, RedOp: numeric.Sum, World: world, Warmup: 1, Check: 1,
+		Groupings: []bench.Grouping{{Size: world}, {Size: world / 2}, {Size: world / 2, Strided: true}},
+		Budget:    bench.Budget{Limit: budget, MinIters: 2, MaxIters: 5},
+		Open: func(ctx context.Context, g bench.Grouping) (bench.Comm, int64, func(), error) {
+			comm, err := Backend{}.Open(ctx, bench.Setup{NRanks: world, LocalRanks: world, BufBytes: sizes[len(sizes)-1], Groups: g})
+			if err != nil {
+				return nil, 0, nil, err
+			}
+			return comm, sizes[len(sizes)-1], func() { comm.Close() }, nil
+		}}
+}
+
+// The suite measures every collective at every grouping, checked, and
+// hands over curves with per-iteration statistics.
+func TestSuite(t *testing.T) {
+	s := suiteFor(t, 4, []int64{4 << 10, 16 << 10, 64 << 10}, 0)
+	var got []bench.CurveResult
+	if err := s.Run(context.Background(), func(r bench.CurveResult) { got = append(got, r) }, nil); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 9 {
+		t.Fatalf("%d curves, want 3 collectives × 3 groupings", len(got))
+	}
+	for _, r := range got {
+		if len(r.Rows) != 3 || r.Note != "" {
+			t.Errorf("%s over %d: %d rows, note %q", r.Coll.Name, r.GroupSize, len(r.Rows), r.Note)
+		}
+		for _, row := range r.Rows {
+			p := row.OutOfPlace
+			if row.Iters != 5 || p.Iter.N != 5 || p.Time <= 0 || !p.Checked || p.Wrong != 0 || row.InPlace.Time != 0 {
+				t.Errorf("%s %d B: %+v", r.Coll.Name, row.Size, row)
+			}
+		}
+		if r.GroupSize == 2 && r.Groups != 2 {
+			t.Errorf("%d groups of 2", r.Groups)
+		}
+	}
+}
+
+// A budget far too short (1 ms) still leaves 8 sizes per curve and says so
+// when it drops the rest; once spent, whole curves are left out.
+func TestSuiteBudget(t *testing.T) {
+	var sizes []int64
+	for s := int64(1 << 10); s <= 4<<20; s *= 2 {
+		sizes = append(sizes, s)
+	}
+	s := suiteFor(t, 2, sizes, time.Millisecond)
+	s.Check = 0
+	var got []bench.CurveResult
+	if err := s.Run(context.Background(), func(r bench.CurveResult) { got = append(got, r) }, nil); err != nil {
+		t.Fatal(err)
+	}
+	trimmed, skipped := 0, 0
+	for _, r := range got {
+		switch {
+		case len(r.Rows) == 0:
+			skipped++
+			if !strings.Contains(r.Note, "time budget was spent") {
+				t.Errorf("skipped without saying why: %q", r.Note)
+			}
+		case len(r.Rows) < len(sizes):
+			trimmed++
+			if len(r.Rows) < 8 || !strings.Contains(r.Note, "time budget") {
+				t.Errorf("%s: %d sizes, note %q", r.Coll.Name, len(r.Rows), r.Note)
+			}
+		}
+		for _, row := range r.Rows {
+			if row.Iters < 2 || row.Iters > 5 {
+				t.Errorf("%d iterations outside the budget's bounds", row.Iters)
+			}
+		}
+	}
+	if trimmed+skipped == 0 {
+		t.Errorf("a 1 ms budget for %d points trimmed nothing", s.Points())
+	}
+	t.Logf("%d curves: %d trimmed, %d left out", len(got), trimmed, skipped)
+}

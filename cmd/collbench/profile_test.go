@@ -1,0 +1,163 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/collbench/collbench/internal/schemacheck"
+	"github.com/collbench/collbench/report"
+)
+
+// collbench profile across 4 processes: a profile that matches its
+// schema, every curve fitted, the exports written; then export and
+// predict read it back.
+func TestProfileLaunched(t *testing.T) {
+	selfEnv(t)
+	dir := t.TempDir()
+	file, exports := filepath.Join(dir, "profile.json"), filepath.Join(dir, "exports")
+	code, out, errOut := runCLI("launch", "-n", "4", "profile", "-b", "256K", "-e", "2M", "-d", "float", "-n", "3", "-w", "1",
+		"-c", "1", "--overlap-target", "0.02", "-o", file, "--export", "calculon,astra-sim,simai,alpa", "--export-dir", exports)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "allreduce      4  consecutive") || !strings.Contains(errOut, "[18/18] sendrecv over groups of 2 (strided, 2 at once)") {
+		t.Errorf("no fit table or progress:\n%s\n%s", out, errOut)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schemacheck.Validate("../../docs/profile.schema.json", data); err != nil {
+		t.Fatalf("the profile does not match docs/profile.schema.json: %v", err)
+	}
+	p, err := loadProfile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := p.Meta
+	if m.WorldSize != 4 || m.NumNodes != 1 || m.RanksPerNode != 4 || m.NProcs != 4 || len(m.Devices) != 4 || len(m.Hosts) != 1 {
+		t.Errorf("meta: %+v", m)
+	}
+	if len(p.Curves) != 18 || len(p.Overlap) != 1 || len(p.Errors) != 0 {
+		t.Fatalf("%d curves, %d overlap probes, errors %v", len(p.Curves), len(p.Overlap), p.Errors)
+	}
+	for _, c := range p.Curves {
+		if len(c.Samples) != 4 || c.Fit == nil || c.Fit.Points != 4 {
+			t.Errorf("%s: %d samples, fit %+v", c.Key(), len(c.Samples), c.Fit)
+		}
+		for _, s := range c.Samples {
+			if s.Iters != 3 || s.Stats.N != 3 || len(s.ProcessUs) != 4 || s.TimeUs <= 0 {
+				t.Errorf("%s %d B: %+v", c.Key(), s.Bytes, s)
+			}
+		}
+	}
+	for _, f := range []string{"calculon_networks.json", "astra_network.yml", "astra_network.json", "busbw.yaml", "alpa_prof.json", "alpa_load_prof.py"} {
+		if _, err := os.Stat(filepath.Join(exports, f)); err != nil {
+			t.Errorf("export: %v", err)
+		}
+	}
+
+	again := filepath.Join(dir, "again")
+	if code, out, errOut := runCLI("export", "--to", "simai", file, "-o", again); code != 0 || !strings.Contains(out, "busbw.yaml") {
+		t.Errorf("export: exit %d: %s%s", code, out, errOut)
+	}
+	// Galvatron wants 8 whole-MiB sizes per curve; this profile has 2.
+	if code, _, errOut := runCLI("export", "--to", "galvatron", file, "-o", again); code != 1 || !strings.Contains(errOut, "at least 8") || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("galvatron from a short profile: exit %d: %s", code, errOut)
+	}
+
+	code, out, errOut = runCLI("predict", "--profile", file, "--model", "llama2-7b", "--seq", "1024", "--tp", "2")
+	if code != 0 || !strings.Contains(out, "strategy dp=2 tp=2 pp=1") || !strings.Contains(out, "allreduce") || !strings.Contains(out, "memory per GPU") {
+		t.Errorf("predict: exit %d:\n%s%s", code, out, errOut)
+	}
+	code, out, errOut = runCLI("predict", "--profile", file, "--layers", "4", "--hidden", "256", "--heads", "8", "--rank-strategies", "--format", "json")
+	var ranked struct {
+		Ranked  []json.RawMessage
+		Skipped map[string]string
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &ranked) != nil || len(ranked.Ranked)+len(ranked.Skipped) != 6 {
+		t.Errorf("rank-strategies: exit %d: %s%s", code, out, errOut)
+	}
+}
+
+// Galvatron's four files from a one-process profile of 1 MiB to 128 MiB.
+func TestProfileGalvatron(t *testing.T) {
+	if testing.Short() {
+		t.Skip("moves 128 MiB messages")
+	}
+	dir := t.TempDir()
+	code, _, errOut := runCLI("profile", "-g", "4", "-b", "1M", "-e", "128M", "-d", "float", "-n", "2", "--min-iters", "1", "-w", "1",
+		"--colls", "allreduce,alltoall,sendrecv", "--overlap-target", "0.02", "-q", "-o", filepath.Join(dir, "p.json"),
+		"--export", "galvatron", "--export-dir", dir)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var ar map[string]float64
+	b, err := os.ReadFile(filepath.Join(dir, "allreduce_bandwidth_1nodes_4gpus_per_node.json"))
+	if err != nil || json.Unmarshal(b, &ar) != nil || len(ar) != 3 || ar["allreduce_size_2_consec_0"] <= 0 {
+		t.Fatalf("allreduce file: %s %v", b, err)
+	}
+	for _, f := range []string{"p2p_bandwidth_1nodes_4gpus_per_node.json", "sp_time_1nodes_4gpus_per_node.json", "overlap_coefficient.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+func TestProfileUsageErrors(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"schema":"collbench.profile","version":1,"meta":{`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"profile", "-g", "2", "--group-size", "2"}, "use --group-sizes"},
+		{[]string{"profile", "-g", "2", "--colls", "allreduce,shout"}, "shout"},
+		{[]string{"profile", "-g", "2", "-f", "1"}, "-f must be at least 2"},
+		{[]string{"profile", "-g", "4", "--group-sizes", "3"}, "that divides the 4 ranks"},
+		{[]string{"profile", "-g", "2", "--layouts", "diagonal"}, "unknown layout"},
+		{[]string{"profile", "-g", "2", "--export", "megatron"}, "unknown export target"},
+		{[]string{"profile", "-g", "2", "--galvatron-bw", "point:x"}, "--galvatron-bw"},
+		{[]string{"profile", "-g", "1", "-b", "1K", "-e", "1K"}, "at least 2 ranks"},
+		{[]string{"export", "--to", "galvatron"}, "want one profile file"},
+		{[]string{"export", "--to", "galvatron", bad}, "ends early"},
+		{[]string{"export", "--to", "hetu", bad}, "unknown export target"},
+		{[]string{"predict", "--model", "gpt2-1.5b"}, "--profile is required"},
+		{[]string{"predict", "--profile", bad, "--model", "gpt2-1.5b"}, "ends early"},
+		{[]string{"predict", "--profile", "/nonexistent/p.json", "--model", "gpt2-1.5b"}, "no such file"},
+		{[]string{"predict", "--profile", bad, "--model", "gpt5"}, "unknown --model"},
+		{[]string{"predict", "--profile", bad}, "--layers and --hidden"},
+	}
+	for _, c := range cases {
+		code, _, errOut := runCLI(c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want exit 2 and one line with %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// A strategy that needs a group size the profile did not measure is
+// refused, naming the curve.
+func TestPredictMissingCurve(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "p.json")
+	code, _, errOut := runCLI("profile", "-g", "4", "--group-sizes", "4", "-b", "64K", "-e", "128K", "-d", "float", "-n", "2", "--min-iters", "1", "-w", "0",
+		"--colls", "allreduce", "--no-overlap", "-q", "-o", file)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	code, _, errOut = runCLI("predict", "--profile", file, "--layers", "2", "--hidden", "64", "--tp", "2")
+	if code != exitUsage || !strings.Contains(errOut, "the profile has no allreduce curve over 2 ranks") {
+		t.Errorf("exit %d: %s", code, errOut)
+	}
+	var doc report.Profile
+	b, _ := os.ReadFile(file)
+	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Overlap) != 0 {
+		t.Errorf("--no-overlap profile: %v %d probes", err, len(doc.Overlap))
+	}
+}
