@@ -23,9 +23,10 @@ type Suite struct {
 	Timeout   time.Duration // per timed batch; 0 = none
 	Budget    Budget        // Iters between Budget.MinIters and MaxIters
 	Peers     Peers
-	// Open opens the communicators of one grouping; maxBytes is the
-	// largest message they hold.
-	Open func(ctx context.Context, g Grouping) (comm Comm, maxBytes int64, close func(), err error)
+	// Open opens the communicators of one grouping for messages of up to
+	// need bytes; maxBytes is the largest they hold, less where the
+	// devices' memory is short.
+	Open func(ctx context.Context, g Grouping, need int64) (comm Comm, maxBytes int64, close func(), err error)
 	// Probes are overlap measurements, run on communicators of the whole
 	// job after the curves.
 	Probes  []Probe
@@ -92,7 +93,7 @@ func (s *Suite) Run(ctx context.Context, onCurve func(CurveResult), onProbe func
 			}
 			continue
 		}
-		comm, maxBytes, closeComm, err := s.Open(ctx, g)
+		comm, maxBytes, closeComm, err := s.Open(ctx, g, s.Sizes[len(s.Sizes)-1])
 		if err != nil {
 			return fmt.Errorf("opening groups of %d (%s): %w", g.Of(s.World), g.Layout(), err)
 		}
@@ -172,8 +173,11 @@ func (s *Suite) probes(ctx context.Context, onProbe func(ProbeResult)) error {
 	if len(s.Probes) == 0 {
 		return nil
 	}
-	world := Grouping{}
-	comm, maxBytes, closeComm, err := s.Open(ctx, world)
+	var need int64
+	for _, p := range s.Probes {
+		need = max(need, p.Size)
+	}
+	comm, maxBytes, closeComm, err := s.Open(ctx, Grouping{}, need)
 	if err != nil {
 		return fmt.Errorf("opening the job's communicator for the overlap probes: %w", err)
 	}

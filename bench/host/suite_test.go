@@ -23,12 +23,12 @@ func suiteFor(t *testing.T, world int, sizes []int64, budget time.Duration) *ben
 	return &bench.Suite{Colls: colls, Sizes: sizes, Type: numeric.Float32, RedOp: numeric.Sum, World: world, Warmup: 1, Check: 1,
 		Groupings: []bench.Grouping{{Size: world}, {Size: world / 2}, {Size: world / 2, Strided: true}},
 		Budget:    bench.Budget{Limit: budget, MinIters: 2, MaxIters: 5},
-		Open: func(ctx context.Context, g bench.Grouping) (bench.Comm, int64, func(), error) {
-			comm, err := Backend{}.Open(ctx, bench.Setup{NRanks: world, LocalRanks: world, BufBytes: sizes[len(sizes)-1], Groups: g})
+		Open: func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
+			comm, err := Backend{}.Open(ctx, bench.Setup{NRanks: world, LocalRanks: world, BufBytes: need, Groups: g})
 			if err != nil {
 				return nil, 0, nil, err
 			}
-			return comm, sizes[len(sizes)-1], func() { comm.Close() }, nil
+			return comm, need, func() { comm.Close() }, nil
 		}}
 }
 

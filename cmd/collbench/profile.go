@@ -278,11 +278,11 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 		Warmup: f.warmup, Check: f.check, Timeout: j.limits.collective, Peers: j.peers(), Probes: probes, Log: progress,
 		Budget:  bench.Budget{Limit: f.budget, MinIters: f.minIters, MaxIters: f.iters, Reserve: time.Duration(float64(len(probes)) * 16 * target * float64(time.Second))},
 		Overlap: bench.OverlapOptions{Target: time.Duration(target * float64(time.Second)), Cover: 4, Timeout: j.limits.collective},
-		Open: func(ctx context.Context, g bench.Grouping) (bench.Comm, int64, func(), error) {
-			if g.Of(world) == world && !g.Strided {
+		Open: func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
+			if g.Of(world) == world && !g.Strided && need <= sizing.Sweep.Max {
 				return sess.comm, sizing.Sweep.Max, func() {}, nil // the session's own
 			}
-			o := bench.Options{Sweep: sizing.Sweep}
+			o := bench.Options{Sweep: bench.Sweep{Min: min(need, p.sizes[0]), Max: need, Factor: f.factor}}
 			comm, _, _, err := sess.openGroups(ctx, j, &f.jobFlags, g, &o, nil)
 			if err != nil {
 				return nil, 0, nil, err

@@ -18,8 +18,8 @@ func TestProfileLaunched(t *testing.T) {
 	selfEnv(t)
 	dir := t.TempDir()
 	file, exports := filepath.Join(dir, "profile.json"), filepath.Join(dir, "exports")
-	code, out, errOut := runCLI("launch", "-n", "4", "profile", "-b", "256K", "-e", "2M", "-d", "float", "-n", "3", "-w", "1",
-		"-c", "1", "--overlap-target", "0.02", "-o", file, "--export", "calculon,astra-sim,simai,alpa", "--export-dir", exports)
+	code, out, errOut := runCLI("launch", "-n", "4", "profile", "-b", "32K", "-e", "128K", "-d", "float", "-n", "3", "-w", "1",
+		"-c", "1", "--overlap-gemm", "64,64,64", "--overlap-bytes", "64K", "--overlap-target", "0.02", "-o", file, "--export", "calculon,astra-sim,simai,alpa", "--export-dir", exports)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -45,7 +45,7 @@ func TestProfileLaunched(t *testing.T) {
 		t.Fatalf("%d curves, %d overlap probes, errors %v", len(p.Curves), len(p.Overlap), p.Errors)
 	}
 	for _, c := range p.Curves {
-		if len(c.Samples) != 4 || c.Fit == nil || c.Fit.Points != 4 {
+		if len(c.Samples) != 3 || c.Fit == nil || c.Fit.Points != 3 {
 			t.Errorf("%s: %d samples, fit %+v", c.Key(), len(c.Samples), c.Fit)
 		}
 		for _, s := range c.Samples {
@@ -64,7 +64,7 @@ func TestProfileLaunched(t *testing.T) {
 	if code, out, errOut := runCLI("export", "--to", "simai", file, "-o", again); code != 0 || !strings.Contains(out, "busbw.yaml") {
 		t.Errorf("export: exit %d: %s%s", code, out, errOut)
 	}
-	// Galvatron wants 8 whole-MiB sizes per curve; this profile has 2.
+	// Galvatron wants 8 whole-MiB sizes per curve; this profile has none.
 	if code, _, errOut := runCLI("export", "--to", "galvatron", file, "-o", again); code != 1 || !strings.Contains(errOut, "at least 8") || strings.Count(errOut, "\n") != 1 {
 		t.Errorf("galvatron from a short profile: exit %d: %s", code, errOut)
 	}
@@ -83,24 +83,25 @@ func TestProfileLaunched(t *testing.T) {
 	}
 }
 
-// Galvatron's four files from a one-process profile of 1 MiB to 128 MiB.
+// Galvatron's four files from a one-process profile of two ranks, 1 MiB
+// to 128 MiB (the 8 sizes its loader asks for).
 func TestProfileGalvatron(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 128 MiB messages")
 	}
 	dir := t.TempDir()
-	code, _, errOut := runCLI("profile", "-g", "4", "-b", "1M", "-e", "128M", "-d", "float", "-n", "2", "--min-iters", "1", "-w", "1",
-		"--colls", "allreduce,alltoall,sendrecv", "--overlap-target", "0.02", "-q", "-o", filepath.Join(dir, "p.json"),
+	code, _, errOut := runCLI("profile", "-g", "2", "-b", "1M", "-e", "128M", "-d", "double", "-n", "1", "--min-iters", "1", "-w", "0",
+		"--colls", "allreduce,alltoall,sendrecv", "--overlap-gemm", "64,64,64", "--overlap-bytes", "64K", "--overlap-target", "0.02", "-q", "-o", filepath.Join(dir, "p.json"),
 		"--export", "galvatron", "--export-dir", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var ar map[string]float64
-	b, err := os.ReadFile(filepath.Join(dir, "allreduce_bandwidth_1nodes_4gpus_per_node.json"))
-	if err != nil || json.Unmarshal(b, &ar) != nil || len(ar) != 3 || ar["allreduce_size_2_consec_0"] <= 0 {
+	b, err := os.ReadFile(filepath.Join(dir, "allreduce_bandwidth_1nodes_2gpus_per_node.json"))
+	if err != nil || json.Unmarshal(b, &ar) != nil || len(ar) != 1 || ar["allreduce_size_2_consec_1"] <= 0 {
 		t.Fatalf("allreduce file: %s %v", b, err)
 	}
-	for _, f := range []string{"p2p_bandwidth_1nodes_4gpus_per_node.json", "sp_time_1nodes_4gpus_per_node.json", "overlap_coefficient.json"} {
+	for _, f := range []string{"p2p_bandwidth_1nodes_2gpus_per_node.json", "sp_time_1nodes_2gpus_per_node.json", "overlap_coefficient.json"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
