@@ -101,6 +101,20 @@ run "overlap-gemm-bf16" overlap --backend nccl -g "$NGPU" -b 1M -e 1G -f 4 --gem
 run "overlap-galvatron-preset" overlap --backend nccl -g "$NGPU" --preset galvatron
 run "overlap-comm-high" overlap --backend nccl -g "$NGPU" -b 64M -e 64M --gemm 4096,4096,4096 --comm-priority high --nccl-max-ctas 8
 
+# Calibration profile: the whole default suite (1 MiB..1 GiB, every group
+# size and layout, overlap probes) on the GPUs of this host, exported to
+# every target and read back by predict. With one GPU, four processes share
+# it (functional only: the figures mix in time-slicing).
+echo "== profile on $NGPU GPU(s), exports and predictions"
+if [ "$NGPU" -ge 2 ]; then
+  run "profile" profile --backend nccl -g "$NGPU" -o "$OUTDIR/profile.json" --export all --export-dir "$OUTDIR/exports"
+else
+  NCCL_MULTI_RANK_GPU_ENABLE=1 run "profile-4procs-1gpu" launch -n 4 -- profile --backend nccl --devices 0 \
+    -o "$OUTDIR/profile.json" --export all --export-dir "$OUTDIR/exports"
+fi
+run "predict-llama2-7b" predict --profile "$OUTDIR/profile.json" --model llama2-7b --seq 4096
+run "predict-rank" predict --profile "$OUTDIR/profile.json" --model llama2-7b --seq 4096 --rank-strategies
+
 # 4. Side by side with nccl-tests: same flags, per-size ratios.
 # table FILE: "size time busbw" of the out-of-place columns.
 table() { awk '!/^#/ && NF >= 9 && $1 ~ /^[0-9]+$/ {print $1, $6, $8}' "$1"; }
