@@ -122,7 +122,14 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 // parseFlags parses a subcommand's own flags. done means the caller
 // returns code at once: the help was printed, or a usage error reported.
 func parseFlags(fs *pflag.FlagSet, args []string, synopsis string, stdout, stderr io.Writer) (code int, done bool) {
-	err := fs.Parse(args)
+	return parseWith(fs, func() error { return fs.Parse(args) }, synopsis, stdout, stderr)
+}
+
+// parseWith runs a command's own parse (flags plus checks); done means the caller
+// returns code at once: the help was printed, or a usage error reported.
+func parseWith(fs *pflag.FlagSet, parse func() error, synopsis string, stdout, stderr io.Writer) (code int, done bool) {
+	fs.SetOutput(io.Discard)
+	err := parse()
 	switch {
 	case err == nil:
 		return exitOK, false

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -173,14 +172,8 @@ func (f *overlapFlags) plan(onGPU bool) (plan, error) {
 // runOverlap is collbench overlap.
 func runOverlap(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newOverlapFlags()
-	f.fs.SetOutput(io.Discard)
-	if err := f.parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: collbench overlap [flags]\n\nFlags:\n%s", f.fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "collbench overlap: %v\n", err)
-		return exitUsage
+	if code, done := parseWith(f.fs, func() error { return f.parse(args) }, "collbench overlap [flags]", stdout, stderr); done {
+		return code
 	}
 	return runJob(ctx, "overlap", &f.jobFlags, stderr, func(j *job, logf func(string, ...any)) (bool, error) {
 		return false, overlap(ctx, f, j, logf, args, stdout)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -217,14 +216,8 @@ func (f *profileFlags) probes(onGPU bool, p profilePlan) ([]bench.Probe, float64
 // runProfile is collbench profile.
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newProfileFlags()
-	f.fs.SetOutput(io.Discard)
-	if err := f.parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprintf(stdout, "Usage: collbench profile [-o profile.json] [flags]\n\nFlags:\n%s", f.fs.FlagUsages())
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "collbench profile: %v\n", err)
-		return exitUsage
+	if code, done := parseWith(f.fs, func() error { return f.parse(args) }, "collbench profile [-o profile.json] [flags]", stdout, stderr); done {
+		return code
 	}
 	return runJob(ctx, "profile", &f.jobFlags, stderr, func(j *job, logf func(string, ...any)) (bool, error) {
 		return false, profile(ctx, f, j, logf, args, stdout, stderr)
