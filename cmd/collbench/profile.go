@@ -52,7 +52,7 @@ func newProfileFlags() *profileFlags {
 	fs.VarP(&f.maxBytes, "maxbytes", "e", "largest message size")
 	fs.Int64VarP(&f.factor, "stepfactor", "f", 2, "size multiplier (at least 2)")
 	fs.StringVar(&f.colls, "colls", defaultProfileColls, "collectives to measure, comma-separated")
-	fs.StringVar(&f.groupSizes, "group-sizes", "", "group sizes, comma-separated (default: the world size halved down to 2)")
+	fs.StringVar(&f.groupSizes, "group-sizes", "", "group sizes, comma-separated (default: the world and every power of two from 2 that divides it)")
 	fs.StringVar(&f.layouts, "layouts", "consecutive,strided", "group layouts to measure: consecutive, strided or both")
 	fs.StringVarP(&f.dtype, "datatype", "d", "bfloat16", "data type of the collectives")
 	fs.StringVar(&f.op, "op", "sum", "reduction of the reducing collectives")
@@ -136,10 +136,11 @@ func (f *profileFlags) plan(world int) (profilePlan, error) {
 		return p, usagef("a profile needs at least 2 ranks (got %d); use -g or launch several processes", world)
 	}
 	if f.groupSizes == "" {
-		for n := world; n >= 2 && world%n == 0; n /= 2 {
-			p.sizesN = append(p.sizesN, n)
-			if n%2 != 0 {
-				break
+		// Every power of two that divides the world, and the world.
+		p.sizesN = []int{world}
+		for n := 2; n < world; n *= 2 {
+			if world%n == 0 {
+				p.sizesN = append(p.sizesN, n)
 			}
 		}
 	} else {
@@ -150,8 +151,8 @@ func (f *profileFlags) plan(world int) (profilePlan, error) {
 			}
 			p.sizesN = append(p.sizesN, n)
 		}
-		sort.Sort(sort.Reverse(sort.IntSlice(p.sizesN)))
 	}
+	sort.Sort(sort.Reverse(sort.IntSlice(p.sizesN)))
 	for _, l := range strings.Split(f.layouts, ",") {
 		l = strings.TrimSpace(l)
 		if l != "consecutive" && l != "strided" {

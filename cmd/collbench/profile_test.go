@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -160,5 +161,33 @@ func TestPredictMissingCurve(t *testing.T) {
 	b, _ := os.ReadFile(file)
 	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Overlap) != 0 {
 		t.Errorf("--no-overlap profile: %v %d probes", err, len(doc.Overlap))
+	}
+}
+
+func TestProfilePlan(t *testing.T) {
+	cases := []struct {
+		world     int
+		args      []string
+		sizes     string
+		groupings int
+	}{
+		{8, nil, "[8 4 2]", 5}, // the strided world is the consecutive one
+		{6, nil, "[6 2]", 3},
+		{2, nil, "[2]", 1},
+		{8, []string{"--group-sizes", "2,8"}, "[8 2]", 3},
+		{8, []string{"--layouts", "strided"}, "[8 4 2]", 3},
+	}
+	for _, c := range cases {
+		f := newProfileFlags()
+		if err := f.parse(c.args); err != nil {
+			t.Fatal(err)
+		}
+		p, err := f.plan(c.world)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(p.sizesN); got != c.sizes || len(p.groupings) != c.groupings || len(p.sizes) != 11 || len(p.colls) != 6 {
+			t.Errorf("world %d %v: sizes %s, %d groupings, %d message sizes, %d collectives", c.world, c.args, got, len(p.groupings), len(p.sizes), len(p.colls))
+		}
 	}
 }
