@@ -68,6 +68,11 @@ func newProfileFlags() *profileFlags {
 	fs.IntVarP(&f.ngpus, "ngpus", "g", 1, "GPUs (ranks) per process")
 	fs.Float64VarP(&f.timeout, "timeout", "T", 0, "seconds a call may take before the run is aborted (0 = no limit in one process)")
 	f.jobFlags.register(fs)
+	// Profiles sweep group sizes and layouts themselves.
+	for _, name := range []string{"group-size", "layout"} {
+		_ = fs.MarkHidden(name)
+	}
+	fs.Lookup("isolated").Usage = "run only the first group of each size, the others waiting (default: all groups at once, as in training)"
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
 	f.exports.register(fs)
 	return f
