@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/collbench/collbench/report"
+)
+
+// runCompare is collbench compare: two saved runs, size by size, with a
+// significance test; non-zero exit on a significant regression or a run
+// below the bandwidth floor.
+func runCompare(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
+	fs.SortFlags = false
+	o := report.CompareOptions{}
+	fs.Float64Var(&o.Threshold, "threshold", 5, "slowdown in percent that counts as a regression when significant")
+	fs.Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the Mann-Whitney test on per-iteration times")
+	minBW := fs.Float64("min-busbw", 0, "fail when the new run's average bus bandwidth is below this many GB/s (default NCCL_TESTS_MIN_BW)")
+	synopsis := "collbench compare base.json new.json [--threshold PCT] [--min-busbw GB/s]"
+	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
+		return code
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "collbench compare: %v\n", err)
+		return exitCode(err)
+	}
+	if !fs.Changed("min-busbw") {
+		if v := os.Getenv("NCCL_TESTS_MIN_BW"); v != "" {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fail(usagef("NCCL_TESTS_MIN_BW=%q is not a number", v))
+			}
+			*minBW = f
+		}
+	}
+	switch {
+	case fs.NArg() != 2:
+		return fail(usagef("want two run files (usage: %s)", synopsis))
+	case o.Threshold < 0 || o.Alpha <= 0 || o.Alpha >= 1:
+		return fail(usagef("--threshold must be at least 0 and --alpha between 0 and 1"))
+	}
+	o.Threshold /= 100
+	base, err := loadRun(fs.Arg(0))
+	if err != nil {
+		return fail(err)
+	}
+	next, err := loadRun(fs.Arg(1))
+	if err != nil {
+		return fail(err)
+	}
+	cs := report.Compare(base, next, o)
+	if len(cs) == 0 {
+		return fail(usagef("the runs have no size of the same collective, type and placement in common"))
+	}
+	fmt.Fprintf(stdout, "# base %s (%s, %s) vs new %s (%s, %s)\n", fs.Arg(0), base.Collective, base.StartTime, fs.Arg(1), next.Collective, next.StartTime)
+	regressions := report.CompareTable(stdout, cs, o)
+	code := exitOK
+	if regressions > 0 {
+		code = exitFailure
+	}
+	if *minBW > 0 {
+		avg := next.AvgBusBW.Bandwidth
+		if avg < *minBW {
+			fmt.Fprintf(stdout, "# FAILED: average bus bandwidth %.3f GB/s is below the floor of %.3f GB/s\n", avg, *minBW)
+			code = exitFailure
+		} else {
+			fmt.Fprintf(stdout, "# average bus bandwidth %.3f GB/s is above the floor of %.3f GB/s\n", avg, *minBW)
+		}
+	}
+	return code
+}
+
+// loadRun reads a run document; problems are one line naming the file.
+func loadRun(path string) (*report.Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("%v", err)
+	}
+	defer f.Close()
+	doc, err := report.DecodeRun(f)
+	if err != nil {
+		return nil, usagef("%s: %v", path, err)
+	}
+	return doc, nil
+}
