@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/collbench/collbench/bench"
 )
 
 // Training is one step's shape.
@@ -136,19 +138,6 @@ func layoutFor(s Strategy) string {
 	return "consecutive"
 }
 
-// BusFactor is the bus bytes per byte of a call's size for n ranks, as
-// nccl-tests counts them.
-func BusFactor(op string, n int) float64 {
-	f := float64(n-1) / float64(n)
-	switch op {
-	case "allreduce":
-		return 2 * f
-	case "allgather", "reducescatter", "alltoall":
-		return f
-	}
-	return 1
-}
-
 // Predict estimates the communication of one training step of m under s
 // on machine mc.
 func Predict(m Transformer, t Training, s Strategy, mc Machine) (Prediction, error) {
@@ -178,7 +167,6 @@ func Predict(m Transformer, t Training, s Strategy, mc Machine) (Prediction, err
 
 	add := func(tr Traffic) {
 		if tr.Group > 1 && tr.Calls > 0 && tr.Bytes > 0 {
-			tr.Volume = tr.Calls * tr.Bytes * BusFactor(tr.Coll, tr.Group)
 			p.Traffic = append(p.Traffic, tr)
 		}
 	}
@@ -239,6 +227,12 @@ func Predict(m Transformer, t Training, s Strategy, mc Machine) (Prediction, err
 	}
 	for i := range p.Traffic {
 		tr := &p.Traffic[i]
+		coll, err := bench.LookupCollective(tr.Coll)
+		if err != nil {
+			return p, err
+		}
+		// Bus bytes, as nccl-tests counts them: what each GPU sends.
+		tr.Volume = tr.Calls * tr.Bytes * coll.BusFactor(tr.Group)
 		c, err := mc.Net.Curve(tr.Coll, tr.Group, tr.Layout)
 		if err != nil {
 			return p, fmt.Errorf("%s %s: %w", tr.Dim, tr.Coll, err)

@@ -69,12 +69,3 @@ func (c *Curve) BusBW(s float64) float64 {
 	}
 	return c.BusFactor * s / t * 1e-3
 }
-
-// AlgBW is the algorithm bandwidth in GB/s at s bytes.
-func (c *Curve) AlgBW(s float64) float64 {
-	t := c.Time(s)
-	if t <= 0 {
-		return 0
-	}
-	return s / t * 1e-3
-}

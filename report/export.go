@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -151,37 +150,50 @@ func num(x float64) string {
 // 1e9/2^20/1e3 = 0.953674 MiB/ms.
 func mibPerMs(gbps float64) float64 { return gbps * 1e9 / (1 << 20) / 1e3 }
 
-// busbwAt is a curve's bus bandwidth under a GalvatronBW choice.
-func busbwAt(c *ProfileCurve, how string) (float64, error) {
+// bandwidthRef is a parsed GalvatronBW choice: "asymptotic", "average"
+// or "point" at size bytes.
+type bandwidthRef struct {
+	kind string
+	size int64
+}
+
+func parseBandwidthRef(how string) (bandwidthRef, error) {
+	switch {
+	case how == "asymptotic" || how == "average":
+		return bandwidthRef{kind: how}, nil
+	case strings.HasPrefix(how, "point:"):
+		size, err := bench.ParseSize(strings.TrimPrefix(how, "point:"))
+		if err != nil || size <= 0 {
+			return bandwidthRef{}, fmt.Errorf("bandwidth reference %q: want point:SIZE with a positive size", how)
+		}
+		return bandwidthRef{kind: "point", size: size}, nil
+	}
+	return bandwidthRef{}, fmt.Errorf("unknown bandwidth reference %q (want point:SIZE, asymptotic or average)", how)
+}
+
+// CheckBandwidthRef validates a GalvatronBW choice before anything runs.
+func CheckBandwidthRef(how string) error {
+	_, err := parseBandwidthRef(how)
+	return err
+}
+
+// busbw is a curve's bus bandwidth under the reference.
+func (r bandwidthRef) busbw(c *ProfileCurve) (float64, error) {
 	m, err := c.Model()
 	if err != nil {
 		return 0, err
 	}
-	switch {
-	case how == "asymptotic":
+	switch r.kind {
+	case "asymptotic":
 		return m.Fit.BusBWInf, nil
-	case how == "average":
+	case "average":
 		var sum float64
 		for _, s := range c.Samples {
 			sum += s.BusBW
 		}
 		return sum / float64(len(c.Samples)), nil
-	case strings.HasPrefix(how, "point:"):
-		size, err := bench.ParseSize(strings.TrimPrefix(how, "point:"))
-		if err != nil || size <= 0 {
-			return 0, fmt.Errorf("bandwidth reference %q: want point:SIZE with a positive size", how)
-		}
-		return m.BusBW(float64(size)), nil
 	}
-	return 0, fmt.Errorf("unknown bandwidth reference %q (want point:SIZE, asymptotic or average)", how)
-}
-
-// CheckBandwidthRef validates a GalvatronBW choice before anything runs.
-func CheckBandwidthRef(how string) error {
-	c := &ProfileCurve{Op: "allreduce", BusFactor: 1, Group: CurveGroup{Size: 2, Layout: "consecutive"},
-		Samples: []Sample{{Bytes: 1, TimeUs: 1}, {Bytes: 2, TimeUs: 2}}}
-	_, err := busbwAt(c, how)
-	return err
+	return m.BusBW(float64(r.size)), nil
 }
 
 // halvings lists n = world, world/2, … down to 2, the group sizes the
@@ -215,14 +227,4 @@ func probeForCoefficient(p *Profile) (*ProfileOverlap, error) {
 		}
 	}
 	return best, nil
-}
-
-// sortedInts returns the keys of m in ascending order.
-func sortedInts(m map[int]bool) []int {
-	var out []int
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Ints(out)
-	return out
 }

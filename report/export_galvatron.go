@@ -14,6 +14,10 @@ func galvatronFiles(p *Profile, o ExportOptions) ([]exportFile, error) {
 	if how == "" {
 		how = "point:32M"
 	}
+	ref, err := parseBandwidthRef(how)
+	if err != nil {
+		return nil, err
+	}
 	suffix := fmt.Sprintf("%dnodes_%dgpus_per_node.json", p.Meta.NumNodes, p.Meta.RanksPerNode)
 	world := p.Meta.WorldSize
 	if world < 2 {
@@ -30,7 +34,7 @@ func galvatronFiles(p *Profile, o ExportOptions) ([]exportFile, error) {
 			if err != nil {
 				return nil, err
 			}
-			bw, err := busbwAt(c, how)
+			bw, err := ref.busbw(c)
 			if err != nil {
 				return nil, err
 			}
@@ -44,7 +48,7 @@ func galvatronFiles(p *Profile, o ExportOptions) ([]exportFile, error) {
 		if err != nil {
 			return nil, err
 		}
-		bw, err := busbwAt(c, how) // send/recv's bus factor is 1: this is its algbw
+		bw, err := ref.busbw(c) // send/recv's bus factor is 1: this is its algbw
 		if err != nil {
 			return nil, err
 		}

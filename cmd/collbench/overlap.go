@@ -287,10 +287,16 @@ func (f *overlapFlags) knobs() map[string]string {
 	if f.minCTAs > 0 {
 		k["nccl_config.minCTAs"] = fmt.Sprint(f.minCTAs)
 	}
+	addNCCLEnv(k)
+	return k
+}
+
+// addNCCLEnv copies every NCCL_* variable of the environment into m: they
+// change what NCCL does, so records of a measurement carry them.
+func addNCCLEnv(m map[string]string) {
 	for _, kv := range os.Environ() {
 		if name, val, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(name, "NCCL_") {
-			k[name] = val
+			m[name] = val
 		}
 	}
-	return k
 }

@@ -323,7 +323,7 @@ func (f *profileFlags) checkOutputs() error {
 }
 
 // write saves the profile (kept even when the run failed part way, with
-// the error inside) and, after a complete run, the exports; with -O the
+// the error inside) and, after a complete run, the exports; with -o the
 // fits are summed up on stdout.
 func (f *profileFlags) write(doc *report.Profile, stdout, stderr io.Writer, complete bool) error {
 	if f.output == "" {
@@ -353,10 +353,9 @@ func profileMeta(ctx context.Context, j *job, onGPU bool, ncclLib string, devs [
 	} else {
 		return m, fmt.Errorf("the ranks are spread unevenly over %d hosts; profiles need the same number of ranks on every host", m.NumNodes)
 	}
-	for _, kv := range os.Environ() {
-		if name, val, ok := strings.Cut(kv, "="); ok && (strings.HasPrefix(name, "NCCL_") || name == "CUDA_VISIBLE_DEVICES") {
-			m.Env[name] = val
-		}
+	addNCCLEnv(m.Env)
+	if v, ok := os.LookupEnv("CUDA_VISIBLE_DEVICES"); ok {
+		m.Env["CUDA_VISIBLE_DEVICES"] = v
 	}
 	var mine []byte
 	if onGPU && j.LocalRank == 0 {
