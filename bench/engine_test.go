@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -229,4 +230,22 @@ func BenchmarkEngineOverhead(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*o.Iters), "ns/call")
+}
+
+// A suite that checks results stops at the first wrong one and says so,
+// with the curve measured so far.
+func TestSuiteStopsOnWrongResults(t *testing.T) {
+	coll, _ := LookupCollective("allreduce")
+	comm := &nullComm{ranks: 2, corrupt: true}
+	s := Suite{Colls: []*Collective{coll}, Groupings: []Grouping{{}}, Sizes: []int64{1024, 2048}, Type: numeric.Float32,
+		RedOp: numeric.Sum, World: 2, Check: 1, Budget: Budget{MinIters: 1, MaxIters: 2},
+		Open: func(context.Context, Grouping, int64) (Comm, int64, func(), error) { return comm, 2048, func() {}, nil }}
+	var got []CurveResult
+	err := s.Run(context.Background(), func(r CurveResult) { got = append(got, r) }, nil)
+	if !errors.Is(err, ErrWrongResults) || !strings.Contains(err.Error(), "allreduce over groups of 2") || !strings.Contains(err.Error(), "at 1K") {
+		t.Fatalf("got %v", err)
+	}
+	if len(got) != 0 {
+		t.Errorf("a curve with wrong results was handed over: %+v", got)
+	}
 }

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -112,6 +113,9 @@ func (s *Suite) Run(ctx context.Context, onCurve func(CurveResult), onProbe func
 	return s.probes(ctx, onProbe)
 }
 
+// ErrWrongResults means a checked call (-c) returned wrong elements.
+var ErrWrongResults = errors.New("wrong results")
+
 // minCurveSizes is the fewest sizes a trimmed curve keeps: Galvatron's
 // loader refuses fewer than 8 per group size.
 const minCurveSizes = 8
@@ -152,6 +156,9 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 		}
 		s.Budget.Done(1)
 		r.Rows = append(r.Rows, row)
+		if w := row.OutOfPlace.Wrong; w > 0 {
+			return r, fmt.Errorf("%w: %d wrong elements at %s", ErrWrongResults, w, FormatSize(size))
+		}
 	}
 	return r, nil
 }

@@ -108,6 +108,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.As(err, &te):
 		return exitTimeout
+	case errors.Is(err, bench.ErrWrongResults):
+		return exitWrong
 	case errors.Is(err, context.Canceled):
 		return exitSignal
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/internal/schemacheck"
 	"github.com/collbench/collbench/report"
 )
@@ -189,5 +190,17 @@ func TestProfilePlan(t *testing.T) {
 		if got := fmt.Sprint(p.sizesN); got != c.sizes || len(p.groupings) != c.groupings || len(p.sizes) != 11 || len(p.colls) != 6 {
 			t.Errorf("world %d %v: sizes %s, %d groupings, %d message sizes, %d collectives", c.world, c.args, got, len(p.groupings), len(p.sizes), len(p.colls))
 		}
+	}
+}
+
+// Wrong results from a checked profile exit as a checked sweep's do (7);
+// a timeout stays 4.
+func TestProfileExitCodes(t *testing.T) {
+	wrong := fmt.Errorf("allreduce over groups of 2 (consecutive): %w", fmt.Errorf("%w: 3 wrong elements at 1M", bench.ErrWrongResults))
+	if got := exitCode(wrong); got != exitWrong {
+		t.Errorf("wrong results: exit %d, want %d", got, exitWrong)
+	}
+	if got := exitCode(&bench.TimeoutError{Coll: "allreduce"}); got != exitTimeout {
+		t.Errorf("timeout: exit %d", got)
 	}
 }
