@@ -76,15 +76,4 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 }
 
 // loadRun reads a run document; problems are one line naming the file.
-func loadRun(path string) (*report.Run, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, usagef("%v", err)
-	}
-	defer f.Close()
-	doc, err := report.DecodeRun(f)
-	if err != nil {
-		return nil, usagef("%s: %v", path, err)
-	}
-	return doc, nil
-}
+func loadRun(path string) (*report.Run, error) { return loadDoc(path, report.DecodeRun) }

@@ -147,19 +147,24 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 }
 
 // loadProfile reads a profile file; every problem is one line naming it.
-func loadProfile(path string) (*report.Profile, error) {
+func loadProfile(path string) (*report.Profile, error) { return loadDoc(path, report.DecodeProfile) }
+
+// loadDoc opens path and decodes it; a missing file or a bad document is a
+// usage error of one line that names the file.
+func loadDoc[T any](path string, decode func(io.Reader) (T, error)) (T, error) {
+	var zero T
 	f, err := os.Open(path)
 	if err != nil {
 		var pe *os.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err
 		}
-		return nil, usagef("%s: %v", path, err)
+		return zero, usagef("%s: %v", path, err)
 	}
 	defer f.Close()
-	doc, err := report.DecodeProfile(f)
+	doc, err := decode(f)
 	if err != nil {
-		return nil, usagef("%s: %v", path, err)
+		return zero, usagef("%s: %v", path, err)
 	}
 	return doc, nil
 }
