@@ -75,6 +75,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runPredict(rest, stdout, stderr)
 	case "compare":
 		return runCompare(rest, stdout, stderr)
+	case "plot":
+		return runPlot(rest, stdout, stderr)
+	case "report":
+		return runReport(rest, stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "collbench %s\n", version)
 		return exitOK
@@ -89,7 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func usage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("collbench measures collective communication the way nccl-tests does.\n\n")
-	b.WriteString("Usage:\n  collbench <collective> [flags]\n  collbench launch -n N [--] <collective|overlap|profile> [flags]\n  collbench overlap [flags]\n  collbench profile [-o profile.json] [--export galvatron,…] [flags]\n  collbench export --to TARGET profile.json [-o DIR]\n  collbench predict --profile profile.json [--model NAME] [--dp N --tp N --pp N …]\n  collbench compare base.json new.json [--threshold PCT] [--min-busbw GB/s]\n  collbench help <collective>\n  collbench doctor\n  collbench version\n\nCollectives:\n")
+	b.WriteString("Usage:\n  collbench <collective> [flags]\n  collbench launch -n N [--] <collective|overlap|profile> [flags]\n  collbench overlap [flags]\n  collbench profile [-o profile.json] [--export galvatron,…] [flags]\n  collbench export --to TARGET profile.json [-o DIR]\n  collbench predict --profile profile.json [--model NAME] [--dp N --tp N --pp N …]\n  collbench compare base.json new.json [--threshold PCT] [--min-busbw GB/s]\n  collbench plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf]\n  collbench report run.json|profile.json [more.json …] [-o report.html|report.md]\n  collbench help <collective>\n  collbench doctor\n  collbench version\n\nCollectives:\n")
 	for _, c := range bench.Collectives {
 		fmt.Fprintf(&b, "  %-14s (also %s, %s)\n", c.Name, strings.TrimSuffix(c.TestName, "_perf"), c.TestName)
 	}

@@ -1,0 +1,230 @@
+package chart
+
+import (
+	"bytes"
+	"flag"
+	"image/png"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/plot"
+
+	"github.com/collbench/collbench/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// golden compares got with testdata/name, or rewrites it under -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./chart -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file; run go test ./chart -update and review the diff", name)
+	}
+}
+
+// load reads a document measured by collbench on the host backend
+// (testdata/*.json were written by collbench allreduce/alltoall -J and
+// collbench profile -o).
+func load(t *testing.T, name string) report.Document {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	d, err := report.DecodeDocument(f)
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return d
+}
+
+func TestRenderGolden(t *testing.T) {
+	var series []Series
+	for _, n := range []string{"allreduce", "alltoall"} {
+		series = append(series, FromDocument(load(t, n), n)...)
+	}
+	var b bytes.Buffer
+	if err := Render(&b, "svg", series, Options{Title: "allreduce vs alltoall"}); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "runs.svg", b.Bytes())
+	for _, want := range []string{">allreduce: allreduce<", ">alltoall: alltoall<", ">bus bandwidth (GB/s)<", ">time (µs)<", ">1M<", ">1K<"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("SVG lacks %q", want)
+		}
+	}
+}
+
+func TestRenderFormats(t *testing.T) {
+	series := FromDocument(load(t, "allreduce"), "")
+	for _, tc := range []struct {
+		format  string
+		metrics []Metric
+		check   func([]byte) error
+	}{
+		{"png", []Metric{BusBW}, func(b []byte) error {
+			img, err := png.Decode(bytes.NewReader(b))
+			if err == nil && img.Bounds().Dx() != 880 { // 8 in at 110 dpi
+				t.Errorf("png is %d pixels wide, want 880", img.Bounds().Dx())
+			}
+			return err
+		}},
+		{"pdf", []Metric{Time}, func(b []byte) error {
+			if !bytes.HasPrefix(b, []byte("%PDF-")) {
+				t.Errorf("not a PDF: %q", b[:min(len(b), 8)])
+			}
+			return nil
+		}},
+		{"svg", nil, func(b []byte) error {
+			if n := bytes.Count(b, []byte(">message size (bytes)<")); n != 2 {
+				t.Errorf("default chart has %d panels, want 2", n)
+			}
+			return nil
+		}},
+	} {
+		var b bytes.Buffer
+		if err := Render(&b, tc.format, series, Options{Metrics: tc.metrics}); err != nil {
+			t.Fatalf("%s: %v", tc.format, err)
+		}
+		if err := tc.check(b.Bytes()); err != nil {
+			t.Errorf("%s: %v", tc.format, err)
+		}
+	}
+	if err := Render(&bytes.Buffer{}, "svg", nil, Options{}); err == nil {
+		t.Error("rendering no series succeeded")
+	}
+	if err := Render(&bytes.Buffer{}, "gif", series, Options{}); err == nil {
+		t.Error("rendering a gif succeeded")
+	}
+}
+
+func TestReportGolden(t *testing.T) {
+	entries := []Entry{{Name: "allreduce", Doc: load(t, "allreduce")}, {Name: "profile", Doc: load(t, "profile")}}
+	var html bytes.Buffer
+	if err := WriteHTML(&html, "collbench report", entries); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.html", html.Bytes())
+	if n := strings.Count(html.String(), "<svg"); n != 3 {
+		t.Errorf("HTML report has %d charts, want 3 (the run, and the profile's allreduce and allgather)", n)
+	}
+
+	var md bytes.Buffer
+	var saved []string
+	err := WriteMarkdown(&md, "collbench report", entries, func(name string, svg []byte) (string, error) {
+		if !bytes.Contains(svg, []byte("<svg")) {
+			t.Errorf("%s: not an SVG", name)
+		}
+		saved = append(saved, name)
+		return "report-" + name + ".svg", nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "report.md", md.Bytes())
+	if want := []string{"1-allreduce", "2-allreduce", "2-allgather"}; !reflect.DeepEqual(saved, want) {
+		t.Errorf("saved images %v, want %v", saved, want)
+	}
+}
+
+func TestFromRunLabels(t *testing.T) {
+	m := func(us float64, groups ...report.GroupMeasure) report.Measure {
+		return report.Measure{Time: us, BusBW: 1000 / us, Groups: groups}
+	}
+	tests := []struct {
+		name    string
+		results []report.Result
+		want    []string
+	}{
+		{"one variant", []report.Result{
+			{Size: 1024, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: m(10)},
+			{Size: 2048, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: m(12)},
+		}, []string{"f: allreduce"}},
+		{"types and ops", []report.Result{
+			{Size: 1024, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: m(10)},
+			{Size: 1024, Type: "half", RedOp: "max", Root: -1, OutOfPlace: m(10)},
+		}, []string{"f: allreduce float sum", "f: allreduce half max"}},
+		{"concurrent groups", []report.Result{
+			{Size: 1024, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: m(10, report.GroupMeasure{Time: 10}, report.GroupMeasure{Time: 11})},
+		}, []string{"f: allreduce group 0", "f: allreduce group 1"}},
+		{"sizes without a time are left out", []report.Result{
+			{Size: 0, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: m(1)},
+			{Size: 1024, Type: "float", RedOp: "sum", Root: -1},
+		}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got []string
+			for _, s := range FromRun(&report.Run{Collective: "allreduce", Results: tc.results}, "f") {
+				got = append(got, s.Label)
+			}
+			if !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("labels %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestSizeTicks(t *testing.T) {
+	labels := func(ticks []plot.Tick) []string {
+		var out []string
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	tests := []struct {
+		lo, hi float64
+		ticks  int
+		want   []string
+	}{
+		{1024, 8192, 4, []string{"1K", "2K", "4K", "8K"}},
+		{8, 128 << 20, 25, []string{"32", "1K", "32K", "1M", "32M"}},
+		{1000, 3000, 4, []string{"512", "1K", "2K", "4K"}},
+		{1, 1 << 40, 41, []string{"1", "32", "1K", "32K", "1M", "32M", "1G", "32G", "1024G"}},
+		{0, 10, 0, nil},
+	}
+	for _, tc := range tests {
+		ticks := sizeTicks(tc.lo, tc.hi)
+		if tc.ticks != 0 && len(ticks) != tc.ticks {
+			t.Errorf("sizeTicks(%g, %g): %d ticks, want %d", tc.lo, tc.hi, len(ticks), tc.ticks)
+		}
+		if got := labels(ticks); tc.want != nil && !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("sizeTicks(%g, %g) labels %q, want %q", tc.lo, tc.hi, got, tc.want)
+		}
+	}
+}
+
+func TestParseMetricsAndFormat(t *testing.T) {
+	for in, want := range map[string]int{"busbw": 1, "time": 1, "both": 2, "BOTH": 2} {
+		m, err := ParseMetrics(in)
+		if err != nil || len(m) != want {
+			t.Errorf("ParseMetrics(%q) = %v, %v", in, m, err)
+		}
+	}
+	if _, err := ParseMetrics("latency"); err == nil {
+		t.Error("ParseMetrics accepted latency")
+	}
+	for in, want := range map[string]string{"a.svg": "svg", "b.PNG": "png", "c.pdf": "pdf", "d.gif": "", "e": ""} {
+		got, err := FormatOf(in)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("FormatOf(%q) = %q, %v", in, got, err)
+		}
+	}
+}

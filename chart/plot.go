@@ -1,0 +1,215 @@
+package chart
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/font"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/text"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgpdf"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/collbench/collbench/bench"
+)
+
+// Metric is what a panel puts on its y axis.
+type Metric string
+
+// The panels a chart can have.
+const (
+	BusBW Metric = "busbw" // bus bandwidth, GB/s, linear axis from 0
+	Time  Metric = "time"  // time per call, µs, log10 axis
+)
+
+// ParseMetrics reads --metric: busbw, time or both.
+func ParseMetrics(s string) ([]Metric, error) {
+	switch strings.ToLower(s) {
+	case "busbw":
+		return []Metric{BusBW}, nil
+	case "time":
+		return []Metric{Time}, nil
+	case "both", "":
+		return []Metric{BusBW, Time}, nil
+	}
+	return nil, fmt.Errorf("--metric %q: want busbw, time or both", s)
+}
+
+// Options shape a chart.
+type Options struct {
+	Title   string
+	Metrics []Metric  // panels, top to bottom; nil means busbw then time
+	Width   vg.Length // 0 means 8 inches
+}
+
+// Formats are the image formats Render writes, by file extension.
+var Formats = []string{"svg", "png", "pdf"}
+
+// FormatOf picks the image format from a file name's extension.
+func FormatOf(path string) (string, error) {
+	ext := strings.ToLower(strings.TrimPrefix(filepath.Ext(path), "."))
+	for _, f := range Formats {
+		if ext == f {
+			return f, nil
+		}
+	}
+	return "", fmt.Errorf("%s: cannot tell the image format from the extension; use .svg, .png or .pdf", path)
+}
+
+// Render draws the series as stacked panels (one per metric) sharing a
+// log2 message-size axis, and writes the image in format.
+func Render(w io.Writer, format string, series []Series, o Options) error {
+	if len(series) == 0 {
+		return fmt.Errorf("nothing to plot: no series has a measured size")
+	}
+	metrics := o.Metrics
+	if len(metrics) == 0 {
+		metrics = []Metric{BusBW, Time}
+	}
+	width := o.Width
+	if width == 0 {
+		width = 8 * vg.Inch
+	}
+	// The legend sits inside the first panel; give it room.
+	panel := max(4*vg.Inch, vg.Length(len(series))*0.2*vg.Inch+1.5*vg.Inch)
+	height := panel * vg.Length(len(metrics))
+
+	plots := make([][]*plot.Plot, len(metrics))
+	for i, m := range metrics {
+		p, err := newPanel(series, m, i == 0)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			p.Title.Text = o.Title
+		}
+		plots[i] = []*plot.Plot{p}
+	}
+	canvas, write, err := newCanvas(format, width, height)
+	if err != nil {
+		return err
+	}
+	dc := draw.New(canvas)
+	tiles := draw.Tiles{Rows: len(metrics), Cols: 1, PadTop: vg.Points(4), PadBottom: vg.Points(4), PadLeft: vg.Points(4), PadRight: vg.Points(8)}
+	canvases := plot.Align(plots, tiles, dc)
+	for i := range plots {
+		plots[i][0].Draw(canvases[i][0])
+	}
+	return write(w)
+}
+
+// newCanvas returns a canvas of the format and the function that encodes it.
+func newCanvas(format string, w, h vg.Length) (vg.CanvasSizer, func(io.Writer) error, error) {
+	switch format {
+	case "svg":
+		c := vgsvg.New(w, h)
+		return c, func(out io.Writer) error { _, err := c.WriteTo(out); return err }, nil
+	case "png":
+		c := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(110))
+		return c, func(out io.Writer) error { _, err := vgimg.PngCanvas{Canvas: c}.WriteTo(out); return err }, nil
+	case "pdf":
+		c := vgpdf.New(w, h)
+		return c, func(out io.Writer) error { _, err := c.WriteTo(out); return err }, nil
+	}
+	return nil, nil, fmt.Errorf("image format %q: want one of %s", format, strings.Join(Formats, ", "))
+}
+
+// sans is the face of every text on a chart.
+var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
+
+func newPanel(series []Series, m Metric, legend bool) (*plot.Plot, error) {
+	p := plot.New()
+	for _, t := range []sized{{&p.Title.TextStyle, 14}, {&p.X.Label.TextStyle, 11}, {&p.Y.Label.TextStyle, 11},
+		{&p.X.Tick.Label, 9}, {&p.Y.Tick.Label, 9}, {&p.Legend.TextStyle, 9}} {
+		t.style.Font = font.From(sans, t.size)
+	}
+	p.X.Label.Text = "message size (bytes)"
+	p.X.Scale = plot.LogScale{}
+	p.X.Tick.Marker = plot.TickerFunc(sizeTicks)
+	switch m {
+	case BusBW:
+		p.Y.Label.Text = "bus bandwidth (GB/s)"
+		p.Y.Min = 0
+	case Time:
+		p.Y.Label.Text = "time (µs)"
+		p.Y.Scale = plot.LogScale{}
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	default:
+		return nil, fmt.Errorf("unknown metric %q", m)
+	}
+	p.Add(plotter.NewGrid())
+	p.Legend.Top, p.Legend.Left = true, true
+	p.Legend.XOffs, p.Legend.YOffs = vg.Points(8), -vg.Points(4)
+	for i, s := range series {
+		xy := make(plotter.XYs, 0, len(s.Points))
+		for _, pt := range s.Points {
+			y := pt.BusBW
+			if m == Time {
+				y = pt.TimeUS
+				if y <= 0 {
+					continue // a log axis has no room for it
+				}
+			}
+			xy = append(xy, plotter.XY{X: float64(pt.Bytes), Y: y})
+		}
+		if len(xy) == 0 {
+			continue
+		}
+		line, points, err := plotter.NewLinePoints(xy)
+		if err != nil {
+			return nil, fmt.Errorf("plotting %s: %w", s.Label, err)
+		}
+		line.Color = plotutil.Color(i)
+		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+		line.Width = vg.Points(1.5)
+		points.Color = line.Color
+		points.Shape = plotutil.Shape(i)
+		points.Radius = vg.Points(2.5)
+		p.Add(line, points)
+		if legend {
+			p.Legend.Add(s.Label, line, points)
+		}
+	}
+	return p, nil
+}
+
+// sized is a text style and the point size it gets.
+type sized struct {
+	style *text.Style
+	size  font.Length
+}
+
+// sizeTicks marks every power of two across the range and labels at most
+// about ten of them in nccl-tests' size notation, every 1st, 2nd, 5th or
+// 10th power so that 1K, 1M and 1G keep their labels where they can.
+func sizeTicks(lo, hi float64) []plot.Tick {
+	if lo <= 0 || hi <= 0 {
+		return nil
+	}
+	first, last := math.Floor(math.Log2(lo)), math.Ceil(math.Log2(hi))
+	step := 1
+	for _, s := range []int{1, 2, 5, 10, 20} {
+		step = s
+		if (last-first)/float64(s) <= 10 {
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for e := first; e <= last; e++ {
+		v := math.Exp2(e)
+		t := plot.Tick{Value: v}
+		if int(e)%step == 0 {
+			t.Label = bench.FormatSize(int64(v))
+		}
+		ticks = append(ticks, t)
+	}
+	return ticks
+}

@@ -1,0 +1,121 @@
+package chart
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/collbench/collbench/report"
+)
+
+// Point is one message size of a series.
+type Point struct {
+	Bytes  int64
+	TimeUS float64 // µs
+	BusBW  float64 // GB/s
+}
+
+// Series is one line of a chart: a run's collective (or one of the groups
+// that ran at once), or one profile curve.
+type Series struct {
+	Label  string
+	Op     string // collective, to split a profile's charts by
+	Points []Point
+}
+
+// FromRun returns a run's out-of-place results as series: one per data
+// type, reduction and root, and one per group when several groups ran at
+// once. prefix (a file name, say) starts each label when not empty.
+func FromRun(r *report.Run, prefix string) []Series {
+	type key struct {
+		typ, op string
+		root    int
+		group   int
+	}
+	variants := map[string]bool{}
+	for _, res := range r.Results {
+		variants[fmt.Sprintf("%s %s %d", res.Type, res.RedOp, res.Root)] = true
+	}
+	byKey := map[key]*Series{}
+	var order []key
+	add := func(k key, p Point) {
+		s, ok := byKey[k]
+		if !ok {
+			label := r.Collective
+			if len(variants) > 1 {
+				label += " " + k.typ
+				if k.op != "none" && k.op != "" {
+					label += " " + k.op
+				}
+				if k.root >= 0 {
+					label += fmt.Sprintf(" root %d", k.root)
+				}
+			}
+			if k.group >= 0 {
+				label += fmt.Sprintf(" group %d", k.group)
+			}
+			s = &Series{Label: withPrefix(prefix, label), Op: r.Collective}
+			byKey[k] = s
+			order = append(order, k)
+		}
+		s.Points = append(s.Points, p)
+	}
+	for _, res := range r.Results {
+		m := res.OutOfPlace
+		if m.Time <= 0 || res.Size <= 0 {
+			continue
+		}
+		k := key{res.Type, res.RedOp, res.Root, -1}
+		if len(m.Groups) > 1 {
+			for g, gm := range m.Groups {
+				k.group = g
+				add(k, Point{Bytes: res.Size, TimeUS: gm.Time, BusBW: gm.BusBW})
+			}
+			continue
+		}
+		add(k, Point{Bytes: res.Size, TimeUS: m.Time, BusBW: m.BusBW})
+	}
+	out := make([]Series, 0, len(order))
+	for _, k := range order {
+		out = append(out, sorted(*byKey[k]))
+	}
+	return out
+}
+
+// FromProfile returns one series per profile curve, labelled with its
+// collective, group size and layout. Times are the curve's fitted times
+// (the median of the slowest rank); bandwidths are nccl-tests' busbw.
+func FromProfile(p *report.Profile, prefix string) []Series {
+	out := make([]Series, 0, len(p.Curves))
+	for _, c := range p.Curves {
+		s := Series{Label: withPrefix(prefix, fmt.Sprintf("%s n=%d %s", c.Op, c.Group.Size, c.Group.Layout)), Op: c.Op}
+		for _, smp := range c.Samples {
+			if smp.Bytes > 0 && smp.TimeUs > 0 {
+				s.Points = append(s.Points, Point{Bytes: smp.Bytes, TimeUS: smp.TimeUs, BusBW: smp.BusBW})
+			}
+		}
+		if len(s.Points) > 0 {
+			out = append(out, sorted(s))
+		}
+	}
+	return out
+}
+
+// FromDocument returns the series of a run or a profile.
+func FromDocument(d report.Document, prefix string) []Series {
+	if d.Profile != nil {
+		return FromProfile(d.Profile, prefix)
+	}
+	return FromRun(d.Run, prefix)
+}
+
+func withPrefix(prefix, label string) string {
+	if prefix == "" {
+		return label
+	}
+	return prefix + ": " + label
+}
+
+func sorted(s Series) Series {
+	sort.SliceStable(s.Points, func(i, j int) bool { return s.Points[i].Bytes < s.Points[j].Bytes })
+	return s
+}

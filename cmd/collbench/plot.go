@@ -1,0 +1,174 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/collbench/collbench/chart"
+	"github.com/collbench/collbench/report"
+)
+
+// runPlot is collbench plot: bus bandwidth and time against message size
+// for saved runs and profiles, one line per collective, group or curve.
+func runPlot(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("plot", pflag.ContinueOnError)
+	fs.SortFlags = false
+	out := fs.StringP("output", "o", "busbw.svg", "image to write; the extension picks the format: .svg, .png or .pdf")
+	metric := fs.String("metric", "both", "panels: busbw, time or both")
+	title := fs.String("title", "", "chart title (default: the file names)")
+	only := fs.String("only", "", "plot only the lines whose label matches this regular expression")
+	synopsis := "collbench plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf] [--metric busbw|time|both]"
+	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
+		return code
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "collbench plot: %v\n", err)
+		return exitCode(err)
+	}
+	if fs.NArg() == 0 {
+		return fail(usagef("want at least one run or profile file (usage: %s)", synopsis))
+	}
+	format, err := chart.FormatOf(*out)
+	if err != nil {
+		return fail(usageError{err})
+	}
+	metrics, err := chart.ParseMetrics(*metric)
+	if err != nil {
+		return fail(usageError{err})
+	}
+	var keep *regexp.Regexp
+	if *only != "" {
+		if keep, err = regexp.Compile(*only); err != nil {
+			return fail(usagef("--only: %v", err))
+		}
+	}
+	entries, err := loadEntries(fs.Args())
+	if err != nil {
+		return fail(err)
+	}
+	var series []chart.Series
+	for _, e := range entries {
+		prefix := ""
+		if len(entries) > 1 {
+			prefix = e.Name
+		}
+		for _, s := range chart.FromDocument(e.Doc, prefix) {
+			if keep == nil || keep.MatchString(s.Label) {
+				series = append(series, s)
+			}
+		}
+	}
+	if len(series) == 0 {
+		return fail(usagef("nothing to plot: no line has a measured size (or none matches --only)"))
+	}
+	if *title == "" {
+		*title = entryNames(entries)
+	}
+	var img bytes.Buffer
+	if err := chart.Render(&img, format, series, chart.Options{Title: *title, Metrics: metrics}); err != nil {
+		return fail(err)
+	}
+	if err := report.WriteFileAtomic(*out, func(w io.Writer) error { _, err := w.Write(img.Bytes()); return err }); err != nil {
+		return fail(err)
+	}
+	fmt.Fprintf(stdout, "wrote %s (%d line(s))\n", *out, len(series))
+	return exitOK
+}
+
+// runReport is collbench report: one HTML or Markdown page with the facts,
+// tables and charts of saved runs and profiles.
+func runReport(args []string, stdout, stderr io.Writer) int {
+	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
+	fs.SortFlags = false
+	out := fs.StringP("output", "o", "report.html", "page to write: .html, or .md (charts then go to SVG files beside it)")
+	title := fs.String("title", "", "page title (default: the file names)")
+	synopsis := "collbench report run.json|profile.json [more.json …] [-o report.html|report.md]"
+	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
+		return code
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "collbench report: %v\n", err)
+		return exitCode(err)
+	}
+	if fs.NArg() == 0 {
+		return fail(usagef("want at least one run or profile file (usage: %s)", synopsis))
+	}
+	ext := strings.ToLower(filepath.Ext(*out))
+	if ext != ".html" && ext != ".htm" && ext != ".md" {
+		return fail(usagef("%s: want a .html or .md file", *out))
+	}
+	if err := report.CheckWritable(*out); err != nil {
+		return fail(usageError{err})
+	}
+	entries, err := loadEntries(fs.Args())
+	if err != nil {
+		return fail(err)
+	}
+	if *title == "" {
+		*title = "collbench report: " + entryNames(entries)
+	}
+	// Everything is rendered in memory first, so a failure leaves no file.
+	var page bytes.Buffer
+	type svgFile struct {
+		path string
+		data []byte
+	}
+	var images []svgFile
+	if ext == ".md" {
+		base := strings.TrimSuffix(*out, filepath.Ext(*out))
+		save := func(name string, svg []byte) (string, error) {
+			images = append(images, svgFile{base + "-" + name + ".svg", svg})
+			return filepath.Base(base + "-" + name + ".svg"), nil
+		}
+		err = chart.WriteMarkdown(&page, *title, entries, save)
+	} else {
+		err = chart.WriteHTML(&page, *title, entries)
+	}
+	if err != nil {
+		return fail(err)
+	}
+	var written []string
+	for _, img := range append(images, svgFile{*out, page.Bytes()}) {
+		if err := report.WriteFileAtomic(img.path, func(w io.Writer) error { _, err := w.Write(img.data); return err }); err != nil {
+			return fail(err)
+		}
+		written = append(written, img.path)
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", strings.Join(written, ", "))
+	return exitOK
+}
+
+// loadEntries reads runs and profiles, naming each after its file.
+func loadEntries(paths []string) ([]chart.Entry, error) {
+	entries := make([]chart.Entry, 0, len(paths))
+	bases := map[string]int{}
+	for _, p := range paths {
+		bases[strings.TrimSuffix(filepath.Base(p), ".json")]++
+	}
+	for _, p := range paths {
+		doc, err := loadDoc(p, report.DecodeDocument)
+		if err != nil {
+			return nil, err
+		}
+		name := strings.TrimSuffix(filepath.Base(p), ".json")
+		if bases[name] > 1 {
+			name = p // two files of one name: tell them apart by path
+		}
+		entries = append(entries, chart.Entry{Name: name, Doc: doc})
+	}
+	return entries, nil
+}
+
+func entryNames(entries []chart.Entry) string {
+	names := make([]string, len(entries))
+	for i, e := range entries {
+		names[i] = e.Name
+	}
+	return strings.Join(names, ", ")
+}

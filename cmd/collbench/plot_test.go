@@ -1,0 +1,97 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A run measured here is plotted as SVG and PNG, and reported as HTML and
+// Markdown, with every file complete and nothing else left in the folder.
+func TestPlotAndReport(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "ar.json")
+	if code, _, errOut := runCLI("allreduce", "-b", "1K", "-e", "64K", "-f", "4", "-g", "2", "-n", "3", "-J", run); code != 0 {
+		t.Fatalf("allreduce: exit %d: %s", code, errOut)
+	}
+	prof := filepath.Join("..", "..", "chart", "testdata", "profile.json")
+	steps := []struct {
+		args  []string
+		files []string
+		check func(path, data string) bool
+	}{
+		{[]string{"plot", run, "-o", filepath.Join(dir, "ar.svg")}, []string{"ar.svg"},
+			func(_, d string) bool { return strings.Contains(d, "</svg>") && strings.Contains(d, ">allreduce<") }},
+		{[]string{"plot", run, prof, "--metric", "busbw", "--only", "allreduce", "-o", filepath.Join(dir, "both.png")}, []string{"both.png"},
+			func(_, d string) bool { return strings.HasPrefix(d, "\x89PNG") }},
+		{[]string{"report", run, prof, "-o", filepath.Join(dir, "r.html")}, []string{"r.html"},
+			func(_, d string) bool { return strings.Count(d, "<svg") == 3 && strings.HasSuffix(d, "</html>\n") }},
+		{[]string{"report", run, "-o", filepath.Join(dir, "r.md")}, []string{"r.md", "r-1-allreduce.svg"},
+			func(p, d string) bool {
+				return !strings.HasSuffix(p, ".md") || strings.Contains(d, "![Bus bandwidth and time against message size (out of place)](r-1-allreduce.svg)")
+			}},
+	}
+	for _, s := range steps {
+		code, out, errOut := runCLI(s.args...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", s.args, code, errOut)
+		}
+		for _, f := range s.files {
+			path := filepath.Join(dir, f)
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v: %v", s.args, err)
+			}
+			if !s.check(path, string(data)) {
+				t.Errorf("%v: %s is not what it should be (%d bytes)", s.args, f, len(data))
+			}
+			if !strings.Contains(out, f) {
+				t.Errorf("%v: output does not name %s: %q", s.args, f, out)
+			}
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 6 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("folder holds %v, want the run and the five outputs", names)
+	}
+}
+
+func TestPlotAndReportErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"schema":"collbench.run","version":1,"results":[`), 0o644)
+	other := filepath.Join(dir, "other.json")
+	os.WriteFile(other, []byte(`{"schema":"something.else"}`), 0o644)
+	prof := filepath.Join("..", "..", "chart", "testdata", "profile.json")
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plot"}, "want at least one run or profile file"},
+		{[]string{"plot", prof, "-o", filepath.Join(dir, "x.gif")}, "cannot tell the image format"},
+		{[]string{"plot", prof, "--metric", "latency"}, `--metric "latency"`},
+		{[]string{"plot", prof, "--only", "("}, "--only: error parsing regexp"},
+		{[]string{"plot", prof, "--only", "nomatch", "-o", filepath.Join(dir, "x.svg")}, "nothing to plot"},
+		{[]string{"plot", bad, "-o", filepath.Join(dir, "x.svg")}, "bad.json: the file ends early"},
+		{[]string{"plot", other, "-o", filepath.Join(dir, "x.svg")}, "not a collbench run or profile"},
+		{[]string{"plot", filepath.Join(dir, "missing.json")}, "missing.json: no such file or directory"},
+		{[]string{"report"}, "want at least one run or profile file"},
+		{[]string{"report", prof, "-o", filepath.Join(dir, "r.txt")}, "want a .html or .md file"},
+		{[]string{"report", prof, "-o", filepath.Join(dir, "nodir", "r.html")}, "cannot write"},
+	}
+	for _, tc := range tests {
+		code, _, errOut := runCLI(tc.args...)
+		if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, errOut, tc.want)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("failed commands left files behind: %d entries", len(entries))
+	}
+}
