@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/report"
@@ -57,11 +58,13 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 			return false, usageError{err}
 		}
 	}
+	started := time.Now()
 	ctx, sess, closeSession, err := j.open(ctx, &f.jobFlags, logf, &opts, func(s *bench.Setup) { s.Register = f.register })
 	if err != nil {
 		return false, err
 	}
 	defer closeSession()
+	rec := startTelemetry(ctx, j, &f.jobFlags, coll.Name, sess, started, logf)
 	backend, comm, allDevs, notes := sess.backend, sess.comm, sess.devices, sess.notes
 	if f.register != 0 && backend.Name() != "nccl" {
 		return false, usagef("-R applies to the nccl backend only")
@@ -92,7 +95,12 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 	}
 	eng := &bench.Engine{Comm: comm, Peers: j.peers(), Opts: opts, NRanks: groups.Of(nranks), Groups: groups.Groups(nranks)}
 	var rows []bench.Row
+	sweepCtx, endSweep := rec.Span(ctx, "sweep", time.Now(), attribute.String("collbench.collective", coll.Name))
+	steps := newPhases(sweepCtx, rec)
 	sum, runErr := eng.Run(ctx, func(r bench.Row) {
+		steps.done("size "+bench.FormatSize(r.Size), attribute.Int64("collbench.message.size", r.Size),
+			attribute.String("collbench.dtype", r.Type.String()), attribute.String("collbench.redop", r.Op.String()))
+		recordRow(sweepCtx, rec, coll.Name, eng.NRanks, r)
 		rows = append(rows, r)
 		doc.Results = append(doc.Results, report.MakeResult(r))
 		if f.format == "table" {
@@ -104,11 +112,21 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 		// not mistaken for a lost one.
 		runErr = j.peers().Barrier(ctx)
 	}
+	endSweep(time.Now(), runErr)
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
 	doc.Finish(sum)
 	if runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())
 	}
+	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeRun(f, doc, table, sum, rows, j, out, runErr) })
+	if err != nil {
+		return false, err
+	}
+	return sum.ErrorCases > 0, runErr
+}
+
+// writeRun prints the footer or the document and saves the -J file.
+func writeRun(f *flags, doc *report.Run, table *report.Table, sum bench.Summary, rows []bench.Row, j *job, out io.Writer, runErr error) error {
 	switch f.format {
 	case "table":
 		if runErr == nil {
@@ -117,19 +135,17 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 		}
 	case "json":
 		if err := doc.Encode(out); err != nil {
-			return false, err
+			return err
 		}
 	case "csv":
 		if err := report.WriteCSV(out, doc); err != nil {
-			return false, err
+			return err
 		}
 	}
 	if f.jsonFile != "" && j.Rank == 0 {
-		if err := report.WriteFileAtomic(f.jsonFile, doc.Encode); err != nil {
-			return false, err
-		}
+		return report.WriteFileAtomic(f.jsonFile, doc.Encode)
 	}
-	return sum.ErrorCases > 0, runErr
+	return nil
 }
 
 // openComm applies the backend's memory cap (agreed across processes),

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/telemetry"
 )
 
 // sizeFlag is a byte count that accepts nccl-tests' K/M/G suffixes.
@@ -35,6 +37,8 @@ type jobFlags struct {
 	groupSize           int
 	layout              string
 	isolated            bool
+	otlpEndpoint        string
+	quiet               bool
 }
 
 // register adds the long-named job flags; -g and -T are registered by
@@ -47,6 +51,8 @@ func (j *jobFlags) register(fs *pflag.FlagSet) {
 	fs.IntVar(&j.groupSize, "group-size", 0, "split the job into groups of this many ranks, each its own communicator (default: one group of all ranks)")
 	fs.StringVar(&j.layout, "layout", "consecutive", "group layout: consecutive (adjacent ranks) or strided (ranks world/group-size apart)")
 	fs.BoolVar(&j.isolated, "isolated", false, "run only the first group; the other ranks wait")
+	fs.StringVar(&j.otlpEndpoint, "otlp-endpoint", "", "send metrics and spans over OTLP/HTTP to this collector, e.g. http://localhost:4318 (default OTEL_EXPORTER_OTLP_ENDPOINT; nothing is sent when neither is set)")
+	fs.BoolVarP(&j.quiet, "quiet", "q", false, "no progress on stderr (it is shown only when stderr is a terminal)")
 }
 
 // parseArgs reads a measuring command's line into fs and refuses stray
@@ -72,6 +78,9 @@ func (j *jobFlags) check() error {
 		return usagef("unknown --layout %q (want consecutive or strided)", j.layout)
 	case j.groupSize < 0:
 		return usagef("--group-size cannot be negative (got %d)", j.groupSize)
+	}
+	if err := telemetry.Check(j.otlpEndpoint, os.Getenv); err != nil {
+		return usageError{err}
 	}
 	switch j.backend {
 	case "auto", "host", "nccl":

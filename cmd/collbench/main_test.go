@@ -73,6 +73,8 @@ func TestBadInput(t *testing.T) {
 		{"unwritable json", []string{"allreduce", "-b", "8", "-e", "8", "-J", "/nonexistent/dir/out.json"}, "cannot write"},
 		{"graph on host", []string{"allreduce", "-b", "8", "-e", "8", "-G", "1", "--backend", "host"}, "cannot capture CUDA graphs"},
 		{"unsupported flag", []string{"allreduce", "-u", "1"}, "not supported"},
+		{"collector not a URL", []string{"allreduce", "--otlp-endpoint", "collector:4318"}, "is not an http:// or https:// URL"},
+		{"profile collector not a URL", []string{"profile", "--otlp-endpoint", "ftp://c"}, "is not an http:// or https:// URL"},
 		{"register on host", []string{"allreduce", "-R", "1", "--backend", "host"}, "nccl backend only"},
 		{"register on auto host", []string{"allreduce", "-R", "1", "-b", "8", "-e", "8"}, "nccl backend only"},
 		{"devices on host", []string{"allreduce", "--devices", "0", "--backend", "host"}, "nccl backend only"},

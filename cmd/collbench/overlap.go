@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
@@ -198,6 +199,7 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 		return err
 	}
 	sizing := bench.Options{Sweep: bench.Sweep{Min: int64(f.minBytes), Max: int64(f.maxBytes), Factor: f.factor}}
+	started := time.Now()
 	ctx, sess, closeSession, err := j.open(ctx, &f.jobFlags, logf, &sizing, func(s *bench.Setup) {
 		s.MinCTAs, s.MaxCTAs, s.CommHighPriority = f.minCTAs, f.maxCTAs, f.commPriority == "high"
 	})
@@ -205,6 +207,7 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 		return err
 	}
 	defer closeSession()
+	rec := startTelemetry(ctx, j, &f.jobFlags, "overlap", sess, started, logf)
 	onGPU := sess.backend.Name() == "nccl"
 	p, err := f.plan(onGPU)
 	if err != nil {
@@ -227,6 +230,8 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 		Coll: p.coll, Type: p.commType, RedOp: p.op, Target: time.Duration(f.target * float64(time.Second)),
 		Cover: f.cover, Timeout: j.limits.collective}}
 	var runErr error
+	sweepCtx, endSweep := rec.Span(ctx, "sweep", time.Now(), attribute.String("collbench.collective", p.coll.Name))
+	steps := newPhases(sweepCtx, rec)
 	for _, size := range p.sizes {
 		if size > sizing.Sweep.Max {
 			break // lowered to what the devices hold; the notes say so
@@ -237,6 +242,9 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 				runErr = fmt.Errorf("%s of %d bytes next to %s: %w", p.coll.Name, size, w, err)
 				break
 			}
+			steps.done(fmt.Sprintf("size %s next to %s", bench.FormatSize(size), w), attribute.Int64("collbench.message.size", size),
+				attribute.String("collbench.workload", w.String()))
+			rec.Overlap(sweepCtx, "overlap", p.coll.Name, size, w.String(), fig.CommSlowdown, fig.ComputeSlowdown)
 			r := report.MakeOverlapResult(size, w, fig)
 			doc.Add(r)
 			if f.format == "table" {
@@ -250,6 +258,16 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 	if runErr == nil && j.multi() {
 		runErr = j.peers().Barrier(ctx)
 	}
+	endSweep(time.Now(), runErr)
+	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeOverlap(f, doc, j, out, runErr) })
+	if err != nil {
+		return err
+	}
+	return runErr
+}
+
+// writeOverlap prints the footer or the document and saves the files.
+func writeOverlap(f *overlapFlags, doc *report.OverlapRun, j *job, out io.Writer, runErr error) error {
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
 	if runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())
@@ -274,7 +292,7 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 			}
 		}
 	}
-	return runErr
+	return nil
 }
 
 // knobs records what changes the answer: the NCCL_* environment, the

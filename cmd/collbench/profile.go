@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
@@ -36,7 +37,6 @@ type profileFlags struct {
 	overlapGEMM        []string
 	overlapBytes       sizeFlag
 	overlapTarget      float64
-	quiet              bool
 	exports            exportFlags
 }
 
@@ -73,7 +73,7 @@ func newProfileFlags() *profileFlags {
 		_ = fs.MarkHidden(name)
 	}
 	fs.Lookup("isolated").Usage = "run only the first group of each size, the others waiting (default: all groups at once, as in training)"
-	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no progress lines on stderr")
+	fs.Lookup("quiet").Usage = "no progress on stderr: neither the line per curve nor, on a terminal, the progress bar"
 	f.exports.register(fs)
 	return f
 }
@@ -248,6 +248,7 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 		return err
 	}
 	defer closeSession()
+	rec := startTelemetry(ctx, j, &f.jobFlags, "profile", sess, start, logf)
 	onGPU := sess.backend.Name() == "nccl"
 	probes, target, err := f.probes(onGPU, p)
 	if err != nil {
@@ -289,12 +290,23 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 			return comm, o.Sweep.Max, func() { comm.Close() }, nil
 		}}
 	progress("%d curves × %d sizes on %d ranks, then %d overlap probe(s)", len(p.colls)*len(p.groupings), len(p.sizes), world, len(probes))
+	suiteCtx, endSuite := rec.Span(ctx, "suite", time.Now())
+	steps := newPhases(suiteCtx, rec)
 	runErr := suite.Run(ctx, func(r bench.CurveResult) {
+		steps.done(fmt.Sprintf("curve %s n=%d %s", r.Coll.Name, r.GroupSize, r.Grouping.Layout()),
+			attribute.String("collbench.collective", r.Coll.Name), attribute.Int("collbench.group.size", r.GroupSize),
+			attribute.String("collbench.layout", r.Grouping.Layout()), attribute.Int("collbench.sizes", len(r.Rows)))
+		for _, row := range r.Rows {
+			recordRow(suiteCtx, rec, r.Coll.Name, r.GroupSize, row)
+		}
 		doc.Curves = append(doc.Curves, report.NewProfileCurve(r, p.typ.String(), p.op.String(), world, devs))
 	}, func(r bench.ProbeResult) {
+		steps.done("overlap "+r.Probe.Name, attribute.String("collbench.workload", r.Probe.Workload.String()))
+		rec.Overlap(suiteCtx, r.Probe.Name, r.Probe.Coll.Name, r.Probe.Size, r.Probe.Workload.String(), r.Figures.CommSlowdown, r.Figures.ComputeSlowdown)
 		doc.Overlap = append(doc.Overlap, report.ProfileOverlap{Name: r.Probe.Name, Collective: r.Probe.Coll.Name,
 			Type: r.Probe.Type.String(), GroupSize: r.GroupSize, OverlapResult: report.MakeOverlapResult(r.Probe.Size, r.Probe.Workload, r.Figures)})
 	})
+	endSuite(time.Now(), runErr)
 	if runErr == nil && j.multi() {
 		runErr = j.peers().Barrier(ctx)
 	}
@@ -306,7 +318,8 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 	if j.Rank != 0 {
 		return runErr
 	}
-	if err := f.write(doc, stdout, stderr, runErr == nil); err != nil {
+	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return f.write(doc, stdout, stderr, runErr == nil) })
+	if err != nil {
 		return err
 	}
 	return runErr

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/collbench/collbench/internal/otlpreceiver"
+)
+
+// A sweep with --otlp-endpoint sends its figures and phases to a real
+// OTLP/HTTP receiver: every size of both placements, with the attributes
+// and resource a fleet dashboard groups by, and the span tree.
+func TestTelemetryFromSweep(t *testing.T) {
+	rcv := otlpreceiver.Start()
+	defer rcv.Close()
+	code, _, errOut := runCLI("allreduce", "-b", "1K", "-e", "16K", "-f", "4", "-g", "2", "-n", "3", "--otlp-endpoint", rcv.URL())
+	if code != 0 || errOut != "" {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if errs := rcv.Errors(); len(errs) > 0 {
+		t.Fatalf("receiver refused requests: %v", errs)
+	}
+	got := map[string]bool{}
+	for _, p := range rcv.Points() {
+		if p.Metric != "collbench.collective.duration" {
+			continue
+		}
+		if p.Resource["collbench.backend"] != "host" || p.Resource["collbench.world_size"] != "2" || p.Resource["service.name"] != "collbench" {
+			t.Errorf("resource %v", p.Resource)
+		}
+		if p.Attrs["collbench.collective"] != "allreduce" || p.Attrs["collbench.dtype"] != "float" || p.Attrs["collbench.group.size"] != "2" {
+			t.Errorf("attributes %v", p.Attrs)
+		}
+		if p.Count != 3 {
+			t.Errorf("%v: %d samples in the histogram, want 3 (-n 3)", p.Attrs, p.Count)
+		}
+		got[p.Attrs["collbench.message.size"]+" "+p.Attrs["collbench.placement"]] = true
+	}
+	for _, size := range []string{"1024", "4096", "16384"} {
+		for _, pl := range []string{"out_of_place", "in_place"} {
+			if !got[size+" "+pl] {
+				t.Errorf("no duration for %s bytes %s; got %v", size, pl, got)
+			}
+		}
+	}
+	names := spanNames(rcv)
+	if want := "collbench allreduce, open, size 16K, size 1K, size 4K, sweep, write"; names != want {
+		t.Errorf("spans %s, want %s", names, want)
+	}
+}
+
+// A profile launched as two processes takes the endpoint from
+// OTEL_EXPORTER_OTLP_ENDPOINT; one process (rank 0) reports for the job.
+func TestTelemetryFromLaunchedProfile(t *testing.T) {
+	selfEnv(t)
+	rcv := otlpreceiver.Start()
+	defer rcv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL())
+	code, _, errOut := runCLI("launch", "-n", "2", "profile", "-b", "64K", "-e", "8M", "--colls", "allreduce", "-n", "3", "-w", "1",
+		"--overlap-gemm", "64,64,64", "--overlap-bytes", "64K", "--overlap-target", "0.02", "-q", "-o", t.TempDir()+"/p.json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	names := spanNames(rcv)
+	if want := "collbench profile, curve allreduce n=2 consecutive, open, overlap gemm 64x64x64 float, suite, write"; names != want {
+		t.Errorf("spans %s, want %s", names, want)
+	}
+	overlap, curves := false, map[string]bool{}
+	for _, p := range rcv.Points() {
+		overlap = overlap || p.Metric == "collbench.overlap.comm_slowdown" && p.Value > 0
+		if p.Metric == "collbench.collective.bus_bandwidth" {
+			curves[p.Attrs["collbench.group.size"]] = true
+			if p.Resource["collbench.world_size"] != "2" {
+				t.Errorf("resource %v, want world size 2", p.Resource)
+			}
+		}
+	}
+	if !overlap || !curves["2"] {
+		t.Errorf("overlap gauge seen: %v; bandwidth of group sizes %v (want 2)", overlap, curves)
+	}
+}
+
+func spanNames(r *otlpreceiver.Receiver) string {
+	var names []string
+	for _, s := range r.Spans() {
+		names = append(names, s.Name)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,284 @@
+package telemetry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/resource"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
+)
+
+// Options describe the job whose figures are sent.
+type Options struct {
+	Endpoint  string   // --otlp-endpoint; "" takes the OTEL_EXPORTER_OTLP_* variables
+	Command   string   // the collbench subcommand: allreduce, profile, overlap, …
+	Version   string   // collbench's version
+	Backend   string   // nccl or host
+	Devices   []string // every rank's device name, in rank order
+	Hosts     int      // hosts the job spans
+	Started   time.Time
+	Warn      func(error)   // export problems while running; nil drops them
+	ShutdownT time.Duration // how long Close waits for the last export; 0 = 10 s
+}
+
+// Recorder holds the providers of one command. A nil *Recorder is valid
+// and records nothing, which is what every call gets when telemetry is
+// not configured.
+type Recorder struct {
+	mp       *sdkmetric.MeterProvider
+	tp       *sdktrace.TracerProvider
+	root     trace.Span
+	rootCtx  context.Context
+	duration metric.Float64Histogram
+	busBW    metric.Float64Gauge
+	algBW    metric.Float64Gauge
+	commX    metric.Float64Gauge
+	compX    metric.Float64Gauge
+	shutdown time.Duration
+	common   attribute.KeyValue
+}
+
+// durationBuckets cover 1 µs to 100 s at 1-2-5 steps, in seconds.
+var durationBuckets = func() []float64 {
+	var b []float64
+	for e := -6; e <= 1; e++ {
+		p := math.Pow10(e)
+		b = append(b, p, 2*p, 5*p)
+	}
+	return append(b, 100)
+}()
+
+// Start returns a recorder that exports to the configured endpoint, or
+// nil when telemetry is not configured. The root span starts at
+// o.Started, so phases before Start (opening communicators) fit inside.
+// Beyond the endpoint, the exporters take the process environment's
+// OTEL_* settings (headers, timeouts, compression, resource attributes).
+func Start(ctx context.Context, o Options) (*Recorder, error) {
+	if !Configured(o.Endpoint, os.Getenv) {
+		return nil, nil
+	}
+	if err := Check(o.Endpoint, os.Getenv); err != nil {
+		return nil, err
+	}
+	if o.Warn != nil {
+		otel.SetErrorHandler(dedup(o.Warn))
+	}
+	res, err := newResource(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	var mopts []otlpmetrichttp.Option
+	var topts []otlptracehttp.Option
+	if o.Endpoint != "" {
+		mopts = append(mopts, otlpmetrichttp.WithEndpointURL(signalURL(o.Endpoint, "metrics")))
+		topts = append(topts, otlptracehttp.WithEndpointURL(signalURL(o.Endpoint, "traces")))
+	}
+	mexp, err := otlpmetrichttp.New(ctx, mopts...)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: metrics exporter: %w", err)
+	}
+	texp, err := otlptracehttp.New(ctx, topts...)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: trace exporter: %w", err)
+	}
+	r := &Recorder{
+		mp:       sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)), sdkmetric.WithResource(res)),
+		tp:       sdktrace.NewTracerProvider(sdktrace.WithBatcher(texp), sdktrace.WithResource(res)),
+		shutdown: o.ShutdownT,
+		common:   attribute.String("collbench.command", o.Command),
+	}
+	if r.shutdown == 0 {
+		r.shutdown = 10 * time.Second
+	}
+	if err := r.instruments(); err != nil {
+		return nil, err
+	}
+	started := o.Started
+	if started.IsZero() {
+		started = time.Now()
+	}
+	r.rootCtx, r.root = r.tp.Tracer("collbench").Start(ctx, "collbench "+o.Command, trace.WithTimestamp(started),
+		trace.WithAttributes(r.common, attribute.String("collbench.backend", o.Backend), attribute.Int("collbench.world_size", len(o.Devices))))
+	return r, nil
+}
+
+func (r *Recorder) instruments() error {
+	m := r.mp.Meter("collbench")
+	var err error
+	var errs []error
+	r.duration, err = m.Float64Histogram("collbench.collective.duration", metric.WithUnit("s"),
+		metric.WithDescription("Time of one collective call; the slowest rank's time per iteration where it is measured"),
+		metric.WithExplicitBucketBoundaries(durationBuckets...))
+	errs = append(errs, err)
+	r.busBW, err = m.Float64Gauge("collbench.collective.bus_bandwidth", metric.WithUnit("By/s"),
+		metric.WithDescription("Bus bandwidth as nccl-tests computes it, in bytes per second"))
+	errs = append(errs, err)
+	r.algBW, err = m.Float64Gauge("collbench.collective.algorithm_bandwidth", metric.WithUnit("By/s"),
+		metric.WithDescription("Algorithm bandwidth (size over time), in bytes per second"))
+	errs = append(errs, err)
+	r.commX, err = m.Float64Gauge("collbench.overlap.comm_slowdown", metric.WithUnit("1"),
+		metric.WithDescription("Collective time next to compute over its time alone"))
+	errs = append(errs, err)
+	r.compX, err = m.Float64Gauge("collbench.overlap.compute_slowdown", metric.WithUnit("1"),
+		metric.WithDescription("Compute time next to the collective over its time alone"))
+	errs = append(errs, err)
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("telemetry: instruments: %w", err)
+	}
+	return nil
+}
+
+// newResource describes where the figures come from: the service, this
+// host and the job's GPUs. OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME
+// override and add to it.
+func newResource(ctx context.Context, o Options) (*resource.Resource, error) {
+	names := map[string]bool{}
+	for _, d := range o.Devices {
+		names[d] = true
+	}
+	models := make([]string, 0, len(names))
+	for n := range names {
+		models = append(models, n)
+	}
+	sort.Strings(models)
+	res, err := resource.New(ctx,
+		resource.WithAttributes(
+			attribute.String("service.name", "collbench"),
+			attribute.String("service.version", o.Version),
+			attribute.String("host.arch", runtime.GOARCH),
+			attribute.String("collbench.backend", o.Backend),
+			attribute.Int("collbench.world_size", len(o.Devices)),
+			attribute.Int("collbench.hosts", o.Hosts),
+			attribute.String("collbench.gpu.model", strings.Join(models, ", ")),
+			attribute.Int("collbench.gpu.count", len(o.Devices)),
+		),
+		resource.WithHost(),
+		resource.WithTelemetrySDK(),
+		resource.WithFromEnv(),
+	)
+	if err != nil && !errors.Is(err, resource.ErrPartialResource) {
+		return nil, fmt.Errorf("telemetry: resource: %w", err)
+	}
+	return res, nil
+}
+
+// dedup passes each distinct error on once, so a collector that is down
+// costs one line, not one per retry.
+func dedup(warn func(error)) otel.ErrorHandlerFunc {
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	return func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if !seen[err.Error()] {
+			seen[err.Error()] = true
+			warn(err)
+		}
+	}
+}
+
+// Span records a phase that started at start and returns the function
+// that ends it; ctx carries the parent (the root span when it carries
+// none of this recorder's).
+func (r *Recorder) Span(ctx context.Context, name string, start time.Time, attrs ...attribute.KeyValue) (context.Context, func(end time.Time, err error)) {
+	if r == nil {
+		return ctx, func(time.Time, error) {}
+	}
+	if !trace.SpanFromContext(ctx).SpanContext().IsValid() {
+		ctx = r.rootCtx
+	}
+	ctx, span := r.tp.Tracer("collbench").Start(ctx, name, trace.WithTimestamp(start), trace.WithAttributes(attrs...))
+	return ctx, func(end time.Time, err error) {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End(trace.WithTimestamp(end))
+	}
+}
+
+// Measurement is one size of one collective.
+type Measurement struct {
+	Collective string
+	Bytes      int64
+	DType      string
+	RedOp      string
+	GroupSize  int
+	Placement  string    // out_of_place or in_place
+	TimeUS     float64   // the reported time per call
+	Samples    []float64 // per-iteration times in µs, when measured
+	AlgBW      float64   // GB/s
+	BusBW      float64   // GB/s
+}
+
+// Measured records one size: every per-iteration sample (or the reported
+// time) into the duration histogram, and the bandwidths into the gauges.
+func (r *Recorder) Measured(ctx context.Context, m Measurement) {
+	if r == nil || m.TimeUS <= 0 {
+		return
+	}
+	set := metric.WithAttributeSet(attribute.NewSet(r.common,
+		attribute.String("collbench.collective", m.Collective),
+		attribute.Int64("collbench.message.size", m.Bytes),
+		attribute.String("collbench.dtype", m.DType),
+		attribute.String("collbench.redop", m.RedOp),
+		attribute.Int("collbench.group.size", m.GroupSize),
+		attribute.String("collbench.placement", m.Placement),
+	))
+	if len(m.Samples) > 0 {
+		for _, us := range m.Samples {
+			r.duration.Record(ctx, us*1e-6, set)
+		}
+	} else {
+		r.duration.Record(ctx, m.TimeUS*1e-6, set)
+	}
+	r.busBW.Record(ctx, m.BusBW*1e9, set)
+	r.algBW.Record(ctx, m.AlgBW*1e9, set)
+}
+
+// Overlap records one overlap measurement's slowdowns.
+func (r *Recorder) Overlap(ctx context.Context, name, collective string, bytes int64, workload string, comm, compute float64) {
+	if r == nil {
+		return
+	}
+	set := metric.WithAttributeSet(attribute.NewSet(r.common,
+		attribute.String("collbench.probe", name),
+		attribute.String("collbench.collective", collective),
+		attribute.Int64("collbench.message.size", bytes),
+		attribute.String("collbench.workload", workload),
+	))
+	r.commX.Record(ctx, comm, set)
+	r.compX.Record(ctx, compute, set)
+}
+
+// Close ends the root span (failed when err is not nil) and flushes
+// everything, waiting at most Options.ShutdownT for the collector.
+func (r *Recorder) Close(err error) error {
+	if r == nil {
+		return nil
+	}
+	if err != nil {
+		r.root.RecordError(err)
+		r.root.SetStatus(codes.Error, err.Error())
+	}
+	r.root.End()
+	ctx, cancel := context.WithTimeout(context.Background(), r.shutdown)
+	defer cancel()
+	return errors.Join(r.tp.Shutdown(ctx), r.mp.Shutdown(ctx))
+}
