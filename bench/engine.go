@@ -42,6 +42,13 @@ func (e *TimeoutError) Error() string {
 	return fmt.Sprintf("%s of %d bytes (%s) did not complete within %v; communicators aborted", e.Coll, e.Size, place, e.After)
 }
 
+// PlannedRows is how many rows Run will hand over: one per data type,
+// reduction, root and size.
+func (e *Engine) PlannedRows() int {
+	o := &e.Opts
+	return len(o.Types) * len(o.runOps()) * len(o.runRoots(e.NRanks)) * len(o.Sweep.Sizes())
+}
+
 // Run measures every (type, op, root) combination over the sweep, calling
 // onRow as each row completes.
 func (e *Engine) Run(ctx context.Context, onRow func(Row)) (Summary, error) {

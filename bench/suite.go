@@ -34,6 +34,10 @@ type Suite struct {
 	Overlap OverlapOptions // Target, Cover and Timeout for the probes
 	// Log reports progress; nil is silent.
 	Log func(format string, a ...any)
+	// Progress, when not nil, hears of every planned point as it is
+	// measured or left out: done of total, and which.
+	Progress func(done, total int, what string)
+	points   int // points accounted for so far
 }
 
 // Probe is one overlap measurement: a collective of Size bytes against
@@ -88,7 +92,7 @@ func (s *Suite) Run(ctx context.Context, onCurve func(CurveResult), onProbe func
 		if spent {
 			for _, c := range s.Colls {
 				done++
-				s.Budget.Done(len(s.Sizes))
+				s.advance(len(s.Sizes), c.Name+" skipped")
 				onCurve(CurveResult{Coll: c, Grouping: g, GroupSize: g.Of(s.World), Groups: g.Groups(s.World),
 					Note: "left out: the time budget was spent"})
 			}
@@ -136,7 +140,7 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 	for i, size := range s.Sizes {
 		if size > maxBytes {
 			r.Note = fmt.Sprintf("sizes above %s left out: the devices hold no more", FormatSize(maxBytes))
-			s.Budget.Done(len(s.Sizes) - i)
+			s.advance(len(s.Sizes)-i, c.Name+" trimmed")
 			break
 		}
 		keep := i < minCurveSizes
@@ -151,16 +155,25 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 		}
 		if row.Iters == 0 {
 			r.Note = fmt.Sprintf("sizes from %s up left out to stay within the time budget", FormatSize(size))
-			s.Budget.Done(len(s.Sizes) - i)
+			s.advance(len(s.Sizes)-i, c.Name+" trimmed")
 			break
 		}
-		s.Budget.Done(1)
+		s.advance(1, fmt.Sprintf("%s n=%d %s", c.Name, r.GroupSize, FormatSize(size)))
 		r.Rows = append(r.Rows, row)
 		if w := row.OutOfPlace.Wrong; w > 0 {
 			return r, fmt.Errorf("%w: %d wrong elements at %s", ErrWrongResults, w, FormatSize(size))
 		}
 	}
 	return r, nil
+}
+
+// advance accounts for n more points, measured or left out.
+func (s *Suite) advance(n int, what string) {
+	s.Budget.Done(n)
+	s.points += n
+	if s.Progress != nil {
+		s.Progress(s.points, s.Points(), what)
+	}
 }
 
 // agree makes a decision every process takes alike: true if any says so.

@@ -33,13 +33,13 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 		return exitUsage
 	}
 	return runJob(ctx, coll.Name, &f.jobFlags, stderr, func(j *job, logf func(string, ...any)) (bool, error) {
-		return measure(ctx, coll, f, j, logf, args, stdout)
+		return measure(ctx, coll, f, j, logf, args, stdout, stderr)
 	})
 }
 
 // measure runs the sweep and writes the outputs (rank 0 alone in a job of
 // several processes). It reports whether any result was wrong.
-func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf func(string, ...any), args []string, stdout io.Writer) (bool, error) {
+func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf func(string, ...any), args []string, stdout, stderr io.Writer) (bool, error) {
 	opts, err := f.options(coll)
 	if err != nil {
 		return false, err
@@ -97,16 +97,24 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 	var rows []bench.Row
 	sweepCtx, endSweep := rec.Span(ctx, "sweep", time.Now(), attribute.String("collbench.collective", coll.Name))
 	steps := newPhases(sweepCtx, rec)
+	var bar *progressBar
+	if j.Rank == 0 {
+		bar = newProgress(stderr, f.quiet, coll.Name, eng.PlannedRows())
+		bar.Update(0, "")
+	}
 	sum, runErr := eng.Run(ctx, func(r bench.Row) {
 		steps.done("size "+bench.FormatSize(r.Size), attribute.Int64("collbench.message.size", r.Size),
 			attribute.String("collbench.dtype", r.Type.String()), attribute.String("collbench.redop", r.Op.String()))
 		recordRow(sweepCtx, rec, coll.Name, eng.NRanks, r)
 		rows = append(rows, r)
 		doc.Results = append(doc.Results, report.MakeResult(r))
+		bar.Clear() // the row may go to the same terminal
 		if f.format == "table" {
 			table.Row(r)
 		}
+		bar.Update(len(rows), bench.FormatSize(r.Size))
 	})
+	bar.Clear()
 	if runErr == nil && j.multi() {
 		// Nobody leaves before everybody is done, so a finished rank is
 		// not mistaken for a lost one.

@@ -177,11 +177,11 @@ func runOverlap(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	return runJob(ctx, "overlap", &f.jobFlags, stderr, func(j *job, logf func(string, ...any)) (bool, error) {
-		return false, overlap(ctx, f, j, logf, args, stdout)
+		return false, overlap(ctx, f, j, logf, args, stdout, stderr)
 	})
 }
 
-func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...any), args []string, stdout io.Writer) error {
+func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...any), args []string, stdout, stderr io.Writer) error {
 	nranks, groups := j.Size*f.ngpus, f.grouping()
 	if err := groups.Validate(nranks); err != nil {
 		return usagef("--group-size: %v", err)
@@ -232,6 +232,12 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 	var runErr error
 	sweepCtx, endSweep := rec.Span(ctx, "sweep", time.Now(), attribute.String("collbench.collective", p.coll.Name))
 	steps := newPhases(sweepCtx, rec)
+	var bar *progressBar
+	if j.Rank == 0 {
+		bar = newProgress(stderr, f.quiet, "overlap", len(p.sizes)*len(p.workloads))
+		bar.Update(0, "")
+	}
+	measured := 0
 	for _, size := range p.sizes {
 		if size > sizing.Sweep.Max {
 			break // lowered to what the devices hold; the notes say so
@@ -247,14 +253,18 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 			rec.Overlap(sweepCtx, "overlap", p.coll.Name, size, w.String(), fig.CommSlowdown, fig.ComputeSlowdown)
 			r := report.MakeOverlapResult(size, w, fig)
 			doc.Add(r)
+			bar.Clear() // the row may go to the same terminal
 			if f.format == "table" {
 				report.OverlapRow(out, r)
 			}
+			measured++
+			bar.Update(measured, bench.FormatSize(size)+" next to "+w.String())
 		}
 		if runErr != nil {
 			break
 		}
 	}
+	bar.Clear()
 	if runErr == nil && j.multi() {
 		runErr = j.peers().Barrier(ctx)
 	}

@@ -266,16 +266,26 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 	for _, c := range p.colls {
 		doc.Suite.Collectives = append(doc.Suite.Collectives, c.Name)
 	}
+	var bar *progressBar
+	if j.Rank == 0 {
+		bar = newProgress(stderr, f.quiet, "profile", len(p.colls)*len(p.groupings)*len(p.sizes))
+	}
 	progress := func(format string, a ...any) {
-		if j.Rank == 0 && !f.quiet {
-			fmt.Fprintf(stderr, "collbench profile: %s\n", fmt.Sprintf(format, a...))
+		if j.Rank != 0 || f.quiet {
+			return
 		}
+		line := "collbench profile: " + fmt.Sprintf(format, a...)
+		if bar != nil {
+			bar.Print(line) // above the bar
+			return
+		}
+		fmt.Fprintln(stderr, line)
 	}
 	for _, n := range sess.notes {
 		progress("%s", strings.TrimPrefix(n, "# "))
 	}
 	suite := bench.Suite{Colls: p.colls, Groupings: p.groupings, Sizes: p.sizes, Type: p.typ, RedOp: p.op, World: world,
-		Warmup: f.warmup, Check: f.check, Timeout: j.limits.collective, Peers: j.peers(), Probes: probes, Log: progress,
+		Warmup: f.warmup, Check: f.check, Timeout: j.limits.collective, Peers: j.peers(), Probes: probes, Log: progress, Progress: func(done, _ int, what string) { bar.Update(done, what) },
 		Budget:  bench.Budget{Limit: f.budget, MinIters: f.minIters, MaxIters: f.iters, Reserve: time.Duration(float64(len(probes)) * 16 * target * float64(time.Second))},
 		Overlap: bench.OverlapOptions{Target: time.Duration(target * float64(time.Second)), Cover: 4, Timeout: j.limits.collective},
 		Open: func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
@@ -307,6 +317,7 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 			Type: r.Probe.Type.String(), GroupSize: r.GroupSize, OverlapResult: report.MakeOverlapResult(r.Probe.Size, r.Probe.Workload, r.Figures)})
 	})
 	endSuite(time.Now(), runErr)
+	bar.Clear()
 	if runErr == nil && j.multi() {
 		runErr = j.peers().Barrier(ctx)
 	}
