@@ -190,13 +190,7 @@ func TestHelpAndVersion(t *testing.T) {
 
 // The built binary, as a user runs it: exit codes come from the process.
 func TestBinaryExitCodes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "collbench")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := builtBinary(t)
 	cmd := exec.Command(bin, "allreduce", "-b", "8", "-e", "1K", "-f", "4", "-g", "2")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
@@ -205,7 +199,7 @@ func TestBinaryExitCodes(t *testing.T) {
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != exitUsage {
 		t.Errorf("usage error: %v, want exit %d", err, exitUsage)
 	}
-	link := filepath.Join(filepath.Dir(bin), "all_gather_perf")
+	link := filepath.Join(t.TempDir(), "all_gather_perf")
 	if err := os.Symlink(bin, link); err != nil {
 		t.Fatal(err)
 	}
