@@ -115,6 +115,11 @@ fi
 run "predict-llama2-7b" predict --profile "$OUTDIR/profile.json" --model llama2-7b --seq 4096
 run "predict-rank" predict --profile "$OUTDIR/profile.json" --model llama2-7b --seq 4096 --rank-strategies
 
+# Charts and a one-page report of what ran.
+run "plot-allreduce" plot "$OUTDIR/allreduce-g$NGPU.json" --only "float sum|bfloat16 sum|half sum" -o "$OUTDIR/allreduce-g$NGPU.svg"
+run "plot-profile" plot "$OUTDIR/profile.json" --only "allreduce|allgather" -o "$OUTDIR/profile.png"
+run "report" report "$OUTDIR/allreduce-g$NGPU.json" "$OUTDIR/profile.json" -o "$OUTDIR/report.html"
+
 # 4. Side by side with nccl-tests: same flags, per-size ratios.
 # table FILE: "size time busbw" of the out-of-place columns.
 table() { awk '!/^#/ && NF >= 9 && $1 ~ /^[0-9]+$/ {print $1, $6, $8}' "$1"; }
