@@ -2,7 +2,6 @@ package chart
 
 import (
 	"bytes"
-	"flag"
 	"image/png"
 	"os"
 	"path/filepath"
@@ -12,28 +11,9 @@ import (
 
 	"gonum.org/v1/plot"
 
+	"github.com/collbench/collbench/internal/golden"
 	"github.com/collbench/collbench/report"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-// golden compares got with testdata/name, or rewrites it under -update.
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./chart -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the golden file; run go test ./chart -update and review the diff", name)
-	}
-}
 
 // load reads a document measured by collbench on the host backend
 // (testdata/*.json were written by collbench allreduce/alltoall -J and
@@ -61,7 +41,7 @@ func TestRenderGolden(t *testing.T) {
 	if err := Render(&b, "svg", series, Options{Title: "allreduce vs alltoall"}); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "runs.svg", b.Bytes())
+	golden.Check(t, "runs.svg", b.Bytes())
 	for _, want := range []string{">allreduce: allreduce<", ">alltoall: alltoall<", ">bus bandwidth (GB/s)<", ">time (µs)<", ">1M<", ">1K<"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("SVG lacks %q", want)
@@ -118,7 +98,7 @@ func TestReportGolden(t *testing.T) {
 	if err := WriteHTML(&html, "collbench report", entries); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.html", html.Bytes())
+	golden.Check(t, "report.html", html.Bytes())
 	if n := strings.Count(html.String(), "<svg"); n != 3 {
 		t.Errorf("HTML report has %d charts, want 3 (the run, and the profile's allreduce and allgather)", n)
 	}
@@ -135,7 +115,7 @@ func TestReportGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "report.md", md.Bytes())
+	golden.Check(t, "report.md", md.Bytes())
 	if want := []string{"1-allreduce", "2-allreduce", "2-allgather"}; !reflect.DeepEqual(saved, want) {
 		t.Errorf("saved images %v, want %v", saved, want)
 	}

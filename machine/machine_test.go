@@ -3,15 +3,13 @@ package machine
 import (
 	"bytes"
 	"errors"
-	"flag"
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/NVIDIA/go-nvml/pkg/nvml"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/collbench/collbench/internal/golden"
+)
 
 func TestPathLabels(t *testing.T) {
 	for lvl, want := range map[nvml.GpuTopologyLevel]string{nvml.TOPOLOGY_INTERNAL: "X", nvml.TOPOLOGY_SINGLE: "PIX",
@@ -43,19 +41,7 @@ func TestWriteText(t *testing.T) {
 	}
 	var b bytes.Buffer
 	r.WriteText(&b)
-	golden := filepath.Join("testdata", "doctor.golden")
-	if *update {
-		if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if b.String() != string(want) {
-		t.Errorf("got:\n%s\nwant:\n%s", b.String(), want)
-	}
+	golden.Check(t, "doctor.golden", b.Bytes())
 }
 
 // TestInspectWithoutDriver runs the real probe on a machine without an

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/internal/golden"
 )
 
 // Every export of a two-node, 4-GPU-per-node profile, golden-tested.
@@ -26,7 +28,7 @@ func TestExportGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				golden(t, "export-"+target+"-"+filepath.Base(f), got)
+				golden.Check(t, "export-"+target+"-"+filepath.Base(f), got)
 			}
 		})
 	}

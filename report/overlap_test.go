@@ -7,6 +7,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/internal/golden"
 )
 
 func sampleOverlap() *OverlapRun {
@@ -28,7 +29,7 @@ func TestOverlapTableGolden(t *testing.T) {
 		OverlapRow(&b, r)
 	}
 	OverlapFooter(&b, d)
-	golden(t, "overlap.golden", b.Bytes())
+	golden.Check(t, "overlap.golden", b.Bytes())
 }
 
 // The JSON carries every figure, and Galvatron's file has its one key
@@ -39,7 +40,7 @@ func TestOverlapJSON(t *testing.T) {
 	if err := d.Encode(&b); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "overlap.json.golden", b.Bytes())
+	golden.Check(t, "overlap.json.golden", b.Bytes())
 	b.Reset()
 	if err := d.EncodeGalvatron(&b); err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/internal/golden"
 )
 
 func TestSpreadGolden(t *testing.T) {
@@ -21,7 +22,7 @@ func TestSpreadGolden(t *testing.T) {
 	}
 	var b bytes.Buffer
 	(&Table{W: &b}).Spread(rows, ProcLabels(4, 1))
-	golden(t, "spread.golden", b.Bytes())
+	golden.Check(t, "spread.golden", b.Bytes())
 }
 
 func TestSpreadSilentForOneProcess(t *testing.T) {

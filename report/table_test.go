@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"flag"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,26 +9,8 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/internal/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from golden file:\n--- got\n%s\n--- want\n%s", name, got, want)
-	}
-}
 
 func sampleRun() (Info, []bench.Row, bench.Summary) {
 	info := Info{Version: "1.2.3", Backend: "host", Notes: []string{"Backend: host (auto: no NVIDIA GPU driver found)"},
@@ -62,7 +43,7 @@ func TestTableGolden(t *testing.T) {
 		tb.Row(r)
 	}
 	tb.Footer(sum)
-	golden(t, "table.golden", buf.Bytes())
+	golden.Check(t, "table.golden", buf.Bytes())
 }
 
 func TestJSONAndCSVGolden(t *testing.T) {
@@ -79,11 +60,11 @@ func TestJSONAndCSVGolden(t *testing.T) {
 	if err := doc.Encode(&js); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "run.json.golden", js.Bytes())
+	golden.Check(t, "run.json.golden", js.Bytes())
 	if err := WriteCSV(&cs, doc); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "run.csv.golden", cs.Bytes())
+	golden.Check(t, "run.csv.golden", cs.Bytes())
 }
 
 // The expected strings are what C's snprintf gives for nccl-tests'

@@ -126,18 +126,18 @@ func (r *Recorder) instruments() error {
 		metric.WithDescription("Time of one collective call; the slowest rank's time per iteration where it is measured"),
 		metric.WithExplicitBucketBoundaries(durationBuckets...))
 	errs = append(errs, err)
-	r.busBW, err = m.Float64Gauge("collbench.collective.bus_bandwidth", metric.WithUnit("By/s"),
-		metric.WithDescription("Bus bandwidth as nccl-tests computes it, in bytes per second"))
-	errs = append(errs, err)
-	r.algBW, err = m.Float64Gauge("collbench.collective.algorithm_bandwidth", metric.WithUnit("By/s"),
-		metric.WithDescription("Algorithm bandwidth (size over time), in bytes per second"))
-	errs = append(errs, err)
-	r.commX, err = m.Float64Gauge("collbench.overlap.comm_slowdown", metric.WithUnit("1"),
-		metric.WithDescription("Collective time next to compute over its time alone"))
-	errs = append(errs, err)
-	r.compX, err = m.Float64Gauge("collbench.overlap.compute_slowdown", metric.WithUnit("1"),
-		metric.WithDescription("Compute time next to the collective over its time alone"))
-	errs = append(errs, err)
+	for _, g := range []struct {
+		dst              *metric.Float64Gauge
+		name, unit, what string
+	}{
+		{&r.busBW, "collbench.collective.bus_bandwidth", "By/s", "Bus bandwidth as nccl-tests computes it, in bytes per second"},
+		{&r.algBW, "collbench.collective.algorithm_bandwidth", "By/s", "Algorithm bandwidth (size over time), in bytes per second"},
+		{&r.commX, "collbench.overlap.comm_slowdown", "1", "Collective time next to compute over its time alone"},
+		{&r.compX, "collbench.overlap.compute_slowdown", "1", "Compute time next to the collective over its time alone"},
+	} {
+		*g.dst, err = m.Float64Gauge(g.name, metric.WithUnit(g.unit), metric.WithDescription(g.what))
+		errs = append(errs, err)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("telemetry: instruments: %w", err)
 	}

@@ -147,17 +147,9 @@ func (r *Receiver) Points() []Point {
 					base := Point{Metric: m.Name, Unit: m.Unit, Resource: res}
 					switch d := m.Data.(type) {
 					case *metrics.Metric_Gauge:
-						for _, dp := range d.Gauge.DataPoints {
-							p := base
-							p.Attrs, p.Value = attrs(dp.Attributes), numberValue(dp)
-							out = append(out, p)
-						}
+						out = appendNumbers(out, base, d.Gauge.DataPoints)
 					case *metrics.Metric_Sum:
-						for _, dp := range d.Sum.DataPoints {
-							p := base
-							p.Attrs, p.Value = attrs(dp.Attributes), numberValue(dp)
-							out = append(out, p)
-						}
+						out = appendNumbers(out, base, d.Sum.DataPoints)
 					case *metrics.Metric_Histogram:
 						for _, dp := range d.Histogram.DataPoints {
 							p := base
@@ -200,6 +192,16 @@ func (r *Receiver) Spans() []Span {
 				}
 			}
 		}
+	}
+	return out
+}
+
+// appendNumbers adds gauge or sum data points, each as a copy of base.
+func appendNumbers(out []Point, base Point, dps []*metrics.NumberDataPoint) []Point {
+	for _, dp := range dps {
+		p := base
+		p.Attrs, p.Value = attrs(dp.Attributes), numberValue(dp)
+		out = append(out, p)
 	}
 	return out
 }
