@@ -17,23 +17,74 @@ type Document struct {
 // DecodeDocument reads a run or a profile, telling them apart by their
 // schema key, with the same strict checks as DecodeRun and DecodeProfile.
 func DecodeDocument(r io.Reader) (Document, error) {
-	data, err := io.ReadAll(r)
+	d, err := readDocument(r)
 	if err != nil {
 		return Document{}, err
 	}
-	var head struct {
-		Schema string `json:"schema"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return Document{}, jsonError(data, err)
-	}
-	switch head.Schema {
+	switch d.head.Schema {
 	case SchemaName:
-		run, err := DecodeRun(bytes.NewReader(data))
+		run, err := d.run()
 		return Document{Run: run}, err
 	case ProfileSchemaName:
-		p, err := DecodeProfile(bytes.NewReader(data))
+		p, err := d.profile()
 		return Document{Profile: p}, err
 	}
-	return Document{}, fmt.Errorf("not a collbench run or profile (schema %q, want %q or %q)", head.Schema, SchemaName, ProfileSchemaName)
+	return Document{}, fmt.Errorf("not a collbench run or profile (schema %q, want %q or %q)", d.head.Schema, SchemaName, ProfileSchemaName)
+}
+
+// versioned is a document read whole, with the schema and version it
+// says it is, so that it is read once however it is then decoded.
+type versioned struct {
+	data []byte
+	head struct {
+		Schema  string `json:"schema"`
+		Version int    `json:"version"`
+	}
+}
+
+func readDocument(r io.Reader) (*versioned, error) {
+	d := &versioned{}
+	var err error
+	if d.data, err = io.ReadAll(r); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(d.data, &d.head); err != nil {
+		return nil, jsonError(d.data, err)
+	}
+	return d, nil
+}
+
+// decode fills v, refusing another schema or version and unknown keys.
+func (d *versioned) decode(schema string, version int, what string, v any) error {
+	if d.head.Schema != schema {
+		return fmt.Errorf("not a %s (schema %q, want %q)", what, d.head.Schema, schema)
+	}
+	if d.head.Version != version {
+		return fmt.Errorf("%s version %d is not supported (this collbench reads version %d)", what, d.head.Version, version)
+	}
+	dec := json.NewDecoder(bytes.NewReader(d.data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(d.data, err)
+	}
+	return nil
+}
+
+func (d *versioned) run() (*Run, error) {
+	var run Run
+	if err := d.decode(SchemaName, SchemaVersion, "collbench run", &run); err != nil {
+		return nil, err
+	}
+	return &run, nil
+}
+
+func (d *versioned) profile() (*Profile, error) {
+	var p Profile
+	if err := d.decode(ProfileSchemaName, ProfileSchemaVersion, "collbench profile", &p); err != nil {
+		return nil, err
+	}
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	return &p, nil
 }

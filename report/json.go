@@ -183,9 +183,9 @@ func (d *Run) Encode(w io.Writer) error {
 // DecodeRun reads a run document (-J, --format json), refusing another
 // schema or version, unknown keys and truncation with one line.
 func DecodeRun(r io.Reader) (*Run, error) {
-	var d Run
-	if err := decodeStrict(r, SchemaName, SchemaVersion, "collbench run", &d); err != nil {
+	d, err := readDocument(r)
+	if err != nil {
 		return nil, err
 	}
-	return &d, nil
+	return d.run()
 }

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -230,42 +229,11 @@ func (p *Profile) Encode(w io.Writer) error {
 // DecodeProfile reads and checks a profile. Unknown keys, another schema
 // or version, truncation and impossible values are errors of one line.
 func DecodeProfile(r io.Reader) (*Profile, error) {
-	var p Profile
-	if err := decodeStrict(r, ProfileSchemaName, ProfileSchemaVersion, "collbench profile", &p); err != nil {
-		return nil, err
-	}
-	if err := p.Validate(); err != nil {
-		return nil, err
-	}
-	return &p, nil
-}
-
-// decodeStrict reads a versioned document into v, refusing another schema
-// or version and unknown keys.
-func decodeStrict(r io.Reader, schema string, version int, what string, v any) error {
-	data, err := io.ReadAll(r)
+	d, err := readDocument(r)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var head struct {
-		Schema  string `json:"schema"`
-		Version int    `json:"version"`
-	}
-	if err := json.Unmarshal(data, &head); err != nil {
-		return jsonError(data, err)
-	}
-	if head.Schema != schema {
-		return fmt.Errorf("not a %s (schema %q, want %q)", what, head.Schema, schema)
-	}
-	if head.Version != version {
-		return fmt.Errorf("%s version %d is not supported (this collbench reads version %d)", what, head.Version, version)
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return jsonError(data, err)
-	}
-	return nil
+	return d.profile()
 }
 
 // jsonError turns a decoding error into one line that says where.
