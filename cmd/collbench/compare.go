@@ -25,10 +25,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
 		return code
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "collbench compare: %v\n", err)
-		return exitCode(err)
-	}
+	fail := failer("compare", stderr)
 	if !fs.Changed("min-busbw") {
 		if v := os.Getenv("NCCL_TESTS_MIN_BW"); v != "" {
 			f, err := strconv.ParseFloat(v, 64)

@@ -116,10 +116,7 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
 		return code
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "collbench export: %v\n", err)
-		return exitCode(err)
-	}
+	fail := failer("export", stderr)
 	switch {
 	case fs.NArg() != 1:
 		return fail(usagef("want one profile file (usage: %s)", synopsis))

@@ -120,6 +120,16 @@ func exitCode(err error) int {
 	return exitFailure
 }
 
+// failer returns how a command that reads and writes files (export,
+// predict, compare, plot, report) ends on an error: one line on stderr
+// naming the command, and the exit code the error calls for.
+func failer(cmd string, stderr io.Writer) func(error) int {
+	return func(err error) int {
+		fmt.Fprintf(stderr, "collbench %s: %v\n", cmd, err)
+		return exitCode(err)
+	}
+}
+
 // usageError marks errors in what the user asked for (exit code 2).
 type usageError struct{ error }
 

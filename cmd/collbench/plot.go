@@ -27,10 +27,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
 		return code
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "collbench plot: %v\n", err)
-		return exitCode(err)
-	}
+	fail := failer("plot", stderr)
 	if fs.NArg() == 0 {
 		return fail(usagef("want at least one run or profile file (usage: %s)", synopsis))
 	}
@@ -92,10 +89,7 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
 		return code
 	}
-	fail := func(err error) int {
-		fmt.Fprintf(stderr, "collbench report: %v\n", err)
-		return exitCode(err)
-	}
+	fail := failer("report", stderr)
 	if fs.NArg() == 0 {
 		return fail(usagef("want at least one run or profile file (usage: %s)", synopsis))
 	}

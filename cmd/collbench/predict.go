@@ -110,8 +110,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	if err := predict(f, stdout); err != nil {
-		fmt.Fprintf(stderr, "collbench predict: %v\n", err)
-		return exitCode(err)
+		return failer("predict", stderr)(err)
 	}
 	return exitOK
 }
