@@ -8,7 +8,7 @@ import (
 	"strings"
 )
 
-// Sections lays out every entry of a report; the charts are drawn here.
+// sections lays out every entry of a report; the charts are drawn here.
 func sections(entries []Entry) ([]section, error) {
 	out := make([]section, 0, len(entries))
 	for _, e := range entries {

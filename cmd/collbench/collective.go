@@ -100,7 +100,6 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 	var bar *progressBar
 	if j.Rank == 0 {
 		bar = newProgress(stderr, f.quiet, coll.Name, eng.PlannedRows())
-		bar.Update(0, "")
 	}
 	sum, runErr := eng.Run(ctx, func(r bench.Row) {
 		steps.done("size "+bench.FormatSize(r.Size), attribute.Int64("collbench.message.size", r.Size),

@@ -235,7 +235,6 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 	var bar *progressBar
 	if j.Rank == 0 {
 		bar = newProgress(stderr, f.quiet, "overlap", len(p.sizes)*len(p.workloads))
-		bar.Update(0, "")
 	}
 	measured := 0
 	for _, size := range p.sizes {

@@ -33,8 +33,8 @@ type progressBar struct {
 // time painting the terminal.
 const redrawEvery = 100 * time.Millisecond
 
-// newProgress returns the bar for a job of total steps, or nil when
-// stderr is not a terminal, TERM is dumb, or quiet is set.
+// newProgress returns the bar for a job of total steps, drawn at once at
+// 0, or nil when stderr is not a terminal, TERM is dumb, or quiet is set.
 func newProgress(stderr io.Writer, quiet bool, label string, total int) *progressBar {
 	f, ok := stderr.(*os.File)
 	if quiet || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
@@ -44,7 +44,9 @@ func newProgress(stderr io.Writer, quiet bool, label string, total int) *progres
 	if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
 		width = w
 	}
-	return startProgress(stderr, label, total, width, time.Now)
+	p := startProgress(stderr, label, total, width, time.Now)
+	p.Update(0, "")
+	return p
 }
 
 func startProgress(w io.Writer, label string, total, width int, now func() time.Time) *progressBar {

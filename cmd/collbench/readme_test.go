@@ -104,6 +104,7 @@ var (
 	builtOnce sync.Once
 	builtPath string
 	builtErr  error
+	builtLog  []byte // the compiler's output when the build failed
 )
 
 // builtBinary is collbench built as a user builds it (no race detector),
@@ -120,13 +121,10 @@ func builtBinary(t *testing.T) string {
 			return
 		}
 		builtPath = filepath.Join(dir, "collbench")
-		if out, err := exec.Command("go", "build", "-o", builtPath, ".").CombinedOutput(); err != nil {
-			builtErr = err
-			builtPath = string(out)
-		}
+		builtLog, builtErr = exec.Command("go", "build", "-o", builtPath, ".").CombinedOutput()
 	})
 	if builtErr != nil {
-		t.Fatalf("build: %v\n%s", builtErr, builtPath)
+		t.Fatalf("build: %v\n%s", builtErr, builtLog)
 	}
 	return builtPath
 }

@@ -16,6 +16,7 @@ import (
 	coltrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	common "go.opentelemetry.io/proto/otlp/common/v1"
 	metrics "go.opentelemetry.io/proto/otlp/metrics/v1"
+	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -188,7 +189,7 @@ func (r *Receiver) Spans() []Span {
 				for _, s := range ss.Spans {
 					out = append(out, Span{Name: s.Name, ID: fmt.Sprintf("%x", s.SpanId), Parent: fmt.Sprintf("%x", s.ParentSpanId),
 						Attrs: attrs(s.Attributes), Resource: res, Start: s.StartTimeUnixNano, End: s.EndTimeUnixNano,
-						Error: s.GetStatus().GetCode() == 2})
+						Error: s.GetStatus().GetCode() == tracepb.Status_STATUS_CODE_ERROR})
 				}
 			}
 		}
