@@ -84,8 +84,10 @@ func Candidates(s Spec, explicit string, env Env) []Candidate {
 		}
 		// An explicit choice is listed even when it does not exist, so
 		// the error names it instead of silently using another copy.
+		// An existing file is taken as the library whatever its name;
+		// otherwise a name without ".so" is a folder to look in.
 		p := v
-		if strings.HasSuffix(v, "/") || !strings.Contains(filepath.Base(v), ".so") {
+		if strings.HasSuffix(v, "/") || (!env.Exists(v) && !strings.Contains(filepath.Base(v), ".so")) {
 			p = filepath.Join(v, s.File)
 		}
 		if !seen[p] {

@@ -109,3 +109,27 @@ func TestOpen(t *testing.T) {
 		}
 	}
 }
+
+// An explicit path is a file when it names an existing file, whatever its
+// name; a folder when it ends in a slash, or names nothing and has no
+// ".so" in it.
+func TestExplicitFileOrFolder(t *testing.T) {
+	root := t.TempDir()
+	file := touch(t, filepath.Join(root, "passwd"))
+	spec := Spec{File: "libcuda.so.1", EnvVar: "COLLBENCH_CUDA_LIB"}
+	env := OSEnv()
+	env.Getenv = func(string) string { return "" }
+	tests := []struct{ explicit, want string }{
+		{file, file},
+		{root, filepath.Join(root, "libcuda.so.1")},
+		{root + "/", filepath.Join(root, "libcuda.so.1")},
+		{filepath.Join(root, "missing"), filepath.Join(root, "missing/libcuda.so.1")},
+		{filepath.Join(root, "libcuda.so.550"), filepath.Join(root, "libcuda.so.550")},
+	}
+	for _, tt := range tests {
+		got := Candidates(spec, tt.explicit, env)
+		if len(got) == 0 || got[0].Path != tt.want || got[0].From != "flag" {
+			t.Errorf("explicit %q: first candidate %v, want %q", tt.explicit, got, tt.want)
+		}
+	}
+}

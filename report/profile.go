@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"reflect"
 	"sort"
 
 	"github.com/collbench/collbench/bench"
@@ -245,10 +246,36 @@ func jsonError(data []byte, err error) error {
 		return fmt.Errorf("the file ends early at byte %d: truncated?", len(data))
 	case errors.As(err, &se):
 		return fmt.Errorf("not valid JSON at byte %d: %v", se.Offset, se)
+	case errors.As(err, &te) && te.Field == "":
+		return fmt.Errorf("the document is a JSON %s, not an object", te.Value)
 	case errors.As(err, &te):
-		return fmt.Errorf("key %q holds a %s where a %s belongs", te.Field, te.Value, te.Type)
+		return fmt.Errorf("key %q holds a JSON %s where %s belongs", te.Field, te.Value, jsonKind(te.Type))
 	}
 	return fmt.Errorf("reading the profile: %v", err)
+}
+
+// jsonKind names what a Go type is written as in JSON, for messages that
+// speak of the file and not of collbench's types.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "another value"
 }
 
 // Validate checks what the exports and predictions rely on.

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -28,9 +27,9 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	fail := failer("compare", stderr)
 	if !fs.Changed("min-busbw") {
 		if v := os.Getenv("NCCL_TESTS_MIN_BW"); v != "" {
-			f, err := strconv.ParseFloat(v, 64)
+			f, err := parseEnvFloat("NCCL_TESTS_MIN_BW", v)
 			if err != nil {
-				return fail(usagef("NCCL_TESTS_MIN_BW=%q is not a number", v))
+				return fail(err)
 			}
 			*minBW = f
 		}

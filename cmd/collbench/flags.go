@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -64,7 +63,7 @@ func parseArgs(fs *pflag.FlagSet, args []string) error {
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
 	}
-	return nil
+	return finiteFlags(fs)
 }
 
 // check validates the job flags; problems are usage errors.
@@ -72,12 +71,13 @@ func (j *jobFlags) check() error {
 	switch {
 	case j.ngpus < 1:
 		return usagef("-g must be at least 1 (got %d)", j.ngpus)
-	case j.timeout < 0:
-		return usagef("-T cannot be negative (got %g)", j.timeout)
 	case j.layout != "consecutive" && j.layout != "strided":
 		return usagef("unknown --layout %q (want consecutive or strided)", j.layout)
 	case j.groupSize < 0:
 		return usagef("--group-size cannot be negative (got %d)", j.groupSize)
+	}
+	if _, err := seconds("-T", j.timeout); err != nil {
+		return err
 	}
 	if err := telemetry.Check(j.otlpEndpoint, os.Getenv); err != nil {
 		return usageError{err}
@@ -195,6 +195,17 @@ func (f *flags) parse(args []string) error {
 	if f.iterSkip < 0 || f.iterSkip >= f.iters {
 		return usagef("-K must be between 0 and -n minus 1 (got %d)", f.iterSkip)
 	}
+	if f.factor < 1 {
+		return usagef("-f must be at least 1 (got %d; 1 steps by -i)", f.factor)
+	}
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"-I", f.iterTiming}, {"-C", f.cputime}} {
+		if b.v != 0 && b.v != 1 {
+			return usagef("%s must be 0 or 1 (got %d)", b.name, b.v)
+		}
+	}
 	return nil
 }
 
@@ -206,9 +217,11 @@ func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
 		Iters: f.iters, Warmup: f.warmup, Agg: f.agg, Cycles: f.cycles, Check: f.check,
 		Root: f.root, Blocking: f.blocking, Graph: f.graph, Average: f.average,
 		CPUTime: f.cputime != 0, IterTiming: f.iterTiming != 0, IterSkip: f.iterSkip,
-		Timeout: time.Duration(f.timeout * float64(time.Second)),
 	}
 	var err error
+	if o.Timeout, err = seconds("-T", f.timeout); err != nil {
+		return o, err
+	}
 	if o.Types, err = parseList(f.dtype, numeric.AllTypes, numeric.ParseDataType); err != nil {
 		return o, usageError{err}
 	}

@@ -61,7 +61,10 @@ func readJob(f *jobFlags, getenv func(string) string) (*job, error) {
 		return nil, usagef("reading the launcher's environment: %v", err)
 	}
 	j := &job{Job: cj}
-	timeout := time.Duration(f.timeout * float64(time.Second))
+	timeout, err := seconds("-T", f.timeout)
+	if err != nil {
+		return nil, err
+	}
 	j.limits = deadlinesFor(timeout, cj.Size > 1)
 	// The address is resolved (and --rendezvous checked) even for a job
 	// of one process, where it goes unused, so a typo is not ignored.

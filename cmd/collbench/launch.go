@@ -53,15 +53,17 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 	case lf.nprocs < 1:
 		fmt.Fprintf(stderr, "collbench launch: -n must be at least 1 (got %d)\n", lf.nprocs)
 		return exitUsage
-	case lf.grace < 0:
-		fmt.Fprintf(stderr, "collbench launch: --grace cannot be negative\n")
-		return exitUsage
 	case len(sub) == 0:
 		fmt.Fprintf(stderr, "collbench launch: no subcommand given (e.g. collbench launch -n 4 allreduce -b 8 -e 1M)\n")
 		return exitUsage
 	}
 	if _, err := bench.LookupCollective(sub[0]); err != nil && sub[0] != "overlap" && sub[0] != "profile" {
 		fmt.Fprintf(stderr, "collbench launch: %q is not a collective, overlap or profile; run 'collbench help' for the list\n", sub[0])
+		return exitUsage
+	}
+	grace, err := seconds("--grace", lf.grace)
+	if err != nil {
+		fmt.Fprintf(stderr, "collbench launch: %v\n", err)
 		return exitUsage
 	}
 	exe, err := os.Executable()
@@ -74,7 +76,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "collbench launch: %v\n", err)
 		return exitUsage
 	}
-	l := &launcher{stdout: stdout, stderr: stderr, grace: time.Duration(lf.grace * float64(time.Second))}
+	l := &launcher{stdout: stdout, stderr: stderr, grace: grace}
 	return l.run(exe, sub, env, lf.nprocs)
 }
 

@@ -80,6 +80,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "report":
 		return runReport(rest, stdout, stderr)
 	case "version", "--version":
+		if len(rest) > 0 {
+			fmt.Fprintf(stderr, "collbench version: unexpected argument %q\n", rest[0])
+			return exitUsage
+		}
 		fmt.Fprintf(stdout, "collbench %s\n", version)
 		return exitOK
 	}
@@ -140,7 +144,12 @@ func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format
 // parseFlags parses a subcommand's own flags. done means the caller
 // returns code at once: the help was printed, or a usage error reported.
 func parseFlags(fs *pflag.FlagSet, args []string, synopsis string, stdout, stderr io.Writer) (code int, done bool) {
-	return parseWith(fs, func() error { return fs.Parse(args) }, synopsis, stdout, stderr)
+	return parseWith(fs, func() error {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		return finiteFlags(fs)
+	}, synopsis, stdout, stderr)
 }
 
 // parseWith runs a command's own parse (flags plus checks); done means the caller
