@@ -53,8 +53,14 @@ func (e *ErrNoGPU) Error() string { return "no NVIDIA GPU found: " + e.Reason }
 // when there is no driver or no GPU; a missing NCCL is reported in the
 // report, not as an error.
 func Inspect(o Options) (*Report, error) {
-	r := &Report{}
+	r := &Report{GPUs: []GPU{}}
 	r.Hostname, _ = os.Hostname()
+	// NCCL loads without a driver, so its state is known either way.
+	if p, err := nccl.Load(o.NCCLLib); err != nil {
+		r.NCCL.Error = err.Error()
+	} else {
+		r.NCCL.Path, r.NCCL.Version = p, nccl.RuntimeVersion().String()
+	}
 	path, err := cuda.Load(o.CUDALib)
 	r.Driver.Path = path
 	if err != nil {
@@ -77,11 +83,6 @@ func Inspect(o Options) (*Report, error) {
 			return r, fmt.Errorf("GPU %d: %w", i, err)
 		}
 		r.GPUs = append(r.GPUs, g)
-	}
-	if p, err := nccl.Load(o.NCCLLib); err != nil {
-		r.NCCL.Error = err.Error()
-	} else {
-		r.NCCL.Path, r.NCCL.Version = p, nccl.RuntimeVersion().String()
 	}
 	inspectNVML(r)
 	return r, nil

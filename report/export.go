@@ -1,9 +1,11 @@
 package report
 
 import (
+	"github.com/collbench/collbench/fileio"
+
 	"bytes"
+	"context"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -32,7 +34,7 @@ type ExportOptions struct {
 
 // Export writes the files of target into dir and returns their paths.
 // Every file is written whole or not at all.
-func Export(p *Profile, target, dir string, o ExportOptions) ([]string, error) {
+func Export(ctx context.Context, p *Profile, target, dir string, o ExportOptions) ([]string, error) {
 	var files []exportFile
 	var err error
 	switch target {
@@ -55,7 +57,7 @@ func Export(p *Profile, target, dir string, o ExportOptions) ([]string, error) {
 	var paths []string
 	for _, f := range files {
 		path := filepath.Join(dir, f.name)
-		if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write(f.data); return err }); err != nil {
+		if err := fileio.WriteBytes(ctx, path, f.data); err != nil {
 			return paths, err
 		}
 		if f.exec {

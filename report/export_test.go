@@ -1,6 +1,7 @@
 package report
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -19,7 +20,7 @@ func TestExportGolden(t *testing.T) {
 	for _, target := range Targets {
 		t.Run(target, func(t *testing.T) {
 			dir := t.TempDir()
-			files, err := Export(p, target, dir, ExportOptions{})
+			files, err := Export(context.Background(), p, target, dir, ExportOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +58,7 @@ func TestGalvatronKeys(t *testing.T) {
 		t.Run(fmt.Sprintf("%dx%d", nodes, per), func(t *testing.T) {
 			p := syntheticProfile(t, nodes, per)
 			dir := t.TempDir()
-			if _, err := Export(p, "galvatron", dir, ExportOptions{}); err != nil {
+			if _, err := Export(context.Background(), p, "galvatron", dir, ExportOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			suffix := fmt.Sprintf("%dnodes_%dgpus_per_node.json", nodes, per)
@@ -111,7 +112,7 @@ func TestGalvatronKeys(t *testing.T) {
 func TestGalvatronUnits(t *testing.T) {
 	p := syntheticProfile(t, 2, 4)
 	dir := t.TempDir()
-	if _, err := Export(p, "galvatron", dir, ExportOptions{}); err != nil {
+	if _, err := Export(context.Background(), p, "galvatron", dir, ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var ar, pp, sp map[string]float64
@@ -141,7 +142,7 @@ func TestGalvatronUnits(t *testing.T) {
 	// The other bandwidth references.
 	for how, want := range map[string]float64{"asymptotic": 150 * 1e9 / (1 << 20) / 1e3} {
 		d := t.TempDir()
-		if _, err := Export(p, "galvatron", d, ExportOptions{GalvatronBW: how}); err != nil {
+		if _, err := Export(context.Background(), p, "galvatron", d, ExportOptions{GalvatronBW: how}); err != nil {
 			t.Fatal(err)
 		}
 		var got map[string]float64
@@ -157,7 +158,7 @@ func TestGalvatronUnits(t *testing.T) {
 func TestCalculonReproducesFits(t *testing.T) {
 	p := syntheticProfile(t, 2, 4)
 	dir := t.TempDir()
-	if _, err := Export(p, "calculon", dir, ExportOptions{}); err != nil {
+	if _, err := Export(context.Background(), p, "calculon", dir, ExportOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -203,7 +204,7 @@ func TestCalculonReproducesFits(t *testing.T) {
 func TestExportErrors(t *testing.T) {
 	p := syntheticProfile(t, 1, 4)
 	p.Overlap = nil
-	if _, err := Export(p, "galvatron", t.TempDir(), ExportOptions{}); err == nil || !strings.Contains(err.Error(), "no overlap probe") {
+	if _, err := Export(context.Background(), p, "galvatron", t.TempDir(), ExportOptions{}); err == nil || !strings.Contains(err.Error(), "no overlap probe") {
 		t.Errorf("no overlap: %v", err)
 	}
 	p = syntheticProfile(t, 1, 4)
@@ -215,13 +216,13 @@ func TestExportErrors(t *testing.T) {
 	}
 	p.Curves = kept
 	dir := t.TempDir()
-	if _, err := Export(p, "galvatron", dir, ExportOptions{}); err == nil || !strings.Contains(err.Error(), "no sendrecv curve") {
+	if _, err := Export(context.Background(), p, "galvatron", dir, ExportOptions{}); err == nil || !strings.Contains(err.Error(), "no sendrecv curve") {
 		t.Errorf("no sendrecv: %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a failed export left %d files", len(entries))
 	}
-	if _, err := Export(p, "megatron", dir, ExportOptions{}); err == nil {
+	if _, err := Export(context.Background(), p, "megatron", dir, ExportOptions{}); err == nil {
 		t.Error("unknown target accepted")
 	}
 	if err := CheckBandwidthRef("point:lots"); err == nil {

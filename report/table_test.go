@@ -2,9 +2,6 @@ package report
 
 import (
 	"bytes"
-	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/collbench/collbench/bench"
@@ -96,35 +93,5 @@ func TestFloatStr(t *testing.T) {
 		if got := CFormatG(v, 6); got != want {
 			t.Errorf("CFormatG(%g) = %q, want %q", v, got, want)
 		}
-	}
-}
-
-func TestWriteFileAtomic(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "out.json")
-	if err := os.WriteFile(path, []byte("old"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	failing := func(w io.Writer) error { w.Write([]byte("partial")); return os.ErrClosed }
-	if err := WriteFileAtomic(path, failing); err == nil {
-		t.Fatal("failed write reported success")
-	}
-	if b, _ := os.ReadFile(path); string(b) != "old" {
-		t.Errorf("failed write changed the file to %q", b)
-	}
-	if err := WriteFileAtomic(path, func(w io.Writer) error { _, err := w.Write([]byte("new")); return err }); err != nil {
-		t.Fatal(err)
-	}
-	if b, _ := os.ReadFile(path); string(b) != "new" {
-		t.Errorf("file holds %q, want new", b)
-	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Errorf("temporary files left behind: %v", ents)
-	}
-	if err := CheckWritable(filepath.Join(dir, "missing", "x.json")); err == nil {
-		t.Error("path in a missing directory reported writable")
-	}
-	if err := CheckWritable(dir); err == nil {
-		t.Error("a directory reported writable as a file")
 	}
 }

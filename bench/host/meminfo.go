@@ -3,6 +3,7 @@ package host
 import (
 	"bufio"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -23,4 +24,11 @@ func availableMemory() (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// Resources is what the host backend runs on here: the CPUs this process
+// may use and the memory available for buffers (0 when unknown).
+func Resources() (cpus int, availBytes int64) {
+	avail, _ := availableMemory()
+	return runtime.GOMAXPROCS(0), avail
 }

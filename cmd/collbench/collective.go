@@ -54,8 +54,8 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 	}
 	opts.Timeout = j.limits.collective
 	if f.jsonFile != "" && j.Rank == 0 {
-		if err := report.CheckWritable(f.jsonFile); err != nil {
-			return false, usageError{err}
+		if err := checkFile(f.jsonFile); err != nil {
+			return false, err
 		}
 	}
 	started := time.Now()
@@ -125,7 +125,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 	if runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())
 	}
-	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeRun(f, doc, table, sum, rows, j, out, runErr) })
+	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeRun(ctx, f, doc, table, sum, rows, j, out, runErr) })
 	if err != nil {
 		return false, err
 	}
@@ -133,7 +133,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 }
 
 // writeRun prints the footer or the document and saves the -J file.
-func writeRun(f *flags, doc *report.Run, table *report.Table, sum bench.Summary, rows []bench.Row, j *job, out io.Writer, runErr error) error {
+func writeRun(ctx context.Context, f *flags, doc *report.Run, table *report.Table, sum bench.Summary, rows []bench.Row, j *job, out io.Writer, runErr error) error {
 	switch f.format {
 	case "table":
 		if runErr == nil {
@@ -150,7 +150,7 @@ func writeRun(f *flags, doc *report.Run, table *report.Table, sum bench.Summary,
 		}
 	}
 	if f.jsonFile != "" && j.Rank == 0 {
-		return report.WriteFileAtomic(f.jsonFile, doc.Encode)
+		return saveFile(ctx, f.jsonFile, out, doc.Encode)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -13,7 +14,7 @@ import (
 // runCompare is collbench compare: two saved runs, size by size, with a
 // significance test; non-zero exit on a significant regression or a run
 // below the bandwidth floor.
-func runCompare(args []string, stdout, stderr io.Writer) int {
+func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.SortFlags = false
 	o := report.CompareOptions{}
@@ -41,11 +42,11 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return fail(usagef("--threshold must be at least 0 and --alpha between 0 and 1"))
 	}
 	o.Threshold /= 100
-	base, err := loadRun(fs.Arg(0))
+	base, err := loadRun(ctx, fs.Arg(0))
 	if err != nil {
 		return fail(err)
 	}
-	next, err := loadRun(fs.Arg(1))
+	next, err := loadRun(ctx, fs.Arg(1))
 	if err != nil {
 		return fail(err)
 	}
@@ -72,4 +73,6 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 }
 
 // loadRun reads a run document; problems are one line naming the file.
-func loadRun(path string) (*report.Run, error) { return loadDoc(path, report.DecodeRun) }
+func loadRun(ctx context.Context, path string) (*report.Run, error) {
+	return loadDoc(ctx, path, report.DecodeRun)
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -8,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/collbench/collbench/bench"
-	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/fileio"
 )
 
 // collbench compare on real runs: a run against itself is all "~"; the
@@ -29,7 +30,7 @@ func TestCompareCommand(t *testing.T) {
 	// of the host's own per-iteration times can drown in its noise on a
 	// busy machine, so both files get the same quiet wobble around each
 	// size's median, and the slow one 1.2 times it.
-	doc, err := loadRun(base)
+	doc, err := loadRun(context.Background(), base)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +44,7 @@ func TestCompareCommand(t *testing.T) {
 			}
 		}
 		path := filepath.Join(dir, fmt.Sprintf("x%g.json", scale))
-		if err := report.WriteFileAtomic(path, doc.Encode); err != nil {
+		if err := fileio.Write(context.Background(), path, doc.Encode); err != nil {
 			t.Fatal(err)
 		}
 		return path

@@ -1,7 +1,8 @@
 package main
 
 import (
-	"errors"
+	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/report"
 )
 
@@ -80,21 +82,21 @@ func (e *exportFlags) checkDir() error {
 		return usagef("--export-dir: %v", err)
 	}
 	probe := e.dir + "/.collbench-probe"
-	if err := report.CheckWritable(probe); err != nil {
+	if err := fileio.Check(probe); err != nil {
 		return usageError{err}
 	}
 	return nil
 }
 
 // write exports doc to every chosen target; the first failure stops it.
-func (e *exportFlags) write(doc *report.Profile) ([]string, error) {
+func (e *exportFlags) write(ctx context.Context, doc *report.Profile) ([]string, error) {
 	targets, err := e.list()
 	if err != nil {
 		return nil, err
 	}
 	var all []string
 	for _, t := range targets {
-		files, err := report.Export(doc, t, e.dir, e.opts)
+		files, err := report.Export(ctx, doc, t, e.dir, e.opts)
 		all = append(all, files...)
 		if err != nil {
 			return all, err
@@ -104,7 +106,7 @@ func (e *exportFlags) write(doc *report.Profile) ([]string, error) {
 }
 
 // runExport is collbench export: a saved profile into planners' formats.
-func runExport(args []string, stdout, stderr io.Writer) int {
+func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("export", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
@@ -126,14 +128,14 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 	if err := e.check(); err != nil {
 		return fail(err)
 	}
-	doc, err := loadProfile(fs.Arg(0))
+	doc, err := loadProfile(ctx, fs.Arg(0))
 	if err != nil {
 		return fail(err)
 	}
 	if err := e.checkDir(); err != nil {
 		return fail(err)
 	}
-	files, err := e.write(doc)
+	files, err := e.write(ctx, doc)
 	for _, f := range files {
 		fmt.Fprintln(stdout, f)
 	}
@@ -144,24 +146,28 @@ func runExport(args []string, stdout, stderr io.Writer) int {
 }
 
 // loadProfile reads a profile file; every problem is one line naming it.
-func loadProfile(path string) (*report.Profile, error) { return loadDoc(path, report.DecodeProfile) }
+func loadProfile(ctx context.Context, path string) (*report.Profile, error) {
+	return loadDoc(ctx, path, report.DecodeProfile)
+}
 
-// loadDoc opens path and decodes it; a missing file or a bad document is a
-// usage error of one line that names the file.
-func loadDoc[T any](path string, decode func(io.Reader) (T, error)) (T, error) {
+// inputLimit caps what loadDoc reads of one file.
+var inputLimit int64 = fileio.MaxInput
+
+// loadDoc reads path (at most inputLimit bytes, giving up when ctx
+// ends) and decodes it; a missing file or a bad document is a usage error
+// of one line that names the file.
+func loadDoc[T any](ctx context.Context, path string, decode func(io.Reader) (T, error)) (T, error) {
 	var zero T
-	f, err := os.Open(path)
+	data, err := fileio.Read(ctx, path, inputLimit)
 	if err != nil {
-		var pe *os.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
+		if ctx.Err() != nil {
+			return zero, err
 		}
 		return zero, usagef("%s: %v", path, err)
 	}
-	defer f.Close()
-	doc, err := decode(f)
+	doc, err := decode(bytes.NewReader(data))
 	if err != nil {
 		return zero, usagef("%s: %v", path, err)
 	}
-	return doc, nil
+	return doc, ctx.Err()
 }

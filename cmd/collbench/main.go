@@ -40,8 +40,41 @@ func main() {
 	os.Exit(code)
 }
 
-// run dispatches a command line and returns the process exit code.
+// run dispatches a command line and returns the process exit code. A
+// command whose standard output could not be written (a full disk, a
+// closed descriptor) has lost its results and fails, whatever it measured.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	out := &checkedWriter{w: stdout}
+	code := dispatch(ctx, args, out, stderr)
+	if out.err != nil {
+		fmt.Fprintf(stderr, "collbench: writing to standard output: %v\n", out.err)
+		if code == exitOK {
+			code = exitFailure
+		}
+	}
+	return code
+}
+
+// checkedWriter remembers the first error of the writer it wraps, so that
+// output written with fmt.Fprintf, which drops errors, is still checked.
+type checkedWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *checkedWriter) Write(p []byte) (int, error) {
+	if c.err != nil {
+		return 0, c.err
+	}
+	n, err := c.w.Write(p)
+	if err != nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// dispatch runs the command a command line names.
+func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Invoked through a link named like an nccl-tests binary
 	// (all_reduce_perf -b 8 …), the name is the subcommand.
 	if base := filepath.Base(args[0]); base != "collbench" {
@@ -62,7 +95,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		usage(stdout)
 		return exitOK
 	case "doctor":
-		return runDoctor(rest, stdout, stderr)
+		return runDoctor(ctx, rest, stdout, stderr)
 	case "launch":
 		return runLaunch(rest, stdout, stderr)
 	case "overlap":
@@ -70,15 +103,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "profile":
 		return runProfile(ctx, rest, stdout, stderr)
 	case "export":
-		return runExport(rest, stdout, stderr)
+		return runExport(ctx, rest, stdout, stderr)
 	case "predict":
-		return runPredict(rest, stdout, stderr)
+		return runPredict(ctx, rest, stdout, stderr)
 	case "compare":
-		return runCompare(rest, stdout, stderr)
+		return runCompare(ctx, rest, stdout, stderr)
 	case "plot":
-		return runPlot(rest, stdout, stderr)
+		return runPlot(ctx, rest, stdout, stderr)
 	case "report":
-		return runReport(rest, stdout, stderr)
+		return runReport(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "collbench version: unexpected argument %q\n", rest[0])

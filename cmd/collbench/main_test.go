@@ -227,8 +227,10 @@ func TestNCCLBackendWithoutGPU(t *testing.T) {
 	}
 }
 
-// TestDoctorWithoutGPU: on a machine without a driver doctor says so in
-// one line and exits 1, without a panic from any library.
+// TestDoctorWithoutGPU: on a machine without a driver doctor says why in
+// one line on stderr and exits 1, without a panic from any library, and
+// still prints what it found and the host backend that will run, as text
+// or as a JSON document.
 func TestDoctorWithoutGPU(t *testing.T) {
 	if _, err := os.Stat("/dev/nvidiactl"); err == nil {
 		t.Skip("an NVIDIA driver is present; this test covers machines without one")
@@ -238,11 +240,29 @@ func TestDoctorWithoutGPU(t *testing.T) {
 		if code != exitFailure {
 			t.Errorf("%v: exit %d, want %d", args, code, exitFailure)
 		}
-		if !strings.HasPrefix(errOut, "collbench doctor: no NVIDIA GPU found") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		if !strings.HasPrefix(errOut, "collbench doctor: no NVIDIA GPU found") || !strings.Contains(errOut, "will run on the host backend") ||
+			strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("%v: stderr %q, want one line saying no GPU was found", args, errOut)
 		}
-		if out != "" {
-			t.Errorf("%v: stdout %q, want nothing", args, out)
+		if len(args) == 1 {
+			if !regexp.MustCompile(`(?m)^backend: +host: CPU memory over TCP, \d+ CPU\(s\)`).MatchString(out) || !strings.Contains(out, "GPUs:          0") {
+				t.Errorf("text report does not name the host backend:\n%s", out)
+			}
+			continue
+		}
+		var d struct {
+			Backend string   `json:"backend"`
+			Missing []string `json:"missing"`
+			GPUs    []any    `json:"gpus"`
+			Host    struct {
+				CPUs int `json:"cpus"`
+			} `json:"host"`
+		}
+		if err := json.Unmarshal([]byte(out), &d); err != nil {
+			t.Fatalf("doctor --json printed no JSON document: %v\n%s", err, out)
+		}
+		if d.Backend != "host" || len(d.Missing) == 0 || d.GPUs == nil || len(d.GPUs) != 0 || d.Host.CPUs < 1 {
+			t.Errorf("doctor --json: %+v", d)
 		}
 	}
 	if code, _, errOut := runCLI("doctor", "extra"); code != exitUsage || !strings.Contains(errOut, "unexpected argument") {

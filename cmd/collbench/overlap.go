@@ -188,8 +188,8 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 	}
 	for _, path := range []string{f.jsonFile, f.galvatron} {
 		if path != "" && j.Rank == 0 {
-			if err := report.CheckWritable(path); err != nil {
-				return usageError{err}
+			if err := checkFile(path); err != nil {
+				return err
 			}
 		}
 	}
@@ -268,7 +268,7 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 		runErr = j.peers().Barrier(ctx)
 	}
 	endSweep(time.Now(), runErr)
-	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeOverlap(f, doc, j, out, runErr) })
+	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeOverlap(ctx, f, doc, j, out, runErr) })
 	if err != nil {
 		return err
 	}
@@ -276,7 +276,7 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 }
 
 // writeOverlap prints the footer or the document and saves the files.
-func writeOverlap(f *overlapFlags, doc *report.OverlapRun, j *job, out io.Writer, runErr error) error {
+func writeOverlap(ctx context.Context, f *overlapFlags, doc *report.OverlapRun, j *job, out io.Writer, runErr error) error {
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
 	if runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())
@@ -291,12 +291,12 @@ func writeOverlap(f *overlapFlags, doc *report.OverlapRun, j *job, out io.Writer
 	}
 	if j.Rank == 0 {
 		if f.jsonFile != "" {
-			if err := report.WriteFileAtomic(f.jsonFile, doc.Encode); err != nil {
+			if err := saveFile(ctx, f.jsonFile, out, doc.Encode); err != nil {
 				return err
 			}
 		}
 		if f.galvatron != "" && runErr == nil {
-			if err := report.WriteFileAtomic(f.galvatron, doc.EncodeGalvatron); err != nil {
+			if err := saveFile(ctx, f.galvatron, out, doc.EncodeGalvatron); err != nil {
 				return err
 			}
 		}

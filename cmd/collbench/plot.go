@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -11,12 +12,13 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/chart"
+	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/report"
 )
 
 // runPlot is collbench plot: bus bandwidth and time against message size
 // for saved runs and profiles, one line per collective, group or curve.
-func runPlot(args []string, stdout, stderr io.Writer) int {
+func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("plot", pflag.ContinueOnError)
 	fs.SortFlags = false
 	out := fs.StringP("output", "o", "busbw.svg", "image to write; the extension picks the format: .svg, .png or .pdf")
@@ -45,7 +47,10 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 			return fail(usagef("--only: %v", err))
 		}
 	}
-	entries, err := loadEntries(fs.Args())
+	if err := checkOutput(*out, fs.Args()); err != nil {
+		return fail(err)
+	}
+	entries, err := loadEntries(ctx, fs.Args())
 	if err != nil {
 		return fail(err)
 	}
@@ -71,7 +76,10 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	if err := chart.Render(&img, format, series, chart.Options{Title: *title, Metrics: metrics}); err != nil {
 		return fail(err)
 	}
-	if err := report.WriteFileAtomic(*out, func(w io.Writer) error { _, err := w.Write(img.Bytes()); return err }); err != nil {
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	if err := fileio.WriteBytes(ctx, *out, img.Bytes()); err != nil {
 		return fail(err)
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d line(s))\n", *out, len(series))
@@ -80,7 +88,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 
 // runReport is collbench report: one HTML or Markdown page with the facts,
 // tables and charts of saved runs and profiles.
-func runReport(args []string, stdout, stderr io.Writer) int {
+func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
 	fs.SortFlags = false
 	out := fs.StringP("output", "o", "report.html", "page to write: .html, or .md (charts then go to SVG files beside it)")
@@ -97,10 +105,10 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	if ext != ".html" && ext != ".htm" && ext != ".md" {
 		return fail(usagef("%s: want a .html or .md file", *out))
 	}
-	if err := report.CheckWritable(*out); err != nil {
-		return fail(usageError{err})
+	if err := checkOutput(*out, fs.Args()); err != nil {
+		return fail(err)
 	}
-	entries, err := loadEntries(fs.Args())
+	entries, err := loadEntries(ctx, fs.Args())
 	if err != nil {
 		return fail(err)
 	}
@@ -129,7 +137,15 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 	}
 	var written []string
 	for _, img := range append(images, svgFile{*out, page.Bytes()}) {
-		if err := report.WriteFileAtomic(img.path, func(w io.Writer) error { _, err := w.Write(img.data); return err }); err != nil {
+		if err := fileio.Distinct(img.path, fs.Args()); err != nil {
+			return fail(usageError{err})
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fail(err)
+	}
+	for _, img := range append(images, svgFile{*out, page.Bytes()}) {
+		if err := fileio.WriteBytes(ctx, img.path, img.data); err != nil {
 			return fail(err)
 		}
 		written = append(written, img.path)
@@ -139,14 +155,14 @@ func runReport(args []string, stdout, stderr io.Writer) int {
 }
 
 // loadEntries reads runs and profiles, naming each after its file.
-func loadEntries(paths []string) ([]chart.Entry, error) {
+func loadEntries(ctx context.Context, paths []string) ([]chart.Entry, error) {
 	entries := make([]chart.Entry, 0, len(paths))
 	bases := map[string]int{}
 	for _, p := range paths {
 		bases[strings.TrimSuffix(filepath.Base(p), ".json")]++
 	}
 	for _, p := range paths {
-		doc, err := loadDoc(p, report.DecodeDocument)
+		doc, err := loadDoc(ctx, p, report.DecodeDocument)
 		if err != nil {
 			return nil, err
 		}
@@ -157,6 +173,18 @@ func loadEntries(paths []string) ([]chart.Entry, error) {
 		entries = append(entries, chart.Entry{Name: name, Doc: doc})
 	}
 	return entries, nil
+}
+
+// checkOutput refuses, before anything is read, an output that cannot be
+// written or that is one of the inputs (writing it would destroy it).
+func checkOutput(out string, inputs []string) error {
+	if err := fileio.Check(out); err != nil {
+		return usageError{err}
+	}
+	if err := fileio.Distinct(out, inputs); err != nil {
+		return usageError{err}
+	}
+	return nil
 }
 
 func entryNames(entries []chart.Entry) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -102,20 +103,20 @@ func (f *predictFlags) model() (model.Transformer, error) {
 }
 
 // runPredict is collbench predict.
-func runPredict(args []string, stdout, stderr io.Writer) int {
+func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newPredictFlags()
 	f.fs.SetOutput(io.Discard)
 	synopsis := "collbench predict --profile profile.json [--model NAME | --layers N --hidden N …] [--dp N --tp N --pp N --zero K --sp --ep N] [--rank-strategies]"
 	if code, done := parseFlags(f.fs, args, synopsis, stdout, stderr); done {
 		return code
 	}
-	if err := predict(f, stdout); err != nil {
+	if err := predict(ctx, f, stdout); err != nil {
 		return failer("predict", stderr)(err)
 	}
 	return exitOK
 }
 
-func predict(f *predictFlags, stdout io.Writer) error {
+func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	switch {
 	case f.fs.NArg() > 0:
 		return usagef("unexpected argument %q", f.fs.Arg(0))
@@ -134,7 +135,7 @@ func predict(f *predictFlags, stdout io.Writer) error {
 	if bytes == 0 {
 		return usagef("unknown --dtype %q (want bfloat16, half or float)", f.dtype)
 	}
-	doc, err := loadProfile(f.profile)
+	doc, err := loadProfile(ctx, f.profile)
 	if err != nil {
 		return err
 	}

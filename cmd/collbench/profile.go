@@ -329,7 +329,7 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 	if j.Rank != 0 {
 		return runErr
 	}
-	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return f.write(doc, stdout, stderr, runErr == nil) })
+	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return f.write(ctx, doc, stdout, stderr, runErr == nil) })
 	if err != nil {
 		return err
 	}
@@ -339,8 +339,8 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 // checkOutputs finds unwritable outputs before anything is measured.
 func (f *profileFlags) checkOutputs() error {
 	if f.output != "" {
-		if err := report.CheckWritable(f.output); err != nil {
-			return usageError{err}
+		if err := checkFile(f.output); err != nil {
+			return err
 		}
 	}
 	return f.exports.checkDir()
@@ -349,18 +349,18 @@ func (f *profileFlags) checkOutputs() error {
 // write saves the profile (kept even when the run failed part way, with
 // the error inside) and, after a complete run, the exports; with -o the
 // fits are summed up on stdout.
-func (f *profileFlags) write(doc *report.Profile, stdout, stderr io.Writer, complete bool) error {
-	if f.output == "" {
+func (f *profileFlags) write(ctx context.Context, doc *report.Profile, stdout, stderr io.Writer, complete bool) error {
+	if f.output == "" || f.output == stdoutName {
 		return doc.Encode(stdout)
 	}
-	if err := report.WriteFileAtomic(f.output, doc.Encode); err != nil {
+	if err := saveFile(ctx, f.output, stdout, doc.Encode); err != nil {
 		return err
 	}
 	report.FitTable(stdout, doc)
 	if !complete {
 		return nil
 	}
-	files, err := f.exports.write(doc)
+	files, err := f.exports.write(ctx, doc)
 	for _, file := range files {
 		fmt.Fprintf(stderr, "collbench profile: wrote %s\n", file)
 	}

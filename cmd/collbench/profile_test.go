@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -35,7 +36,7 @@ func TestProfileLaunched(t *testing.T) {
 	if err := schemacheck.Validate("../../docs/profile.schema.json", data); err != nil {
 		t.Fatalf("the profile does not match docs/profile.schema.json: %v", err)
 	}
-	p, err := loadProfile(file)
+	p, err := loadProfile(context.Background(), file)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,220 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// sweep runs a small host sweep that writes its -J file to path.
+func sweep(t *testing.T, path string, extra ...string) (int, string, string) {
+	t.Helper()
+	return runCLI(append([]string{"allreduce", "-b", "1K", "-e", "4K", "-f", "2", "-g", "2", "-n", "2", "-J", path}, extra...)...)
+}
+
+// -J never replaces what is not a regular file: a device stays a device, a
+// FIFO reaches its reader, a link keeps pointing at a file that gets the
+// results, and "-" is standard output.
+func TestResultsFileTargets(t *testing.T) {
+	dir := t.TempDir()
+
+	t.Run("device", func(t *testing.T) {
+		null := filepath.Join(dir, "null")
+		if err := syscall.Mknod(null, syscall.S_IFCHR|0o666, int(1<<8|3)); err != nil {
+			t.Skipf("cannot make a device node here: %v", err)
+		}
+		if code, _, errOut := sweep(t, null); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if fi, err := os.Lstat(null); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
+			t.Errorf("the device was replaced: %v %v", fi.Mode(), err)
+		}
+	})
+
+	t.Run("full device", func(t *testing.T) {
+		if _, err := os.Stat("/dev/full"); err != nil {
+			t.Skip("no /dev/full")
+		}
+		code, _, errOut := sweep(t, "/dev/full")
+		if code != exitFailure || !strings.Contains(errOut, "writing /dev/full: no space left on device") {
+			t.Errorf("-J /dev/full: exit %d, %q", code, errOut)
+		}
+		if fi, err := os.Stat("/dev/full"); err != nil || fi.Mode()&fs.ModeCharDevice == 0 {
+			t.Fatalf("/dev/full is no longer a device: %v %v", fi.Mode(), err)
+		}
+	})
+
+	t.Run("symlink", func(t *testing.T) {
+		real := filepath.Join(dir, "real.json")
+		os.WriteFile(real, []byte("old"), 0o600)
+		link := filepath.Join(dir, "link.json")
+		os.Symlink("real.json", link)
+		if code, _, errOut := sweep(t, link); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if target, err := os.Readlink(link); err != nil || target != "real.json" {
+			t.Errorf("the link was replaced: %q %v", target, err)
+		}
+		b, _ := os.ReadFile(real)
+		fi, _ := os.Stat(real)
+		if !bytes.Contains(b, []byte(`"schema": "collbench.run"`)) || fi.Mode().Perm() != 0o600 {
+			t.Errorf("the link's file holds %.40q with mode %v", b, fi.Mode())
+		}
+	})
+
+	t.Run("fifo", func(t *testing.T) {
+		fifo := filepath.Join(dir, "pipe")
+		if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+			t.Skipf("mkfifo: %v", err)
+		}
+		got := make(chan []byte, 1)
+		go func() {
+			f, err := os.Open(fifo)
+			if err != nil {
+				got <- nil
+				return
+			}
+			b, _ := io.ReadAll(f)
+			f.Close()
+			got <- b
+		}()
+		if code, _, errOut := sweep(t, fifo); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		if b := <-got; !bytes.Contains(b, []byte(`"schema": "collbench.run"`)) {
+			t.Errorf("the reader got %.60q", b)
+		}
+		if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&fs.ModeNamedPipe == 0 {
+			t.Errorf("the FIFO was replaced: %v %v", fi.Mode(), err)
+		}
+	})
+
+	t.Run("stdout", func(t *testing.T) {
+		code, out, errOut := sweep(t, "-")
+		if code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+		table := strings.Index(out, "# Avg bus bandwidth")
+		doc := strings.Index(out, `"schema": "collbench.run"`)
+		if table < 0 || doc < table {
+			t.Errorf("-J - should print the JSON after the table:\n%s", out)
+		}
+		if _, err := os.Stat("-"); err == nil {
+			os.Remove("-")
+			t.Error(`-J - wrote a file named "-"`)
+		}
+	})
+}
+
+// plot and report refuse to write over one of their inputs.
+func TestOutputIsAnInput(t *testing.T) {
+	dir := t.TempDir()
+	run := filepath.Join(dir, "r.json")
+	if code, _, errOut := sweep(t, run); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	data, _ := os.ReadFile(run)
+	asHTML := filepath.Join(dir, "r.html")
+	os.WriteFile(asHTML, data, 0o644)
+	asSVG := filepath.Join(dir, "r.svg")
+	os.WriteFile(asSVG, data, 0o644)
+	link := filepath.Join(dir, "same.html")
+	os.Symlink("r.html", link)
+	for _, args := range [][]string{
+		{"plot", asSVG, "-o", asSVG},
+		{"report", asHTML, "-o", asHTML},
+		{"report", asHTML, "-o", link},
+		{"report", run, asHTML, "-o", filepath.Join(dir, ".", "r.html")},
+	} {
+		code, _, errOut := runCLI(args...)
+		if code != exitUsage || !strings.Contains(errOut, "is the input") || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want exit 2 and one line saying the output is an input", args, code, errOut)
+		}
+	}
+	for _, p := range []string{asHTML, asSVG} {
+		if b, _ := os.ReadFile(p); !bytes.Equal(b, data) {
+			t.Errorf("%s was changed", p)
+		}
+	}
+}
+
+// failingWriter stands for a standard output on a full disk.
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, syscall.ENOSPC }
+
+// A command whose results could not reach standard output fails.
+func TestStdoutWriteErrors(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.json"), filepath.Join(dir, "b.json")
+	for _, p := range []string{a, b} {
+		if code, _, errOut := sweep(t, p); code != 0 {
+			t.Fatalf("exit %d: %s", code, errOut)
+		}
+	}
+	prof := filepath.Join("..", "..", "chart", "testdata", "profile.json")
+	for _, args := range [][]string{
+		{"allreduce", "-b", "8", "-e", "8"},
+		{"compare", a, b, "--threshold", "1000"},
+		{"predict", "--profile", prof, "--model", "gpt2-1.5b"},
+		{"version"},
+	} {
+		var e bytes.Buffer
+		code := run(context.Background(), append([]string{"collbench"}, args...), failingWriter{}, &e)
+		if code == exitOK || !strings.Contains(e.String(), "writing to standard output: no space left on device") {
+			t.Errorf("%v with stdout on a full disk: exit %d, stderr %q", args, code, e.String())
+		}
+	}
+}
+
+// The file commands read their inputs with a cap and give up when
+// interrupted: /dev/zero is refused, a FIFO that never speaks ends with
+// the interruption.
+func TestInputsBoundedAndInterruptible(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		defer func(was int64) { inputLimit = was }(inputLimit)
+		inputLimit = 8 << 20 // the logic of the 256 MiB cap, at a cost a test can pay
+		code, _, errOut := runCLI("compare", "/dev/zero", "/dev/zero")
+		if code != exitUsage || !strings.Contains(errOut, "/dev/zero: larger than 8 MiB") {
+			t.Errorf("compare /dev/zero: exit %d, %q", code, errOut)
+		}
+	}
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	w, err := os.OpenFile(fifo, os.O_RDWR, 0) // a writer that never writes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for _, args := range [][]string{
+		{"compare", fifo, fifo},
+		{"plot", fifo, "-o", filepath.Join(t.TempDir(), "x.svg")},
+		{"report", fifo, "-o", filepath.Join(t.TempDir(), "x.html")},
+		{"export", "--to", "galvatron", fifo, "-o", t.TempDir()},
+		{"predict", "--profile", fifo, "--model", "gpt2-1.5b"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		done := make(chan int, 1)
+		var e bytes.Buffer
+		go func() { done <- run(ctx, append([]string{"collbench"}, args...), io.Discard, &e) }()
+		select {
+		case code := <-done:
+			if code != exitSignal {
+				t.Errorf("%v interrupted: exit %d, %q; want %d", args, code, e.String(), exitSignal)
+			}
+		case <-time.After(60 * time.Second):
+			t.Fatalf("%v ignored the interruption", args)
+		}
+		cancel()
+	}
+}

@@ -1,0 +1,82 @@
+package fileio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+)
+
+// MaxInput is the largest document collbench reads: far above any run or
+// profile it writes (a few MiB), far below what would exhaust memory.
+const MaxInput = 256 << 20
+
+// Read returns the contents of path, at most limit bytes. A larger input
+// is refused with one sentence; a FIFO is opened without waiting for its
+// writer; the read gives up when ctx ends, with ctx's cause.
+func Read(ctx context.Context, path string, limit int64) ([]byte, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if fi.IsDir() {
+		return nil, errors.New("it is a directory")
+	}
+	flags := os.O_RDONLY
+	if fi.Mode()&fs.ModeNamedPipe != 0 {
+		flags |= syscall.O_NONBLOCK // open returns at once; reads wait in the poller
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer f.Close()
+	stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Now()) })
+	defer stop()
+	var data []byte
+	buf := make([]byte, 1<<20)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, context.Cause(ctx)
+		}
+		n, err := f.Read(buf)
+		data = append(data, buf[:n]...)
+		if int64(len(data)) > limit {
+			return nil, fmt.Errorf("larger than %s, which no collbench document is", sizeText(limit))
+		}
+		switch {
+		case errors.Is(err, io.EOF):
+			return data, nil
+		case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil:
+			return nil, context.Cause(ctx)
+		case err != nil:
+			return nil, unwrapPath(err)
+		}
+	}
+}
+
+func sizeText(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// Distinct refuses an output that is one of the inputs (the same file by
+// device and inode, whatever the names), which writing would destroy.
+func Distinct(output string, inputs []string) error {
+	out, err := os.Stat(output)
+	if err != nil {
+		return nil // nothing there yet: nothing to destroy
+	}
+	for _, in := range inputs {
+		if fi, err := os.Stat(in); err == nil && os.SameFile(out, fi) {
+			return fmt.Errorf("the output %s is the input %s; write to another file", output, in)
+		}
+	}
+	return nil
+}
