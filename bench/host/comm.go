@@ -93,6 +93,10 @@ type Comm struct {
 	remote bool // connections leave this host
 
 	pending sync.WaitGroup
+	// queues is held for reading while work is sent to the streams and
+	// for writing while Close closes their channels, so no send can
+	// meet a closed channel. The streams never take it.
+	queues  sync.RWMutex
 	mu      sync.Mutex
 	err     error // first failure since the last Wait
 	aborted bool
@@ -156,6 +160,8 @@ func (c *Comm) Read(local int, kind bench.BufKind, off int64, dst []byte) error 
 
 // Enqueue implements bench.Comm: the batch goes onto every rank's stream.
 func (c *Comm) Enqueue(b bench.Batch) error {
+	c.queues.RLock()
+	defer c.queues.RUnlock()
 	c.mu.Lock()
 	if c.aborted || c.closed {
 		c.mu.Unlock()
@@ -203,9 +209,13 @@ func (c *Comm) Abort() {
 	c.mesh.close()
 }
 
-// Close implements bench.Comm.
+// Close implements bench.Comm. Abort first makes the streams skip what is
+// queued, so a send blocked on a full queue completes and Close can take
+// the queues.
 func (c *Comm) Close() error {
 	c.Abort()
+	c.queues.Lock()
+	defer c.queues.Unlock()
 	c.mu.Lock()
 	if !c.closed {
 		c.closed = true

@@ -70,17 +70,24 @@ func (c *Comm) SetWorkload(w bench.Workload) error {
 }
 
 // EnqueueCompute implements bench.Computer.
+// The sends happen outside c.mu, which the compute loops take for every
+// batch: a queue that is full waits for its loop, never blocks it.
 func (c *Comm) EnqueueCompute(n int) error {
+	c.queues.RLock()
+	defer c.queues.RUnlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.loads == nil {
+	switch {
+	case c.loads == nil:
+		c.mu.Unlock()
 		return fmt.Errorf("no workload set")
-	}
-	if c.aborted || c.closed {
+	case c.aborted || c.closed:
+		c.mu.Unlock()
 		return fmt.Errorf("communicator was aborted")
 	}
-	c.computing.Add(len(c.streams))
-	for _, s := range c.streams {
+	streams := c.streams
+	c.mu.Unlock()
+	c.computing.Add(len(streams))
+	for _, s := range streams {
 		s.work <- n
 	}
 	return nil

@@ -37,8 +37,14 @@ type member struct {
 
 // mesh holds one TCP connection between every pair of ranks of a group:
 // conns[i][p] is local member i's connection to the rank at group rank p.
+// While it is being built, connections land in it under mu; once closed,
+// a connection that completes its handshake late is closed, not stored.
 type mesh struct {
 	conns [][]net.Conn
+
+	mu      sync.Mutex
+	closed  bool
+	pending map[net.Conn]bool // accepted, still saying hello
 }
 
 // endpoint is what a process publishes about itself through the exchange.
@@ -51,6 +57,7 @@ type endpoint struct {
 // process or others: each member listens, the listeners' addresses and the
 // process's key go round through s.Exchange, then every rank dials each
 // lower rank of its group and presents its number and that process's key.
+// The first failure (a refused dial, a failed accept) cancels the rest.
 func dialMesh(ctx context.Context, s bench.Setup, members []member) (*mesh, error) {
 	key := make([]byte, keyLen)
 	if _, err := rand.Read(key); err != nil {
@@ -77,45 +84,64 @@ func dialMesh(ctx context.Context, s bench.Setup, members []member) (*mesh, erro
 	if err != nil {
 		return nil, err
 	}
-	stop := context.AfterFunc(ctx, func() { closeAll(lns) })
+	bctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(bctx, func() { closeAll(lns) })
 	defer stop()
 
 	size := s.Groups.Of(s.NRanks)
-	msh := &mesh{conns: make([][]net.Conn, len(members))}
+	msh := &mesh{conns: make([][]net.Conn, len(members)), pending: map[net.Conn]bool{}}
 	var wg sync.WaitGroup
-	errs := make(chan error, 2*len(members))
 	for i, m := range members {
 		msh.conns[i] = make([]net.Conn, size)
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if err := msh.accept(ctx, lns[i], i, m, s, key); err != nil {
-				errs <- err
+			if err := msh.accept(bctx, lns[i], i, m, s, key); err != nil {
+				cancel(err)
 			}
 		}()
 		go func() {
 			defer wg.Done()
 			for p := 0; p < m.groupRank; p++ {
 				peer := s.Groups.Member(s.NRanks, m.group, p)
-				c, err := dialPeer(ctx, addrs[peer], m.global, keys[peer])
+				c, err := dialPeer(bctx, addrs[peer], m.global, keys[peer])
 				if err != nil {
-					errs <- fmt.Errorf("rank %d connecting to rank %d at %s: %w", m.global, peer, addrs[peer], err)
+					cancel(fmt.Errorf("rank %d connecting to rank %d at %s: %w", m.global, peer, addrs[peer], err))
 					return
 				}
-				msh.conns[i][p] = c
+				if !msh.store(i, p, c) {
+					return
+				}
 			}
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		msh.close()
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("connecting the ranks: %w (%v)", ctx.Err(), err)
-		}
-		return nil, err
+	if bctx.Err() == nil {
+		return msh, nil
 	}
-	return msh, nil
+	msh.close()
+	err = context.Cause(bctx)
+	if ctx.Err() != nil {
+		if cause := context.Cause(ctx); cause != ctx.Err() {
+			return nil, fmt.Errorf("connecting the ranks: %w", cause)
+		}
+		return nil, fmt.Errorf("connecting the ranks: %w", ctx.Err())
+	}
+	return nil, err
+}
+
+// store puts a finished connection in place, or closes it when the mesh
+// was closed meanwhile; it reports whether the connection was kept.
+func (msh *mesh) store(i, p int, c net.Conn) bool {
+	msh.mu.Lock()
+	defer msh.mu.Unlock()
+	if msh.closed || msh.conns[i][p] != nil {
+		c.Close()
+		return false
+	}
+	msh.conns[i][p] = c
+	return true
 }
 
 // exchangeEndpoints publishes this process's endpoint and returns every
@@ -169,26 +195,33 @@ func dialPeer(ctx context.Context, addr string, self int, key []byte) (net.Conn,
 // accept takes one connection from every higher rank of member i's group.
 // Each newcomer is heard on its own, so connections that present a wrong
 // key, an unexpected rank or nothing at all are dropped without holding up
-// the real peers.
+// the real peers. A listener that fails (out of descriptors) is an error,
+// not a silent wait.
 func (msh *mesh) accept(ctx context.Context, ln net.Listener, i int, m member, s bench.Setup, key []byte) error {
-	var mu sync.Mutex
 	want := s.Groups.Of(s.NRanks) - 1 - m.groupRank
 	if want == 0 {
 		return nil
 	}
 	done := make(chan struct{})
+	failed := make(chan error, 1)
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
+				failed <- err
+				return
+			}
+			if !msh.greet(c) {
+				c.Close()
 				return
 			}
 			go func() {
 				peer, ok := readHello(c, key)
 				group, gr, active := s.Groups.Place(s.NRanks, peer)
-				mu.Lock()
-				defer mu.Unlock()
-				if !ok || peer < 0 || peer >= s.NRanks || !active || group != m.group || gr <= m.groupRank || msh.conns[i][gr] != nil {
+				msh.mu.Lock()
+				defer msh.mu.Unlock()
+				delete(msh.pending, c)
+				if msh.closed || !ok || peer < 0 || peer >= s.NRanks || !active || group != m.group || gr <= m.groupRank || msh.conns[i][gr] != nil {
 					c.Close()
 					return
 				}
@@ -203,9 +236,26 @@ func (msh *mesh) accept(ctx context.Context, ln net.Listener, i int, m member, s
 	select {
 	case <-done:
 		return nil
+	case err := <-failed:
+		if ctx.Err() != nil {
+			return fmt.Errorf("rank %d waiting for its peers: %w", m.global, ctx.Err())
+		}
+		return fmt.Errorf("rank %d accepting its peers: %w", m.global, err)
 	case <-ctx.Done():
 		return fmt.Errorf("rank %d waiting for its peers: %w", m.global, ctx.Err())
 	}
+}
+
+// greet records a connection that has yet to say hello, so that closing
+// the mesh closes it too; false when the mesh is closed already.
+func (msh *mesh) greet(c net.Conn) bool {
+	msh.mu.Lock()
+	defer msh.mu.Unlock()
+	if msh.closed {
+		return false
+	}
+	msh.pending[c] = true
+	return true
 }
 
 func readHello(c net.Conn, key []byte) (int, bool) {
@@ -237,13 +287,20 @@ func closeAll(lns []net.Listener) {
 	}
 }
 
-// close shuts every connection; blocked reads and writes fail at once.
-func (m *mesh) close() {
-	for _, row := range m.conns {
+// close shuts every connection, and those still saying hello; blocked
+// reads and writes fail at once, and late handshakes are refused.
+func (msh *mesh) close() {
+	msh.mu.Lock()
+	defer msh.mu.Unlock()
+	msh.closed = true
+	for _, row := range msh.conns {
 		for _, c := range row {
 			if c != nil {
 				c.Close()
 			}
 		}
+	}
+	for c := range msh.pending {
+		c.Close()
 	}
 }
