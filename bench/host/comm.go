@@ -43,6 +43,11 @@ func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 			members = append(members, member{local: l, global: s.FirstRank + l, group: group, groupRank: gr})
 		}
 	}
+	size := s.Groups.Of(s.NRanks)
+	if err := ensureDescriptors(meshDescriptors(len(members), size),
+		fmt.Sprintf("the TCP mesh of %d rank(s) in this process, in groups of %d,", len(members), size)); err != nil {
+		return nil, err
+	}
 	m, err := dialMesh(ctx, s, members)
 	if err != nil {
 		return nil, err

@@ -71,6 +71,8 @@ func (j *jobFlags) check() error {
 	switch {
 	case j.ngpus < 1:
 		return usagef("-g must be at least 1 (got %d)", j.ngpus)
+	case j.ngpus > maxLocalRanks:
+		return usagef("-g %d: at most %d ranks run in one process; launch more processes", j.ngpus, maxLocalRanks)
 	case j.layout != "consecutive" && j.layout != "strided":
 		return usagef("unknown --layout %q (want consecutive or strided)", j.layout)
 	case j.groupSize < 0:
@@ -89,6 +91,10 @@ func (j *jobFlags) check() error {
 	}
 	return nil
 }
+
+// maxLocalRanks bounds -g: far above the GPUs of any host, far below
+// what would exhaust a process before a sentence could say so.
+const maxLocalRanks = 1024
 
 // grouping is the --group-size/--layout/--isolated split.
 func (j *jobFlags) grouping() bench.Grouping {

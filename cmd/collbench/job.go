@@ -31,7 +31,8 @@ const (
 )
 
 // deadlinesFor applies -T (0 = not given). A one-process run keeps
-// nccl-tests' behaviour: no limit unless -T is given.
+// nccl-tests' behaviour for its calls, no limit unless -T is given, but
+// its start-up is bounded like any job's: nothing waits forever to begin.
 func deadlinesFor(timeout time.Duration, multi bool) deadlines {
 	switch {
 	case timeout > 0:
@@ -39,7 +40,7 @@ func deadlinesFor(timeout time.Duration, multi bool) deadlines {
 	case multi:
 		return deadlines{bootstrap: defaultBootstrap, collective: defaultCollective, stall: maxStall}
 	}
-	return deadlines{}
+	return deadlines{bootstrap: defaultBootstrap}
 }
 
 // job is this process's place in the run and, when there are several

@@ -53,6 +53,9 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 	case lf.nprocs < 1:
 		fmt.Fprintf(stderr, "collbench launch: -n must be at least 1 (got %d)\n", lf.nprocs)
 		return exitUsage
+	case lf.nprocs > maxLaunched:
+		fmt.Fprintf(stderr, "collbench launch: -n %d: launch starts at most %d processes on one host; use -g for more ranks per process, or a cluster launcher\n", lf.nprocs, maxLaunched)
+		return exitUsage
 	case len(sub) == 0:
 		fmt.Fprintf(stderr, "collbench launch: no subcommand given (e.g. collbench launch -n 4 allreduce -b 8 -e 1M)\n")
 		return exitUsage
@@ -79,6 +82,10 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 	l := &launcher{stdout: stdout, stderr: stderr, grace: grace}
 	return l.run(exe, sub, env, lf.nprocs)
 }
+
+// maxLaunched bounds launch -n: one host's worth of processes, each with
+// its pipes and its rank of the rendezvous.
+const maxLaunched = 1024
 
 // launchEnv is the ranks' shared environment: the caller's, without any
 // other launcher's job variables, plus the rendezvous and a fresh token.
