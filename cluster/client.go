@@ -25,6 +25,10 @@ type Client struct {
 	wmu sync.Mutex // one writer at a time
 	mu  sync.Mutex // one round at a time
 	seq uint64
+	// issued is the last round this rank joined and waiting the round it
+	// waits for now (0: none). A reply to an earlier round, one that an
+	// interrupted AllGather gave up on, is dropped by the reader.
+	issued, waiting atomic.Uint64
 
 	replies  chan message
 	failed   chan struct{}
@@ -103,10 +107,17 @@ func (c *Client) read() {
 			c.fail(fmt.Errorf("%w: %s", ErrPeerLost, m.text))
 			return
 		case kindGather:
+			switch {
+			case m.seq == c.waiting.Load():
+			case m.seq <= c.issued.Load():
+				continue // a round given up on: its reply came late
+			default: // a round this rank never joined: the store is out of step
+				c.fail(errors.New("rendezvous: a reply nobody asked for"))
+				return
+			}
 			select {
 			case c.replies <- m:
-			default: // nobody asked: the store is out of step
-				c.fail(errors.New("rendezvous: a reply nobody asked for"))
+			case <-c.done:
 				return
 			}
 		}
@@ -191,34 +202,49 @@ func (c *Client) AllGather(ctx context.Context, data []byte) ([][]byte, error) {
 		return nil, c.err
 	default:
 	}
+	c.issued.Store(c.seq)
+	c.waiting.Store(c.seq)
+	defer c.waiting.Store(0)
 	if err := c.write(encode(message{kind: kindGather, seq: c.seq, parts: [][]byte{data}})); err != nil {
 		return nil, fmt.Errorf("rendezvous: %w", err)
 	}
 	// The reader queues a reply before any later failure, so a round that
 	// completed is not lost to a failure (or a cancellation caused by one)
 	// that came after it.
+	// A reply to an earlier round, queued just before that round was
+	// given up on, is skipped.
 	completed := func() ([][]byte, bool, error) {
-		select {
-		case m := <-c.replies:
-			parts, err := c.reply(m)
-			return parts, true, err
-		default:
-			return nil, false, nil
+		for {
+			select {
+			case m := <-c.replies:
+				if m.seq < c.seq {
+					continue
+				}
+				parts, err := c.reply(m)
+				return parts, true, err
+			default:
+				return nil, false, nil
+			}
 		}
 	}
-	select {
-	case m := <-c.replies:
-		return c.reply(m)
-	case <-c.failed:
-		if parts, ok, err := completed(); ok {
-			return parts, err
+	for {
+		select {
+		case m := <-c.replies:
+			if m.seq < c.seq {
+				continue
+			}
+			return c.reply(m)
+		case <-c.failed:
+			if parts, ok, err := completed(); ok {
+				return parts, err
+			}
+			return nil, c.err
+		case <-ctx.Done():
+			if parts, ok, err := completed(); ok {
+				return parts, err
+			}
+			return nil, context.Cause(ctx)
 		}
-		return nil, c.err
-	case <-ctx.Done():
-		if parts, ok, err := completed(); ok {
-			return parts, err
-		}
-		return nil, context.Cause(ctx)
 	}
 }
 

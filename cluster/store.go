@@ -45,7 +45,7 @@ type Store struct {
 	cfg StoreConfig
 
 	mu       sync.Mutex
-	conns    map[int]net.Conn
+	conns    map[int]*link
 	seen     map[int]time.Time // last message from each rank
 	doing    map[int]string    // what each rank last said it was doing
 	greet    map[net.Conn]bool // connections that have not said hello yet
@@ -68,7 +68,7 @@ func Serve(ln net.Listener, cfg StoreConfig) *Store {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	s := &Store{ln: ln, cfg: cfg, conns: map[int]net.Conn{}, seen: map[int]time.Time{}, doing: map[int]string{},
+	s := &Store{ln: ln, cfg: cfg, conns: map[int]*link{}, seen: map[int]time.Time{}, doing: map[int]string{},
 		greet: map[net.Conn]bool{}, finished: map[int]bool{}, rounds: map[uint64]*round{}, start: time.Now(), stopTick: make(chan struct{})}
 	s.wg.Add(2)
 	go s.accept()
@@ -101,8 +101,8 @@ func (s *Store) Close() error {
 		close(s.stopTick)
 	}
 	s.closed = true
-	for _, c := range s.conns {
-		c.Close()
+	for _, l := range s.conns {
+		l.close()
 	}
 	for c := range s.greet {
 		c.Close()
@@ -167,11 +167,12 @@ func (s *Store) admit(c net.Conn) (int, error) {
 	if _, dup := s.conns[m.rank]; dup {
 		return 0, fmt.Errorf("rank %d joined twice", m.rank)
 	}
-	s.conns[m.rank] = c
+	l := newLink(c, &s.wg)
+	s.conns[m.rank] = l
 	s.seen[m.rank] = time.Now()
-	s.send(c, encode(message{kind: kindWelcome}))
+	l.push(encode(message{kind: kindWelcome}))
 	if s.failed != "" { // a late rank learns at once that the job is over
-		s.send(c, encode(message{kind: kindFail, text: s.failed}))
+		l.push(encode(message{kind: kindFail, text: s.failed}))
 	}
 	return m.rank, nil
 }
@@ -212,19 +213,15 @@ func (s *Store) serve(c net.Conn) {
 	}
 }
 
-// send writes one frame to a rank under the store's lock; a rank that
-// cannot take it within writeTimeout is left to the watchdog.
-func (s *Store) send(c net.Conn, frame []byte) {
-	c.SetWriteDeadline(time.Now().Add(writeTimeout))
-	c.Write(frame)
-}
-
 // finish takes a rank's goodbye. A rank that leaves while a round still
 // waits for it can never complete that round, so the others are told.
 func (s *Store) finish(rank int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.conns, rank)
+	if l, ok := s.conns[rank]; ok {
+		l.close()
+		delete(s.conns, rank)
+	}
 	s.finished[rank] = true
 	if len(s.rounds) > 0 {
 		s.failLocked(fmt.Sprintf("rank %d finished while the others still waited for it", rank))
@@ -254,8 +251,8 @@ func (s *Store) contribute(rank int, seq uint64, part []byte) {
 	}
 	delete(s.rounds, seq)
 	reply := encode(message{kind: kindGather, seq: seq, parts: r.parts})
-	for _, c := range s.conns {
-		s.send(c, reply)
+	for _, l := range s.conns {
+		l.push(reply)
 	}
 }
 
@@ -264,8 +261,8 @@ func (s *Store) contribute(rank int, seq uint64, part []byte) {
 func (s *Store) drop(rank int, cause error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if c, ok := s.conns[rank]; ok {
-		c.Close()
+	if l, ok := s.conns[rank]; ok {
+		l.close()
 		delete(s.conns, rank)
 	}
 	where := ""
@@ -282,8 +279,8 @@ func (s *Store) failLocked(why string) {
 	}
 	s.failed = why
 	fail := encode(message{kind: kindFail, text: why})
-	for _, c := range s.conns {
-		s.send(c, fail)
+	for _, l := range s.conns {
+		l.push(fail)
 	}
 }
 
@@ -305,8 +302,8 @@ func (s *Store) watch() {
 				}
 			}
 			ping := encode(message{kind: kindPing})
-			for _, c := range s.conns {
-				s.send(c, ping)
+			for _, l := range s.conns {
+				l.push(ping)
 			}
 			s.mu.Unlock()
 		}
