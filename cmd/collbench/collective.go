@@ -94,7 +94,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 		table.Preamble()
 	}
 	eng := &bench.Engine{Comm: comm, Peers: j.peers(), Opts: opts, NRanks: groups.Of(nranks), Groups: groups.Groups(nranks)}
-	var rows []bench.Row
+	kept := newRowKeeper(opts.Cycles, eng.PlannedRows())
 	sweepCtx, endSweep := rec.Span(ctx, "sweep", time.Now(), attribute.String("collbench.collective", coll.Name))
 	steps := newPhases(sweepCtx, rec)
 	var bar *progressBar
@@ -105,13 +105,12 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 		steps.done("size "+bench.FormatSize(r.Size), attribute.Int64("collbench.message.size", r.Size),
 			attribute.String("collbench.dtype", r.Type.String()), attribute.String("collbench.redop", r.Op.String()))
 		recordRow(sweepCtx, rec, coll.Name, eng.NRanks, r)
-		rows = append(rows, r)
-		doc.Results = append(doc.Results, report.MakeResult(r))
+		kept.add(r)
 		bar.Clear() // the row may go to the same terminal
 		if f.format == "table" {
 			table.Row(r)
 		}
-		bar.Update(len(rows), bench.FormatSize(r.Size))
+		bar.Update(kept.seen(), bench.FormatSize(r.Size))
 	})
 	bar.Clear()
 	if runErr == nil && j.multi() {
@@ -120,12 +119,13 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 		runErr = j.peers().Barrier(ctx)
 	}
 	endSweep(time.Now(), runErr)
+	doc.Results = kept.results
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
 	doc.Finish(sum)
 	if runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())
 	}
-	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeRun(ctx, f, doc, table, sum, rows, j, out, runErr) })
+	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeRun(ctx, f, doc, table, sum, kept.rows, j, out, runErr) })
 	if err != nil {
 		return false, err
 	}
