@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -118,5 +119,50 @@ func TestStalledReaderDoesNotBlockOthers(t *testing.T) {
 	// stalled rank in most rounds before serving the others.
 	if stalled > 2*reading+writeTimeout/2 {
 		t.Errorf("the others waited on the stalled rank: %v against %v (write timeout %v)", stalled, reading, writeTimeout)
+	}
+}
+
+// A flood of strangers at the rendezvous port is logged a few lines at a
+// time, with every refusal counted, and the job goes on.
+func TestRefusalFloodIsSummarised(t *testing.T) {
+	begin := time.Now()
+	s, logs := startStore(t, 2)
+	addr := s.Addr().String()
+	const strangers = 300
+	for i := 0; i < strangers; i++ {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Write([]byte("GET / HTTP/1.1\r\n\r\n"))
+		c.Close()
+	}
+	clients := joinAll(t, addr, 2)
+	errs := each(clients, func(r int, c *Client) error { return Peers{C: c}.Barrier(context.Background()) })
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d after the flood: %v", r, err)
+		}
+	}
+	s.Close()
+	lines := logs()
+	refused := 0
+	for _, l := range lines {
+		var n int
+		switch {
+		case strings.Contains(l, "refused a connection"):
+			refused++
+		case strings.Contains(l, "more connection(s)"):
+			if _, err := fmt.Sscanf(l[strings.Index(l, "refused ")+len("refused "):], "%d", &n); err != nil {
+				t.Errorf("unreadable summary %q", l)
+			}
+			refused += n
+		}
+	}
+	elapsed := time.Since(begin)
+	maxLines := shownRefusals + 2 + int(elapsed/refusalSummary)
+	if refused != strangers || len(lines) > maxLines+1 {
+		t.Errorf("%d refusals in %d log lines (want %d refusals in at most %d lines):\n%s",
+			refused, len(lines), strangers, maxLines, strings.Join(lines, "\n"))
 	}
 }

@@ -41,8 +41,9 @@ type StoreConfig struct {
 // rank's connection drops, when a rank never arrives or stops sending
 // heartbeats, every other rank is told which one and why.
 type Store struct {
-	ln  net.Listener
-	cfg StoreConfig
+	ln       net.Listener
+	cfg      StoreConfig
+	refusals *refusalLog
 
 	mu       sync.Mutex
 	conns    map[int]*link
@@ -70,6 +71,7 @@ func Serve(ln net.Listener, cfg StoreConfig) *Store {
 	}
 	s := &Store{ln: ln, cfg: cfg, conns: map[int]*link{}, seen: map[int]time.Time{}, doing: map[int]string{},
 		greet: map[net.Conn]bool{}, finished: map[int]bool{}, rounds: map[uint64]*round{}, start: time.Now(), stopTick: make(chan struct{})}
+	s.refusals = &refusalLog{logf: cfg.Logf}
 	s.wg.Add(2)
 	go s.accept()
 	go s.watch()
@@ -110,6 +112,7 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	err := s.ln.Close()
 	s.wg.Wait()
+	s.refusals.flush()
 	return err
 }
 
@@ -181,7 +184,7 @@ func (s *Store) serve(c net.Conn) {
 	rank, err := s.admit(c)
 	if err != nil {
 		if !errors.Is(err, net.ErrClosed) {
-			s.cfg.Logf("rendezvous: refused a connection from %s: %v", c.RemoteAddr(), err)
+			s.refusals.add(c.RemoteAddr().String(), err)
 		}
 		c.Close()
 		return

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/collbench/collbench/bench"
@@ -86,7 +87,7 @@ func (j *job) connect(ctx context.Context, getenv func(string) string, logf func
 	var token string
 	token, j.tokenSource = cluster.Token(getenv, j.addr)
 	if j.Rank == 0 {
-		ln, err := listenStore(j.addr)
+		ln, err := listenStore(j.addr, getenv)
 		if err != nil {
 			return err
 		}
@@ -104,10 +105,24 @@ func (j *job) connect(ctx context.Context, getenv func(string) string, logf func
 	return nil
 }
 
-// listenStore opens the rendezvous port: on loopback when the address is
-// local, else on every interface (the address may be a name that
-// resolves elsewhere than where the listener should be).
-func listenStore(addr string) (net.Listener, error) {
+// listenStore opens the rendezvous port: the listener collbench launch
+// opened and handed down, else on loopback when the address is local, else
+// on every interface (the address may be a name that resolves elsewhere
+// than where the listener should be).
+func listenStore(addr string, getenv func(string) string) (net.Listener, error) {
+	if v := getenv(inheritedListenerEnv); v != "" {
+		fd, err := strconv.Atoi(v)
+		if err != nil || fd < 3 {
+			return nil, fmt.Errorf("%s=%q is not an inherited descriptor", inheritedListenerEnv, v)
+		}
+		f := os.NewFile(uintptr(fd), "rendezvous")
+		defer f.Close()
+		ln, err := net.FileListener(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: the inherited rendezvous listener: %w", inheritedListenerEnv, v, err)
+		}
+		return ln, nil
+	}
 	host, port, _ := net.SplitHostPort(addr)
 	bind := addr
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {

@@ -74,14 +74,18 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "collbench launch: finding this program: %v\n", err)
 		return exitFailure
 	}
-	env, err := launchEnv(os.Environ(), lf.rendezvous)
+	env, ln, err := launchEnv(os.Environ(), lf.rendezvous)
 	if err != nil {
 		fmt.Fprintf(stderr, "collbench launch: %v\n", err)
 		return exitUsage
 	}
-	l := &launcher{stdout: stdout, stderr: stderr, grace: grace}
+	l := &launcher{stdout: stdout, stderr: stderr, grace: grace, rendezvous: ln}
 	return l.run(exe, sub, env, lf.nprocs)
 }
+
+// inheritedListenerEnv names the descriptor on which rank 0 finds the
+// rendezvous listener its launcher opened for it.
+const inheritedListenerEnv = "COLLBENCH_RENDEZVOUS_FD"
 
 // maxLaunched bounds launch -n: one host's worth of processes, each with
 // its pipes and its rank of the rendezvous.
@@ -89,27 +93,35 @@ const maxLaunched = 1024
 
 // launchEnv is the ranks' shared environment: the caller's, without any
 // other launcher's job variables, plus the rendezvous and a fresh token.
-func launchEnv(base []string, rendezvous string) ([]string, error) {
+// Without --rendezvous it opens the rendezvous listener on a free loopback
+// port itself and returns it, to be handed to rank 0 open: a port found
+// free and closed again could be taken before rank 0 binds it.
+func launchEnv(base []string, rendezvous string) ([]string, *os.File, error) {
+	var ln *os.File
 	if rendezvous == "" {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		l, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			return nil, fmt.Errorf("finding a free port: %w", err)
+			return nil, nil, fmt.Errorf("opening the rendezvous port: %w", err)
 		}
-		rendezvous = ln.Addr().String()
-		ln.Close()
+		rendezvous = l.Addr().String()
+		ln, err = l.(*net.TCPListener).File()
+		l.Close() // the duplicate in ln stays open
+		if err != nil {
+			return nil, nil, fmt.Errorf("opening the rendezvous port: %w", err)
+		}
 	}
 	host, port, err := net.SplitHostPort(rendezvous)
 	if err != nil {
-		return nil, fmt.Errorf("--rendezvous %q: want host:port", rendezvous)
+		return nil, nil, fmt.Errorf("--rendezvous %q: want host:port", rendezvous)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return nil, fmt.Errorf("--rendezvous %q: %q is not a TCP port", rendezvous, port)
+		return nil, nil, fmt.Errorf("--rendezvous %q: %q is not a TCP port", rendezvous, port)
 	}
 	secret := make([]byte, 16)
 	if _, err := rand.Read(secret); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	drop := cluster.Vars()
+	drop := append(cluster.Vars(), inheritedListenerEnv)
 	var env []string
 	for _, kv := range base {
 		name, _, _ := strings.Cut(kv, "=")
@@ -117,7 +129,7 @@ func launchEnv(base []string, rendezvous string) ([]string, error) {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "MASTER_ADDR="+host, "MASTER_PORT="+port, "COLLBENCH_TOKEN="+hex.EncodeToString(secret)), nil
+	return append(env, "MASTER_ADDR="+host, "MASTER_PORT="+port, "COLLBENCH_TOKEN="+hex.EncodeToString(secret)), ln, nil
 }
 
 // launcher runs the ranks and relays their output: rank 0's standard
@@ -126,6 +138,7 @@ func launchEnv(base []string, rendezvous string) ([]string, error) {
 type launcher struct {
 	stdout, stderr io.Writer
 	grace          time.Duration
+	rendezvous     *os.File   // the listener rank 0 inherits; nil with --rendezvous
 	mu             sync.Mutex // one line at a time
 }
 
@@ -139,6 +152,9 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
+	if l.rendezvous != nil {
+		defer l.rendezvous.Close() // rank 0 holds its own copy once started
+	}
 	procs := make([]*exec.Cmd, 0, n)
 	exits := make(chan exit, n)
 	var relays sync.WaitGroup
@@ -146,6 +162,10 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 		cmd := exec.Command(exe, sub...)
 		cmd.Env = append(slices.Clip(env), "RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(n),
 			"LOCAL_RANK="+strconv.Itoa(r), "LOCAL_WORLD_SIZE="+strconv.Itoa(n))
+		if r == 0 && l.rendezvous != nil {
+			cmd.ExtraFiles = []*os.File{l.rendezvous} // descriptor 3
+			cmd.Env = append(cmd.Env, inheritedListenerEnv+"=3")
+		}
 		// A rank must not outlive its launcher.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		// Pipes of our own, read to their end, so no output is lost to
