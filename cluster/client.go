@@ -34,6 +34,7 @@ type Client struct {
 	failed   chan struct{}
 	failOnce sync.Once
 	err      error
+	why      string // a failure this rank found itself, told to the store on Close
 	onFail   atomic.Pointer[func(error)]
 	heard    atomic.Int64 // unix nanoseconds of the last message from the store
 	doing    atomic.Pointer[string]
@@ -43,6 +44,11 @@ type Client struct {
 
 // ErrPeerLost means another rank left the job, went silent or never came.
 var ErrPeerLost = errors.New("the job lost a rank")
+
+// ErrTimedOut marks a failure of the job that a deadline found: a rank
+// that never joined within it, or went silent for longer (-T, or the
+// default deadlines). It comes with ErrPeerLost.
+var ErrTimedOut = errors.New("a deadline of the job expired")
 
 // Dial joins the job at addr, retrying until ctx ends while the store is
 // not up yet (rank 0 may start after the others). stall is how long the
@@ -106,6 +112,9 @@ func (c *Client) read() {
 		case kindFail:
 			c.fail(fmt.Errorf("%w: %s", ErrPeerLost, m.text))
 			return
+		case kindTimeout:
+			c.fail(timedOut(m.text))
+			return
 		case kindGather:
 			switch {
 			case m.seq == c.waiting.Load():
@@ -136,7 +145,8 @@ func (c *Client) beat() {
 			return
 		case now := <-tick.C:
 			if c.stall > 0 && now.Sub(time.Unix(0, c.heard.Load())) > c.stall {
-				c.fail(fmt.Errorf("%w: rank 0 (hosting the rendezvous) stopped responding (silent for more than %v)", ErrPeerLost, c.stall))
+				why := fmt.Sprintf("rank 0 (hosting the rendezvous) stopped responding (silent for more than %v)", c.stall)
+				c.failFound(why)
 				return
 			}
 			doing := ""
@@ -158,6 +168,29 @@ func (c *Client) write(frame []byte) error {
 	_, err := c.conn.Write(frame)
 	return err
 }
+
+// failFound is a failure this rank found itself: the store is told why
+// when the rank leaves, so that a store that was only paused (a stopped
+// process resumed) blames what the ranks saw, not their leaving.
+func (c *Client) failFound(why string) {
+	c.failOnce.Do(func() {
+		c.why = why
+		c.err = timedOut(why)
+		close(c.failed)
+		if f := c.onFail.Load(); f != nil {
+			(*f)(c.err)
+		}
+	})
+}
+
+// timedOut is a lost rank found by a deadline: ErrPeerLost and
+// ErrTimedOut both, in one line.
+func timedOut(why string) error { return lostByDeadline(why) }
+
+type lostByDeadline string
+
+func (e lostByDeadline) Error() string   { return ErrPeerLost.Error() + ": " + string(e) }
+func (e lostByDeadline) Unwrap() []error { return []error{ErrPeerLost, ErrTimedOut} }
 
 // fail records the first reason the job cannot go on and tells OnFail.
 func (c *Client) fail(err error) {
@@ -275,7 +308,15 @@ func (c *Client) Close() error {
 		return nil
 	}
 	close(c.done)
-	c.write(encode(message{kind: kindBye}))
+	bye := message{kind: kindBye}
+	select {
+	case <-c.failed:
+		if c.why != "" {
+			bye = message{kind: kindFail, text: c.why}
+		}
+	default:
+	}
+	c.write(encode(bye))
 	return c.conn.Close()
 }
 

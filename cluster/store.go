@@ -32,6 +32,9 @@ type StoreConfig struct {
 	Stall time.Duration
 	// Logf reports refused connections; nil discards them.
 	Logf func(format string, a ...any)
+	// PerProc is how many ranks each process runs, for messages that
+	// name processes (0 or 1: a process is a rank).
+	PerProc int
 }
 
 // Store is the rendezvous that rank 0 hosts: every rank connects, proves
@@ -53,6 +56,7 @@ type Store struct {
 	finished map[int]bool      // ranks that said goodbye
 	rounds   map[uint64]*round
 	failed   string
+	failKind byte // kindFail, or kindTimeout when a deadline found it
 	closed   bool
 	start    time.Time
 	stopTick chan struct{}
@@ -175,7 +179,7 @@ func (s *Store) admit(c net.Conn) (int, error) {
 	s.seen[m.rank] = time.Now()
 	l.push(encode(message{kind: kindWelcome}))
 	if s.failed != "" { // a late rank learns at once that the job is over
-		l.push(encode(message{kind: kindFail, text: s.failed}))
+		l.push(encode(message{kind: s.failKind, text: s.failed}))
 	}
 	return m.rank, nil
 }
@@ -207,6 +211,9 @@ func (s *Store) serve(c net.Conn) {
 			s.finish(rank)
 			c.Close()
 			return
+		case m.kind == kindFail:
+			s.gaveUp(rank, m.text)
+			return
 		case m.kind == kindGather && len(m.parts) == 1:
 			s.contribute(rank, m.seq, m.parts[0])
 		default:
@@ -227,8 +234,25 @@ func (s *Store) finish(rank int) {
 	}
 	s.finished[rank] = true
 	if len(s.rounds) > 0 {
-		s.failLocked(fmt.Sprintf("rank %d finished while the others still waited for it", rank))
+		s.failLocked(fmt.Sprintf("%s finished while the others still waited for it", s.name(rank)))
 	}
+}
+
+// name is how messages call a process of the job.
+func (s *Store) name(proc int) string { return ProcName(proc, s.cfg.PerProc) }
+
+// gaveUp takes a process's report that it cannot go on (it found the
+// rendezvous host silent, say): that reason, not the process's leaving,
+// is the job's failure.
+func (s *Store) gaveUp(rank int, why string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l, ok := s.conns[rank]; ok {
+		l.close()
+		delete(s.conns, rank)
+	}
+	s.finished[rank] = true
+	s.failLocked(fmt.Sprintf("%s gave up: %s", s.name(rank), why))
 }
 
 // contribute adds rank's part to round seq and, once every rank has
@@ -237,7 +261,7 @@ func (s *Store) contribute(rank int, seq uint64, part []byte) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for f := range s.finished {
-		s.failLocked(fmt.Sprintf("rank %d finished while the others still waited for it", f))
+		s.failLocked(fmt.Sprintf("%s finished while the others still waited for it", s.name(f)))
 		return
 	}
 	r := s.rounds[seq]
@@ -272,16 +296,20 @@ func (s *Store) drop(rank int, cause error) {
 	if d := s.doing[rank]; d != "" {
 		where = "; it was in " + d
 	}
-	s.failLocked(fmt.Sprintf("rank %d left the job (%v%s)", rank, cause, where))
+	s.failLocked(fmt.Sprintf("%s left the job (%v%s)", s.name(rank), cause, where))
 }
 
 // failLocked ends the job once: every connected rank gets why.
-func (s *Store) failLocked(why string) {
+func (s *Store) failLocked(why string) { s.endLocked(kindFail, why) }
+
+// endLocked ends the job once with a failure of kind (kindFail, or
+// kindTimeout when a deadline found it).
+func (s *Store) endLocked(kind byte, why string) {
 	if s.closed || s.failed != "" {
 		return
 	}
-	s.failed = why
-	fail := encode(message{kind: kindFail, text: why})
+	s.failed, s.failKind = why, kind
+	fail := encode(message{kind: kind, text: why})
 	for _, l := range s.conns {
 		l.push(fail)
 	}
@@ -301,7 +329,7 @@ func (s *Store) watch() {
 			s.mu.Lock()
 			if s.failed == "" {
 				if why := s.check(now); why != "" {
-					s.failLocked(why)
+					s.endLocked(kindTimeout, why)
 				}
 			}
 			ping := encode(message{kind: kindPing})
@@ -322,7 +350,7 @@ func (s *Store) check(now time.Time) string {
 				missing = append(missing, r)
 			}
 		}
-		return fmt.Sprintf("%s never joined the job (waited %v at the rendezvous)", rankList(missing), s.cfg.Join)
+		return fmt.Sprintf("%s never joined the job (waited %v at the rendezvous)", procList(missing, s.cfg.PerProc), s.cfg.Join)
 	}
 	if s.cfg.Stall <= 0 {
 		return ""
@@ -341,7 +369,7 @@ func (s *Store) check(now time.Time) string {
 	if d := s.doing[late[0]]; d != "" {
 		where = "; last seen in " + d
 	}
-	return fmt.Sprintf("%s stopped responding (silent for more than %v%s)", rankList(late), s.cfg.Stall, where)
+	return fmt.Sprintf("%s stopped responding (silent for more than %v%s)", procList(late, s.cfg.PerProc), s.cfg.Stall, where)
 }
 
 // pingInterval is how often heartbeats go each way: often enough that a

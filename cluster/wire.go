@@ -24,6 +24,7 @@ const (
 	kindBeat    = 5 // client → store: alive, and what it is doing (text)
 	kindPing    = 6 // store → client: the store is alive
 	kindBye     = 7 // client → store: finished; leaving is not a failure
+	kindTimeout = 8 // store → client: a deadline of the job expired, and which (text)
 )
 
 // message is one decoded frame.
@@ -34,7 +35,7 @@ type message struct {
 	size  int
 	seq   uint64
 	parts [][]byte // kindGather: one part from a client, size parts from the store
-	text  string   // kindFail, kindBeat
+	text  string   // kindFail, kindBeat, kindTimeout
 }
 
 var errFrame = errors.New("malformed rendezvous message")
@@ -56,7 +57,7 @@ func encode(m message) []byte {
 		for _, p := range m.parts {
 			putBytes(p)
 		}
-	case kindFail, kindBeat:
+	case kindFail, kindBeat, kindTimeout:
 		putBytes([]byte(m.text))
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
@@ -117,7 +118,7 @@ func decode(body []byte) (message, error) {
 			p, ok = bytesField()
 			m.parts = append(m.parts, p)
 		}
-	case kindFail, kindBeat:
+	case kindFail, kindBeat, kindTimeout:
 		var t []byte
 		t, ok = bytesField()
 		m.text = string(t)

@@ -8,6 +8,8 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,6 +71,9 @@ func startRank(t *testing.T, rank, size int, env []string, wrap []string, args .
 	cmd.Env = append(os.Environ(), asMain+"=1", fmt.Sprintf("RANK=%d", rank), fmt.Sprintf("WORLD_SIZE=%d", size),
 		fmt.Sprintf("LOCAL_RANK=%d", rank), fmt.Sprintf("LOCAL_WORLD_SIZE=%d", size))
 	cmd.Env = append(cmd.Env, env...)
+	if len(wrap) == 0 {
+		handOver(cmd, rank, env)
+	}
 	p := &rankProc{cmd: cmd, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = &p.out, &p.err
 	if err := cmd.Start(); err != nil {
@@ -87,9 +92,55 @@ func startRank(t *testing.T, rank, size int, env []string, wrap []string, args .
 }
 
 // jobEnv is a fresh rendezvous on loopback and a token.
+// jobEnv is a job's rendezvous on loopback. The port stays bound by this
+// process and is handed to rank 0 open when startRank starts it, as
+// collbench launch does, so no other test can take it in between.
 func jobEnv(t *testing.T) []string {
 	t.Helper()
-	return []string{"MASTER_ADDR=127.0.0.1", fmt.Sprintf("MASTER_PORT=%d", freePort(t)), "COLLBENCH_TOKEN=test-" + t.Name()}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := ln.(*net.TCPListener).File()
+	ln.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	heldMu.Lock()
+	held[port] = f
+	heldMu.Unlock()
+	t.Cleanup(func() {
+		heldMu.Lock()
+		delete(held, port)
+		heldMu.Unlock()
+		f.Close()
+	})
+	return []string{"MASTER_ADDR=127.0.0.1", "MASTER_PORT=" + port, "COLLBENCH_TOKEN=test-" + t.Name()}
+}
+
+// held are the rendezvous listeners jobEnv keeps for rank 0, by port.
+var (
+	heldMu sync.Mutex
+	held   = map[string]*os.File{}
+)
+
+// handOver gives rank 0 of a job from jobEnv its rendezvous listener.
+func handOver(cmd *exec.Cmd, rank int, env []string) {
+	if rank != 0 {
+		return
+	}
+	for _, kv := range env {
+		if port, ok := strings.CutPrefix(kv, "MASTER_PORT="); ok {
+			heldMu.Lock()
+			f := held[port]
+			heldMu.Unlock()
+			if f != nil {
+				cmd.ExtraFiles = []*os.File{f}
+				cmd.Env = append(cmd.Env, inheritedListenerEnv+"=3")
+			}
+		}
+	}
 }
 
 func freePort(t *testing.T) int {
@@ -238,39 +289,98 @@ func TestMpirunEveryCollective(t *testing.T) {
 }
 
 // Faults: a rank killed, stopped, or never started. Every other rank
-// exits non-zero within the deadline plus a few seconds, naming the rank.
+// exits non-zero within the deadline plus a few seconds, naming the rank,
+// with the exit code of what found it (1 for a lost rank, 4 for a
+// deadline), and rank 0's results file blames the same rank. -T bounds
+// one short batch, so a loaded machine does not look like a hang.
 func TestFaults(t *testing.T) {
 	const deadline = 3 // -T seconds
-	sweep := []string{"allreduce", "-b", "64K", "-e", "32M", "-f", "2", "-n", "200", "-N", "0", "-T", fmt.Sprint(deadline)}
+	sweep := []string{"allreduce", "-b", "64K", "-e", "1M", "-f", "2", "-n", "2", "-N", "0", "-T", fmt.Sprint(deadline)}
 	cases := []struct {
 		name  string
 		fault func(t *testing.T, victim *rankProc)
 		want  string
+		code  int
 	}{
-		{"kill -9", func(t *testing.T, v *rankProc) { v.cmd.Process.Signal(syscall.SIGKILL) }, "rank 2 left the job"},
-		{"SIGSTOP", func(t *testing.T, v *rankProc) { v.cmd.Process.Signal(syscall.SIGSTOP) }, "rank 2 stopped responding"},
+		{"kill -9", func(t *testing.T, v *rankProc) { v.cmd.Process.Signal(syscall.SIGKILL) }, "rank 2 left the job", exitFailure},
+		{"SIGSTOP", func(t *testing.T, v *rankProc) { v.cmd.Process.Signal(syscall.SIGSTOP) }, "rank 2 stopped responding", exitTimeout},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			env := jobEnv(t)
+			results := filepath.Join(t.TempDir(), "r.json")
 			var procs []*rankProc
 			for r := 0; r < 4; r++ {
-				procs = append(procs, startRank(t, r, 4, env, nil, sweep...))
+				args := sweep
+				if r == 0 {
+					args = append(append([]string{}, sweep...), "-J", results)
+				}
+				procs = append(procs, startRank(t, r, 4, env, nil, args...))
 			}
 			waitFirstRow(t, procs[0])
 			c.fault(t, procs[2])
+			defer procs[2].cmd.Process.Kill()
 			others := []*rankProc{procs[0], procs[1], procs[3]}
 			took := waitAll(t, (deadline+10)*time.Second, others...)
 			for _, p := range others {
-				if p.code == 0 || !strings.Contains(p.err.String(), c.want) {
-					t.Errorf("exit %d, stderr %q; want non-zero naming %q", p.code, p.err.String(), c.want)
+				if p.code != c.code || !strings.Contains(p.err.String(), c.want) {
+					t.Errorf("exit %d, stderr %q; want exit %d naming %q", p.code, p.err.String(), c.code, c.want)
 				}
+			}
+			if errs := resultErrors(t, results); !strings.Contains(errs, c.want) {
+				t.Errorf("rank 0's results file blames %q; want %q as stderr does", errs, c.want)
 			}
 			t.Logf("the other ranks stopped %v after the fault", took.Round(time.Millisecond))
 		})
 	}
-	t.Run("rank 0 never arrives", func(t *testing.T) {
+	t.Run("rank 0 stopped, then resumed", func(t *testing.T) {
 		env := jobEnv(t)
+		results := filepath.Join(t.TempDir(), "r.json")
+		var procs []*rankProc
+		for r := 0; r < 3; r++ {
+			args := sweep
+			if r == 0 {
+				args = append(append([]string{}, sweep...), "-J", results)
+			}
+			procs = append(procs, startRank(t, r, 3, env, nil, args...))
+		}
+		waitFirstRow(t, procs[0])
+		procs[0].cmd.Process.Signal(syscall.SIGSTOP)
+		waitAll(t, (deadline+10)*time.Second, procs[1], procs[2])
+		want := "rank 0 (hosting the rendezvous) stopped responding"
+		for _, p := range procs[1:] {
+			if p.code != exitTimeout || !strings.Contains(p.err.String(), want) {
+				t.Errorf("exit %d, stderr %q; want exit %d naming %q", p.code, p.err.String(), exitTimeout, want)
+			}
+		}
+		procs[0].cmd.Process.Signal(syscall.SIGCONT)
+		waitAll(t, (deadline+10)*time.Second, procs[0])
+		errs := resultErrors(t, results)
+		if !strings.Contains(errs, want) || strings.Contains(errs, "finished while the others") {
+			t.Errorf("rank 0, resumed, records %q; want the others' finding %q", errs, want)
+		}
+	})
+	t.Run("several ranks per process", func(t *testing.T) {
+		env := jobEnv(t)
+		args := append(append([]string{}, sweep...), "-g", "2")
+		var procs []*rankProc
+		for r := 0; r < 3; r++ {
+			procs = append(procs, startRank(t, r, 3, env, nil, args...))
+		}
+		waitFirstRow(t, procs[0])
+		procs[1].cmd.Process.Signal(syscall.SIGKILL)
+		waitAll(t, (deadline+10)*time.Second, procs[0], procs[2])
+		for _, p := range []*rankProc{procs[0], procs[2]} {
+			if !strings.Contains(p.err.String(), "process 1 (ranks 2-3) left the job") {
+				t.Errorf("stderr %q; want the process named with its ranks", p.err.String())
+			}
+		}
+		if !strings.Contains(procs[2].err.String(), "collbench allreduce: process 2 (ranks 4-5): ") {
+			t.Errorf("process 2 does not name itself with its ranks: %q", procs[2].err.String())
+		}
+	})
+	t.Run("rank 0 never arrives", func(t *testing.T) {
+		env := []string{"MASTER_ADDR=127.0.0.1", fmt.Sprintf("MASTER_PORT=%d", freePort(t)), "COLLBENCH_TOKEN=test-" + t.Name()}
 		p := startRank(t, 1, 2, env, nil, sweep...)
 		waitAll(t, (deadline+10)*time.Second, p)
 		if p.code == 0 || !strings.Contains(p.err.String(), "unreachable (rank 0 hosts it") {
@@ -285,11 +395,98 @@ func TestFaults(t *testing.T) {
 		}
 		waitAll(t, (deadline+10)*time.Second, procs...)
 		for _, p := range procs {
-			if p.code == 0 || !strings.Contains(p.err.String(), "rank 3 never joined") {
-				t.Errorf("exit %d, stderr %q", p.code, p.err.String())
+			if p.code != exitTimeout || !strings.Contains(p.err.String(), "rank 3 never joined") {
+				t.Errorf("exit %d, stderr %q; want exit %d naming rank 3", p.code, p.err.String(), exitTimeout)
 			}
 		}
 	})
+}
+
+// A launched rank that is stopped is named by the launcher as what held
+// the job up, not the first rank that gave up on it.
+func TestLaunchNamesStoppedRank(t *testing.T) {
+	selfEnv(t)
+	cmd := exec.Command(os.Args[0], "launch", "-n", "3", "--grace", "1", "--", "allreduce", "-b", "64K", "-e", "1M", "-n", "2", "-N", "0", "-T", "3")
+	cmd.Env = append(os.Environ(), asMain+"=1")
+	var out, errOut syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	deadline := time.Now().Add(30 * time.Second)
+	for !rowRE.MatchString(lastRow(out.String())) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no row: %s", errOut.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	victim := launchedRank(t, cmd.Process.Pid, 2)
+	syscall.Kill(victim, syscall.SIGSTOP)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		syscall.Kill(victim, syscall.SIGKILL)
+		t.Fatalf("launch did not end: %s", errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "collbench launch: rank 2 was stopped") {
+		t.Errorf("launch does not name the stopped rank:\n%s", errOut.String())
+	}
+}
+
+// lastRow is the last line of text that looks like a table row, or "".
+func lastRow(text string) string {
+	last := ""
+	for _, line := range strings.Split(text, "\n") {
+		if rowRE.MatchString(line) {
+			last = line
+		}
+	}
+	return last
+}
+
+// launchedRank finds the pid of the child of launcher that runs rank.
+func launchedRank(t *testing.T, launcher, rank int) int {
+	t.Helper()
+	// Each thread lists the children it started.
+	lists, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", launcher))
+	var kids []string
+	for _, l := range lists {
+		b, _ := os.ReadFile(l)
+		kids = append(kids, strings.Fields(string(b))...)
+	}
+	if len(kids) == 0 {
+		t.Skip("cannot list the launcher's children")
+	}
+	for _, f := range kids {
+		pid, _ := strconv.Atoi(f)
+		env, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		for _, kv := range strings.Split(string(env), "\x00") {
+			if kv == fmt.Sprintf("RANK=%d", rank) {
+				return pid
+			}
+		}
+	}
+	t.Fatalf("no child of %d runs rank %d", launcher, rank)
+	return 0
+}
+
+// resultErrors reads the errors a results file recorded.
+func resultErrors(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("no results file: %v", err)
+	}
+	var doc struct {
+		Errors []string `json:"errors"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(doc.Errors, " | ")
 }
 
 // waitFirstRow waits until rank 0 has printed a result row, so a fault

@@ -59,6 +59,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 		}
 	}
 	started := time.Now()
+	outer := ctx // the signal context, before the job's failure is joined to it
 	ctx, sess, closeSession, err := j.open(ctx, &f.jobFlags, logf, &opts, func(s *bench.Setup) { s.Register = f.register })
 	if err != nil {
 		return false, err
@@ -122,7 +123,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 	doc.Results = kept.results
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
 	doc.Finish(sum)
-	if runErr != nil {
+	if runErr = j.explain(outer, runErr); runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())
 	}
 	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeRun(ctx, f, doc, table, sum, kept.rows, j, out, runErr) })
@@ -187,6 +188,9 @@ func openComm(ctx context.Context, backend bench.Backend, setup bench.Setup, opt
 	if err != nil {
 		if errors.Is(err, bench.ErrTooLarge) {
 			return nil, nil, "", usageError{err}
+		}
+		if errors.Is(octx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return nil, nil, "", &startTimeout{what: "opening the " + backend.Name() + " backend", after: j.limits.bootstrap, err: err}
 		}
 		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() && !errors.Is(err, cause) {
 			err = fmt.Errorf("%w (%v)", cause, err)

@@ -13,7 +13,6 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/cluster"
-	"github.com/collbench/collbench/report"
 )
 
 // deadlines are the watchdog's limits for one run.
@@ -51,6 +50,7 @@ type job struct {
 	addr        string // rendezvous host:port
 	tokenSource string
 	limits      deadlines
+	perProc     int            // ranks per process (-g), for naming processes
 	store       *cluster.Store // rank 0 only
 	client      *cluster.Client
 }
@@ -62,7 +62,7 @@ func readJob(f *jobFlags, getenv func(string) string) (*job, error) {
 	if err != nil {
 		return nil, usagef("reading the launcher's environment: %v", err)
 	}
-	j := &job{Job: cj}
+	j := &job{Job: cj, perProc: f.ngpus}
 	timeout, err := seconds("-T", f.timeout)
 	if err != nil {
 		return nil, err
@@ -92,7 +92,7 @@ func (j *job) connect(ctx context.Context, getenv func(string) string, logf func
 			return err
 		}
 		j.store = cluster.Serve(ln, cluster.StoreConfig{Token: token, Size: j.Size,
-			Join: j.limits.bootstrap, Stall: j.limits.stall, Logf: logf})
+			Join: j.limits.bootstrap, Stall: j.limits.stall, Logf: logf, PerProc: j.perProc})
 	}
 	// A little longer than the store's own deadline, so that the store's
 	// report of who is missing arrives first.
@@ -152,12 +152,16 @@ func (j *job) close() {
 // a moment before the rendezvous says which rank it was. An interruption
 // (ctx, the process's signal context) wins over both: a Ctrl-C sent to
 // every rank may reach this one just after its peers reacted to theirs.
+//
+// It is applied before a failure is recorded in a results file, so the
+// file blames what stderr blames, and applying it again changes nothing.
 func (j *job) explain(ctx context.Context, err error) error {
 	var ue usageError
-	if err == nil || !j.multi() || errors.As(err, &ue) || errors.Is(err, context.Canceled) {
+	var done *jobError
+	if err == nil || !j.multi() || errors.As(err, &ue) || errors.As(err, &done) || errors.Is(err, context.Canceled) {
 		return err
 	}
-	interrupted := func() error { return fmt.Errorf("%w; here: %v", context.Cause(ctx), err) }
+	interrupted := func() error { return &jobError{cause: context.Cause(ctx), local: err} }
 	select {
 	case <-ctx.Done():
 		return interrupted()
@@ -175,6 +179,19 @@ func (j *job) explain(ctx context.Context, err error) error {
 		return err
 	}
 }
+
+// startTimeout is a start-up step that did not finish within the job's
+// start-up deadline (-T, or the default); it exits like any timeout.
+type startTimeout struct {
+	what  string
+	after time.Duration
+	err   error
+}
+
+func (e *startTimeout) Error() string {
+	return fmt.Sprintf("%s did not finish within %v (-T): %v", e.what, e.after, e.err)
+}
+func (e *startTimeout) Unwrap() error { return e.err }
 
 // jobError is a local failure explained by the job's.
 type jobError struct{ cause, local error }
@@ -357,7 +374,7 @@ func runJob(ctx context.Context, cmd string, jf *jobFlags, stderr io.Writer, bod
 	if err = j.explain(ctx, err); err != nil {
 		who := ""
 		if j.multi() {
-			who = report.ProcLabels(j.Size, jf.ngpus)[j.Rank] + ": "
+			who = cluster.ProcName(j.Rank, jf.ngpus) + ": "
 		}
 		fmt.Fprintf(stderr, "collbench %s: %s%v\n", cmd, who, err)
 		return exitCode(err)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -214,6 +215,7 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 	done := make([]bool, n)
 	left := n
 	first := -1
+	var stopped []int // ranks found stopped when the first one failed
 	var deadline <-chan time.Time
 	terminated := false
 	for left > 0 {
@@ -224,6 +226,10 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 			if e.code != 0 && first < 0 {
 				first = e.rank
 				deadline = time.After(l.grace)
+				// A stopped rank fails nobody by exiting: the others
+				// give up on it first. Look before the grace period
+				// resumes it.
+				stopped = stoppedRanks(procs, done)
 			}
 		case s := <-sigs:
 			for r, p := range procs {
@@ -256,8 +262,37 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 			failed = append(failed, fmt.Sprintf("%d (exit %d)", r, c))
 		}
 	}
+	if len(stopped) > 0 {
+		var names []string
+		for _, r := range stopped {
+			names = append(names, strconv.Itoa(r))
+		}
+		l.line(l.stderr, "collbench launch: rank %s was stopped (SIGSTOP or a debugger) when rank %d failed; ranks with a non-zero exit: %s",
+			strings.Join(names, ", "), first, strings.Join(failed, ", "))
+		return codes[first]
+	}
 	l.line(l.stderr, "collbench launch: rank %d failed first; ranks with a non-zero exit: %s", first, strings.Join(failed, ", "))
 	return codes[first]
+}
+
+// stoppedRanks lists the ranks still running whose process is stopped
+// (state T or t in /proc), in rank order.
+func stoppedRanks(procs []*exec.Cmd, done []bool) []int {
+	var out []int
+	for r, p := range procs {
+		if done[r] || p.Process == nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.Process.Pid))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state …: the state follows the last ')'.
+		if i := bytes.LastIndexByte(stat, ')'); i >= 0 && i+2 < len(stat) && (stat[i+2] == 'T' || stat[i+2] == 't') {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // signalAlive sends sig to the ranks that have not exited.

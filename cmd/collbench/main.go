@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/cluster"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -147,12 +148,12 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ue):
 		return exitUsage
-	case errors.As(err, &te):
+	case errors.Is(err, context.Canceled): // an interruption wins over what it cut short
+		return exitSignal
+	case errors.As(err, &te), errors.Is(err, cluster.ErrTimedOut), errors.As(err, new(*startTimeout)):
 		return exitTimeout
 	case errors.Is(err, bench.ErrWrongResults):
 		return exitWrong
-	case errors.Is(err, context.Canceled):
-		return exitSignal
 	}
 	return exitFailure
 }

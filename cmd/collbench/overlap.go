@@ -200,6 +200,7 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 	}
 	sizing := bench.Options{Sweep: bench.Sweep{Min: int64(f.minBytes), Max: int64(f.maxBytes), Factor: f.factor}}
 	started := time.Now()
+	outer := ctx // the signal context, before the job's failure is joined to it
 	ctx, sess, closeSession, err := j.open(ctx, &f.jobFlags, logf, &sizing, func(s *bench.Setup) {
 		s.MinCTAs, s.MaxCTAs, s.CommHighPriority = f.minCTAs, f.maxCTAs, f.commPriority == "high"
 	})
@@ -268,7 +269,7 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 		runErr = j.peers().Barrier(ctx)
 	}
 	endSweep(time.Now(), runErr)
-	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeOverlap(ctx, f, doc, j, out, runErr) })
+	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeOverlap(ctx, f, doc, j, out, j.explain(outer, runErr)) })
 	if err != nil {
 		return err
 	}

@@ -243,6 +243,7 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 	}
 	start := time.Now()
 	sizing := bench.Options{Sweep: bench.Sweep{Min: p.sizes[0], Max: p.sizes[len(p.sizes)-1], Factor: f.factor}}
+	outer := ctx // the signal context, before the job's failure is joined to it
 	ctx, sess, closeSession, err := j.open(ctx, &f.jobFlags, logf, &sizing, nil)
 	if err != nil {
 		return err
@@ -323,7 +324,7 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 	}
 	doc.Finished = time.Now().UTC().Format(time.RFC3339)
 	doc.Suite.ElapsedS = time.Since(start).Seconds()
-	if runErr != nil {
+	if runErr = j.explain(outer, runErr); runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())
 	}
 	if j.Rank != 0 {
