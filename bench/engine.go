@@ -122,9 +122,18 @@ func (e *Engine) launch(ctx context.Context, b Batch, size int64) error {
 	}
 	e.doing(b.Op, size)
 	if err := e.Comm.Enqueue(b); err != nil {
-		return err
+		return abortOn(e.Comm, err)
 	}
 	return e.wait(ctx, b.Op, size)
+}
+
+// abortOn aborts the communicators after a failed enqueue and returns its
+// error: calls already queued on some ranks (a group half issued) would
+// otherwise wait for peers forever, and destroying communicators with work
+// in flight hangs on NCCL.
+func abortOn(c Comm, err error) error {
+	c.Abort()
+	return err
 }
 
 // doing tells the job's watchdog which call this process is in.
@@ -309,7 +318,7 @@ func (e *Engine) graphLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 	}
 	graph, err := g.Capture(Batch{Op: op, Iters: o.Iters, Agg: o.Agg})
 	if err != nil {
-		return 0, 0, nil, fmt.Errorf("capturing %s into a CUDA graph: %w", op.Coll.Name, err)
+		return 0, 0, nil, abortOn(e.Comm, fmt.Errorf("capturing %s into a CUDA graph: %w", op.Coll.Name, err))
 	}
 	defer graph.Close()
 	if err := e.Peers.Barrier(ctx); err != nil {
@@ -326,7 +335,7 @@ func (e *Engine) clocked(ctx context.Context, op Op, calls float64, launch func(
 	e.doing(op, op.Footprint())
 	start := time.Now()
 	if err := launch(); err != nil {
-		return 0, 0, err
+		return 0, 0, abortOn(e.Comm, err)
 	}
 	cpu := time.Since(start)
 	if err := e.wait(ctx, op, op.Footprint()); err != nil {

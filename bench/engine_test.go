@@ -18,6 +18,8 @@ type nullComm struct {
 	corrupt bool
 	hang    bool
 	aborted bool
+	// failEnqueue makes the n-th Enqueue fail (1-based; 0: none).
+	failEnqueue, enqueues int
 	// costlyTimestamps makes the comm record iterations only when asked
 	// (-I), as the nccl backend does.
 	costlyTimestamps bool
@@ -35,6 +37,9 @@ func (c *nullComm) Read(_ int, _ BufKind, _ int64, dst []byte) error {
 	return nil
 }
 func (c *nullComm) Enqueue(b Batch) error {
+	if c.enqueues++; c.enqueues == c.failEnqueue {
+		return errors.New("ncclAllReduce failed: unhandled cuda error")
+	}
 	if b.Record {
 		c.iters = b.Iters
 	}
@@ -247,5 +252,22 @@ func TestSuiteStopsOnWrongResults(t *testing.T) {
 	}
 	if len(got) != 0 {
 		t.Errorf("a curve with wrong results was handed over: %+v", got)
+	}
+}
+
+// A failed enqueue, in the warm-up, the synchronising call or the timed
+// loop, aborts the communicators before the error is returned: ranks
+// that already queued their part must not wait for it forever.
+func TestEnqueueFailureAborts(t *testing.T) {
+	for _, n := range []int{1, 2, 3, 5} {
+		comm := &nullComm{ranks: 2, failEnqueue: n}
+		e := Engine{Comm: comm, NRanks: 2, Opts: testOptions("allreduce")}
+		_, err := e.Run(context.Background(), func(Row) {})
+		if err == nil || !strings.Contains(err.Error(), "unhandled cuda error") {
+			t.Errorf("enqueue %d failing: %v", n, err)
+		}
+		if !comm.aborted {
+			t.Errorf("enqueue %d failing: the communicators were not aborted", n)
+		}
 	}
 }

@@ -204,12 +204,12 @@ func (x *Overlap) run(ctx context.Context, c Computer, op Op, nComm, nComp int) 
 	x.Comm.IterTimes()
 	if nComp > 0 {
 		if err := c.EnqueueCompute(nComp); err != nil {
-			return 0, 0, err
+			return 0, 0, abortOn(x.Comm, err)
 		}
 	}
 	if nComm > 0 {
 		if err := x.Comm.Enqueue(Batch{Op: op, Iters: nComm, Agg: 1, Record: true}); err != nil {
-			return 0, 0, err
+			return 0, 0, abortOn(x.Comm, err)
 		}
 	}
 	wctx := ctx

@@ -7,9 +7,29 @@
 #define NCCL(name, expr, d) do { ncclResult_t r_ = (expr); if (r_ != 0) NCCL_FAIL(name, r_, d); } while (0)
 #define CUDA(name, expr, d) do { CUresult r_ = (expr); if (r_ != 0) CUDA_FAIL(name, r_, d); } while (0)
 
+// set records the first failure of a call; later failures (of the clean-up
+// that follows it) do not overwrite it.
+static void set(cb_status* st, int kind, int code, int d, const char* name) {
+  if (st->kind) return;
+  st->kind = kind; st->code = code; st->dev = d; st->call = name;
+}
+
+// TRY runs an NCCL call inside a function that owns resources: on failure
+// it records the error and jumps to the function's clean-up at out.
+#define TRY(name, expr, d) do { ncclResult_t r_ = (expr); if (r_ != 0) { set(st, 1, r_, d, name); rc = -1; goto out; } } while (0)
+
+// endGroup closes a group this code opened. NCCL leaves the group on a
+// failed ncclGroupEnd, so it is never called twice.
+static int endGroup(const cb_procs* p, int d, cb_status* st) {
+  ncclResult_t r = p->groupEnd();
+  if (r != 0) { set(st, 1, r, d, "ncclGroupEnd"); return -1; }
+  return 0;
+}
+
 // one issues GPU d's call at the given rotation shift, as nccl-tests'
 // startColl and RunColl do, including the send/receive fallbacks for
-// all-to-all, gather and scatter before NCCL 2.28.
+// all-to-all, gather and scatter before NCCL 2.28. Whatever fails, a group
+// it opened is ended and a PreMulSum op it created is destroyed.
 static int one(cb_comms* c, const cb_op* o, int d, size_t shift, cb_status* st) {
   const cb_procs* p = &c->p;
   int rank = c->ranks[d], n = c->nranks;
@@ -19,50 +39,51 @@ static int one(cb_comms* c, const cb_op* o, int d, size_t shift, cb_status* st) 
   char* send = o->inplace ? recv + o->send_inplace * rank * o->elt : (char*)c->send[d] + shift;
   if (o->inplace) recv += o->recv_inplace * rank * o->elt;
   size_t block = o->count * o->elt;
-  int op = o->op;
-  if (o->premul) NCCL("ncclRedOpCreatePreMulSum", p->premulCreate(&op, &c->scalars[d], o->dtype, 1, comm), d);
+  int op = o->op, rc = 0, created = 0, grouped = 0;
+  if (o->premul) { TRY("ncclRedOpCreatePreMulSum", p->premulCreate(&op, &c->scalars[d], o->dtype, 1, comm), d); created = 1; }
   switch (o->coll) {
-  case CB_ALLREDUCE: NCCL("ncclAllReduce", p->allReduce(send, recv, o->count, o->dtype, op, comm, s), d); break;
-  case CB_ALLGATHER: NCCL("ncclAllGather", p->allGather(send, recv, o->count, o->dtype, comm, s), d); break;
-  case CB_REDUCESCATTER: NCCL("ncclReduceScatter", p->reduceScatter(send, recv, o->count, o->dtype, op, comm, s), d); break;
-  case CB_BROADCAST: NCCL("ncclBroadcast", p->broadcast(send, recv, o->count, o->dtype, o->root, comm, s), d); break;
-  case CB_REDUCE: NCCL("ncclReduce", p->reduce(send, recv, o->count, o->dtype, op, o->root, comm, s), d); break;
+  case CB_ALLREDUCE: TRY("ncclAllReduce", p->allReduce(send, recv, o->count, o->dtype, op, comm, s), d); break;
+  case CB_ALLGATHER: TRY("ncclAllGather", p->allGather(send, recv, o->count, o->dtype, comm, s), d); break;
+  case CB_REDUCESCATTER: TRY("ncclReduceScatter", p->reduceScatter(send, recv, o->count, o->dtype, op, comm, s), d); break;
+  case CB_BROADCAST: TRY("ncclBroadcast", p->broadcast(send, recv, o->count, o->dtype, o->root, comm, s), d); break;
+  case CB_REDUCE: TRY("ncclReduce", p->reduce(send, recv, o->count, o->dtype, op, o->root, comm, s), d); break;
   case CB_ALLTOALL:
-    if (p->alltoAll) { NCCL("ncclAlltoAll", p->alltoAll(send, recv, o->count, o->dtype, comm, s), d); break; }
-    NCCL("ncclGroupStart", p->groupStart(), d);
+    if (p->alltoAll) { TRY("ncclAlltoAll", p->alltoAll(send, recv, o->count, o->dtype, comm, s), d); break; }
+    TRY("ncclGroupStart", p->groupStart(), d); grouped = 1;
     for (int r = 0; r < n; r++) {
-      NCCL("ncclSend", p->send(send + r * block, o->count, o->dtype, r, comm, s), d);
-      NCCL("ncclRecv", p->recv(recv + r * block, o->count, o->dtype, r, comm, s), d);
+      TRY("ncclSend", p->send(send + r * block, o->count, o->dtype, r, comm, s), d);
+      TRY("ncclRecv", p->recv(recv + r * block, o->count, o->dtype, r, comm, s), d);
     }
-    NCCL("ncclGroupEnd", p->groupEnd(), d);
     break;
   case CB_GATHER:
     if (o->count == 0) break;
-    if (p->gather) { NCCL("ncclGather", p->gather(send, recv, o->count, o->dtype, o->root, comm, s), d); break; }
-    NCCL("ncclGroupStart", p->groupStart(), d);
-    NCCL("ncclSend", p->send(send, o->count, o->dtype, o->root, comm, s), d);
+    if (p->gather) { TRY("ncclGather", p->gather(send, recv, o->count, o->dtype, o->root, comm, s), d); break; }
+    TRY("ncclGroupStart", p->groupStart(), d); grouped = 1;
+    TRY("ncclSend", p->send(send, o->count, o->dtype, o->root, comm, s), d);
     for (int r = 0; rank == o->root && r < n; r++)
-      NCCL("ncclRecv", p->recv(recv + r * block, o->count, o->dtype, r, comm, s), d);
-    NCCL("ncclGroupEnd", p->groupEnd(), d);
+      TRY("ncclRecv", p->recv(recv + r * block, o->count, o->dtype, r, comm, s), d);
     break;
   case CB_SCATTER:
     if (o->count == 0) break;
-    if (p->scatter) { NCCL("ncclScatter", p->scatter(send, recv, o->count, o->dtype, o->root, comm, s), d); break; }
-    NCCL("ncclGroupStart", p->groupStart(), d);
+    if (p->scatter) { TRY("ncclScatter", p->scatter(send, recv, o->count, o->dtype, o->root, comm, s), d); break; }
+    TRY("ncclGroupStart", p->groupStart(), d); grouped = 1;
     for (int r = 0; rank == o->root && r < n; r++)
-      NCCL("ncclSend", p->send(send + r * block, o->count, o->dtype, r, comm, s), d);
-    NCCL("ncclRecv", p->recv(recv, o->count, o->dtype, o->root, comm, s), d);
-    NCCL("ncclGroupEnd", p->groupEnd(), d);
+      TRY("ncclSend", p->send(send + r * block, o->count, o->dtype, r, comm, s), d);
+    TRY("ncclRecv", p->recv(recv, o->count, o->dtype, o->root, comm, s), d);
     break;
   case CB_SENDRECV:
-    NCCL("ncclGroupStart", p->groupStart(), d);
-    NCCL("ncclSend", p->send(send, o->count, o->dtype, (rank + 1) % n, comm, s), d);
-    NCCL("ncclRecv", p->recv(recv, o->count, o->dtype, (rank - 1 + n) % n, comm, s), d);
-    NCCL("ncclGroupEnd", p->groupEnd(), d);
+    TRY("ncclGroupStart", p->groupStart(), d); grouped = 1;
+    TRY("ncclSend", p->send(send, o->count, o->dtype, (rank + 1) % n, comm, s), d);
+    TRY("ncclRecv", p->recv(recv, o->count, o->dtype, (rank - 1 + n) % n, comm, s), d);
     break;
   }
-  if (o->premul) NCCL("ncclRedOpDestroy", p->redOpDestroy(op, comm), d);
-  return 0;
+out:
+  if (grouped && endGroup(p, d, st) != 0) rc = -1;
+  if (created) {
+    ncclResult_t r = p->redOpDestroy(op, comm);
+    if (r != 0) { set(st, 1, r, d, "ncclRedOpDestroy"); rc = -1; }
+  }
+  return rc;
 }
 
 static int record(cb_comms* c, int slot, cb_status* st) {
@@ -74,28 +95,26 @@ static int record(cb_comms* c, int slot, cb_status* st) {
 // call issues one call on every local GPU, grouped when there are several.
 static int call(cb_comms* c, const cb_op* o, int index, cb_status* st) {
   size_t shift = o->steps ? o->footprint * ((size_t)index % o->steps) : 0;
+  int rc = 0;
   if (c->ndev > 1) NCCL("ncclGroupStart", c->p.groupStart(), -1);
-  for (int d = 0; d < c->ndev; d++) {
-    if (one(c, o, d, shift, st) != 0) {
-      if (c->ndev > 1) c->p.groupEnd();
-      return -1;
-    }
-  }
-  if (c->ndev > 1) NCCL("ncclGroupEnd", c->p.groupEnd(), -1);
-  return 0;
+  for (int d = 0; rc == 0 && d < c->ndev; d++)
+    if (one(c, o, d, shift, st) != 0) rc = -1;
+  if (c->ndev > 1 && endGroup(&c->p, -1, st) != 0) rc = -1;
+  return rc;
 }
 
+// cb_enqueue issues a batch. On a failure it stops, ends every group it
+// opened and reports the first failed call; the caller aborts the
+// communicators before it destroys them.
 int cb_enqueue(cb_comms* c, const cb_op* o, cb_status* st) {
   for (int it = 0; it < o->iters; it++) {
+    int rc = 0;
     if (o->agg > 1) NCCL("ncclGroupStart", c->p.groupStart(), -1);
-    if (o->record && record(c, it, st) != 0) return -1;
-    for (int a = 0; a < o->agg; a++) {
-      if (call(c, o, o->first_iter + it * o->agg + a, st) != 0) {
-        if (o->agg > 1) c->p.groupEnd();
-        return -1;
-      }
-    }
-    if (o->agg > 1) NCCL("ncclGroupEnd", c->p.groupEnd(), -1);
+    if (o->record && record(c, it, st) != 0) rc = -1;
+    for (int a = 0; rc == 0 && a < o->agg; a++)
+      if (call(c, o, o->first_iter + it * o->agg + a, st) != 0) rc = -1;
+    if (o->agg > 1 && endGroup(&c->p, -1, st) != 0) rc = -1;
+    if (rc != 0) return -1;
   }
   if (o->record && record(c, o->iters, st) != 0) return -1;
   return 0;

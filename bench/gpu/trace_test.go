@@ -281,3 +281,94 @@ func TestWaitReturnsWhenIdle(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A failure injected at every call of a batch in turn: the loop stops at
+// it, makes no further collective or event call, ends every group it had
+// opened, destroys every PreMulSum op it had created, and reports the
+// failed call.
+func TestEnqueueFailureAtEachCall(t *testing.T) {
+	cases := []struct {
+		name   string
+		native bool
+		b      func(t *testing.T) bench.Batch
+	}{
+		{"premulsum aggregated, recorded", true, func(t *testing.T) bench.Batch {
+			b := batch(t, "allreduce", numeric.Float32, numeric.MulSum, -1, false, 1024)
+			b.Iters, b.Agg, b.Record = 2, 2, true
+			return b
+		}},
+		{"all-to-all by send/recv, aggregated", false, func(t *testing.T) bench.Batch {
+			b := batch(t, "alltoall", numeric.Float32, numeric.NoOp, -1, false, 1024)
+			b.Agg = 2
+			return b
+		}},
+		{"gather by send/recv", false, func(t *testing.T) bench.Batch {
+			return batch(t, "gather", numeric.Float32, numeric.NoOp, 2, false, 1024)
+		}},
+		{"scatter by send/recv", false, func(t *testing.T) bench.Batch {
+			return batch(t, "scatter", numeric.Float32, numeric.NoOp, 3, false, 1024)
+		}},
+		{"send/recv", true, func(t *testing.T) bench.Batch {
+			return batch(t, "sendrecv", numeric.Float32, numeric.NoOp, -1, false, 1024)
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := traceComm(t, tc.native)
+			b := tc.b(t)
+			if err := c.Enqueue(b); err != nil {
+				t.Fatal(err)
+			}
+			clean := calltrace.Take()
+			for i := range clean {
+				calltrace.FailAt(i, 1)
+				err := c.Enqueue(b)
+				calls := calltrace.Take()
+				calltrace.FailAt(-1, 0)
+				if err == nil || !strings.Contains(err.Error(), callName(clean[i].Kind)) {
+					t.Errorf("failure at call %d (%s): error %v", i, clean[i].Kind, err)
+				}
+				checkCleanUp(t, i, clean, calls)
+			}
+		})
+	}
+}
+
+// callName is the library function a recorded kind stands for.
+func callName(kind string) string {
+	switch kind {
+	case "PreMulSum":
+		return "ncclRedOpCreatePreMulSum"
+	case "EventRecord":
+		return "cuEventRecord"
+	}
+	return "nccl" + kind
+}
+
+// checkCleanUp checks what follows a failure injected at call i.
+func checkCleanUp(t *testing.T, i int, clean, calls []calltrace.Call) {
+	t.Helper()
+	if len(calls) <= i || calls[i].Kind != clean[i].Kind || !calls[i].Failed {
+		t.Fatalf("failure at call %d: the calls before it changed: %v", i, calls)
+	}
+	opened, ended, created, destroyed := 0, 0, 0, 0
+	for j, c := range calls {
+		if j > i && c.Kind != "GroupEnd" && c.Kind != "RedOpDestroy" {
+			t.Errorf("failure at call %d (%s): call %d is %s; only clean-up may follow", i, clean[i].Kind, j, c)
+		}
+		switch {
+		case c.Kind == "GroupStart" && !c.Failed:
+			opened++
+		case c.Kind == "GroupEnd":
+			ended++
+		case c.Kind == "PreMulSum" && !c.Failed:
+			created++
+		case c.Kind == "RedOpDestroy":
+			destroyed++
+		}
+	}
+	if opened != ended || created != destroyed {
+		t.Errorf("failure at call %d (%s): %d groups opened, %d ended; %d PreMulSum ops created, %d destroyed",
+			i, clean[i].Kind, opened, ended, created, destroyed)
+	}
+}

@@ -44,6 +44,7 @@ type Call struct {
 	Count          uint64
 	Type, Op, Root int
 	Comm, Stream   uint64
+	Failed         bool // the call returned the injected error
 }
 
 func (c Call) String() string {
@@ -53,15 +54,31 @@ func (c Call) String() string {
 var (
 	mu    sync.Mutex
 	calls []Call
+	// The failure to inject: the failAt-th call traced since FailAt
+	// returns failCode.
+	failAt, failCode, traced = -1, 0, 0
 )
+
+// FailAt makes the n-th traced call from now on (counting from 0) return
+// code, as a failing NCCL or CUDA call would; n < 0 injects nothing.
+func FailAt(n, code int) {
+	mu.Lock()
+	defer mu.Unlock()
+	failAt, failCode, traced = n, code, 0
+}
 
 //export traceCall
 func traceCall(kind C.int, s, r C.uintptr_t, n C.size_t, t, op, root C.int, comm, stream C.uintptr_t) C.int {
 	mu.Lock()
 	defer mu.Unlock()
+	rc := 0
+	if traced == failAt {
+		rc = failCode
+	}
+	traced++
 	calls = append(calls, Call{Kind: kinds[kind], Send: uint64(s), Recv: uint64(r), Count: uint64(n), Type: int(t), Op: int(op),
-		Root: int(root), Comm: uint64(comm), Stream: uint64(stream)})
-	return 0
+		Root: int(root), Comm: uint64(comm), Stream: uint64(stream), Failed: rc != 0})
+	return C.int(rc)
 }
 
 // Take returns the calls recorded so far and forgets them.
