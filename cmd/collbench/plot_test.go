@@ -83,6 +83,11 @@ func TestPlotAndReportErrors(t *testing.T) {
 		{[]string{"report"}, "want at least one run or profile file"},
 		{[]string{"report", prof, "-o", filepath.Join(dir, "r.txt")}, "want a .html or .md file"},
 		{[]string{"report", prof, "-o", filepath.Join(dir, "nodir", "r.html")}, "cannot write"},
+		// The same mistakes as -J makes, with the same exit code and words.
+		{[]string{"plot", prof, "-o", filepath.Join(dir, "nodir", "x.svg")}, "the folder " + filepath.Join(dir, "nodir") + " does not exist"},
+		{[]string{"plot", prof, "-o", dir + "/"}, "cannot tell the image format"},
+		{[]string{"allreduce", "-b", "8", "-e", "8", "-J", filepath.Join(dir, "nodir", "r.json")}, "the folder " + filepath.Join(dir, "nodir") + " does not exist"},
+		{[]string{"allreduce", "-b", "8", "-e", "8", "-J", dir}, "it is a directory"},
 	}
 	for _, tc := range tests {
 		code, _, errOut := runCLI(tc.args...)

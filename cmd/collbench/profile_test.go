@@ -21,7 +21,9 @@ func TestProfileLaunched(t *testing.T) {
 	selfEnv(t)
 	dir := t.TempDir()
 	file, exports := filepath.Join(dir, "profile.json"), filepath.Join(dir, "exports")
-	code, out, errOut := runCLI("launch", "-n", "4", "profile", "-b", "512K", "-e", "2M", "-d", "float", "-n", "3", "-w", "1",
+	// Sizes 16× apart: on a loaded machine the time of the largest still
+	// stands well above the smallest's, so every fit finds a slope.
+	code, out, errOut := runCLI("launch", "-n", "4", "profile", "-b", "128K", "-e", "2M", "-f", "4", "-d", "float", "-n", "3", "-w", "1",
 		"-c", "1", "--overlap-gemm", "64,64,64", "--overlap-bytes", "64K", "--overlap-target", "0.02", "-o", file, "--export", "calculon,astra-sim,simai,alpa", "--export-dir", exports)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)

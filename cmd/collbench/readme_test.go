@@ -140,7 +140,11 @@ func TestREADMECommands(t *testing.T) {
 		t.Fatalf("found %d console examples in README.md; the tour is gone?", len(examples))
 	}
 	for _, ex := range examples {
-		args := strings.Fields(ex.command)
+		command := ex.command
+		if _, run, ok := strings.Cut(command, " && ./collbench "); ok && strings.HasPrefix(command, "go build ") {
+			command = "collbench " + run // the quick start: build, then run the binary built
+		}
+		args := strings.Fields(command)
 		switch {
 		case len(args) > 2 && args[0] == "go" && args[1] == "run":
 			args = args[3:] // go run ./cmd/collbench …: the same program
@@ -187,5 +191,22 @@ func TestMatchShown(t *testing.T) {
 		if got := matchShown(tc.shown, got) == ""; got != tc.ok {
 			t.Errorf("matchShown(%q) ok = %v, want %v", tc.shown, got, tc.ok)
 		}
+	}
+}
+
+// A build without cgo stops with a message that says cgo is needed,
+// before go-nvml's own errors.
+func TestBuildWithoutCgoSaysWhy(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the compiler")
+	}
+	cmd := exec.Command("go", "build", "-o", os.DevNull, ".")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatal("a build without cgo succeeded; the GPU bindings need cgo")
+	}
+	if !strings.Contains(string(out), "collbench_needs_cgo_build_with_CGO_ENABLED_1_and_a_C_compiler") {
+		t.Errorf("the build's errors do not say cgo is needed:\n%s", out)
 	}
 }
