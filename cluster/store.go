@@ -228,13 +228,18 @@ func (s *Store) serve(c net.Conn) {
 func (s *Store) finish(rank int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l, ok := s.conns[rank]; ok {
-		l.close()
-		delete(s.conns, rank)
-	}
+	s.disconnectLocked(rank)
 	s.finished[rank] = true
 	if len(s.rounds) > 0 {
 		s.failLocked(fmt.Sprintf("%s finished while the others still waited for it", s.name(rank)))
+	}
+}
+
+// disconnectLocked closes a rank's link and forgets it.
+func (s *Store) disconnectLocked(rank int) {
+	if l, ok := s.conns[rank]; ok {
+		l.close()
+		delete(s.conns, rank)
 	}
 }
 
@@ -247,10 +252,7 @@ func (s *Store) name(proc int) string { return ProcName(proc, s.cfg.PerProc) }
 func (s *Store) gaveUp(rank int, why string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l, ok := s.conns[rank]; ok {
-		l.close()
-		delete(s.conns, rank)
-	}
+	s.disconnectLocked(rank)
 	s.finished[rank] = true
 	s.failLocked(fmt.Sprintf("%s gave up: %s", s.name(rank), why))
 }
@@ -288,10 +290,7 @@ func (s *Store) contribute(rank int, seq uint64, part []byte) {
 func (s *Store) drop(rank int, cause error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if l, ok := s.conns[rank]; ok {
-		l.close()
-		delete(s.conns, rank)
-	}
+	s.disconnectLocked(rank)
 	where := ""
 	if d := s.doing[rank]; d != "" {
 		where = "; it was in " + d
