@@ -158,7 +158,8 @@ func (j *job) close() {
 func (j *job) explain(ctx context.Context, err error) error {
 	var ue usageError
 	var done *jobError
-	if err == nil || !j.multi() || errors.As(err, &ue) || errors.As(err, &done) || errors.Is(err, context.Canceled) {
+	var seen explained
+	if err == nil || !j.multi() || errors.As(err, &ue) || errors.As(err, &done) || errors.As(err, &seen) || errors.Is(err, context.Canceled) {
 		return err
 	}
 	interrupted := func() error { return &jobError{cause: context.Cause(ctx), local: err} }
@@ -172,13 +173,19 @@ func (j *job) explain(ctx context.Context, err error) error {
 		case <-time.After(200 * time.Millisecond):
 		}
 		if errors.Is(err, cluster.ErrPeerLost) {
-			return err
+			return explained{err}
 		}
 		return &jobError{cause: j.client.Err(), local: err}
 	case <-time.After(2 * time.Second):
-		return err
+		return explained{err}
 	}
 }
+
+// explained is a failure explain found nothing to add to; it reads as the
+// failure itself, and explain does not wait for the job again.
+type explained struct{ error }
+
+func (e explained) Unwrap() error { return e.error }
 
 // startTimeout is a start-up step that did not finish within the job's
 // start-up deadline (-T, or the default); it exits like any timeout.
@@ -189,7 +196,7 @@ type startTimeout struct {
 }
 
 func (e *startTimeout) Error() string {
-	return fmt.Sprintf("%s did not finish within %v (-T): %v", e.what, e.after, e.err)
+	return fmt.Sprintf("%s did not finish within the start-up deadline of %v (-T sets it): %v", e.what, e.after, e.err)
 }
 func (e *startTimeout) Unwrap() error { return e.err }
 
