@@ -97,18 +97,23 @@ func TestBadInput(t *testing.T) {
 		{"stray argument", []string{"allreduce", "extra"}, "unexpected argument"},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			code, out, errOut := runCLI(tt.args...)
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d (stderr %q)", code, exitUsage, errOut)
-			}
-			if !strings.Contains(errOut, tt.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
-				t.Errorf("stderr %q: want one line containing %q", errOut, tt.want)
-			}
-			if out != "" {
-				t.Errorf("stdout not empty on a usage error: %q", out)
-			}
-		})
+		t.Run(tt.name, func(t *testing.T) { expectUsageError(t, tt.args, tt.want) })
+	}
+}
+
+// expectUsageError runs a command line that must fail as a usage error:
+// exit 2, one line on stderr containing want, nothing on stdout.
+func expectUsageError(t *testing.T, args []string, want string) {
+	t.Helper()
+	code, out, errOut := runCLI(args...)
+	if code != exitUsage {
+		t.Errorf("exit %d, want %d (stderr %q)", code, exitUsage, errOut)
+	}
+	if !strings.Contains(errOut, want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("stderr %q: want one line containing %q", errOut, want)
+	}
+	if out != "" {
+		t.Errorf("stdout not empty on a usage error: %q", out)
 	}
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -41,16 +40,7 @@ func TestNonFiniteAndRangeRefused(t *testing.T) {
 			for k, v := range tt.env {
 				t.Setenv(k, v)
 			}
-			code, out, errOut := runCLI(tt.args...)
-			if code != exitUsage {
-				t.Errorf("exit %d, want %d (stderr %q)", code, exitUsage, errOut)
-			}
-			if !strings.Contains(errOut, tt.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
-				t.Errorf("stderr %q: want one line containing %q", errOut, tt.want)
-			}
-			if out != "" {
-				t.Errorf("stdout not empty on a usage error: %q", out)
-			}
+			expectUsageError(t, tt.args, tt.want)
 		})
 	}
 }
