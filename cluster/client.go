@@ -113,7 +113,7 @@ func (c *Client) read() {
 			c.fail(fmt.Errorf("%w: %s", ErrPeerLost, m.text))
 			return
 		case kindTimeout:
-			c.fail(timedOut(m.text))
+			c.fail(lostByDeadline(m.text))
 			return
 		case kindGather:
 			switch {
@@ -172,30 +172,23 @@ func (c *Client) write(frame []byte) error {
 // failFound is a failure this rank found itself: the store is told why
 // when the rank leaves, so that a store that was only paused (a stopped
 // process resumed) blames what the ranks saw, not their leaving.
-func (c *Client) failFound(why string) {
-	c.failOnce.Do(func() {
-		c.why = why
-		c.err = timedOut(why)
-		close(c.failed)
-		if f := c.onFail.Load(); f != nil {
-			(*f)(c.err)
-		}
-	})
-}
+func (c *Client) failFound(why string) { c.end(lostByDeadline(why), why) }
 
-// timedOut is a lost rank found by a deadline: ErrPeerLost and
+// lostByDeadline is a lost rank found by a deadline: ErrPeerLost and
 // ErrTimedOut both, in one line.
-func timedOut(why string) error { return lostByDeadline(why) }
-
 type lostByDeadline string
 
 func (e lostByDeadline) Error() string   { return ErrPeerLost.Error() + ": " + string(e) }
 func (e lostByDeadline) Unwrap() []error { return []error{ErrPeerLost, ErrTimedOut} }
 
 // fail records the first reason the job cannot go on and tells OnFail.
-func (c *Client) fail(err error) {
+func (c *Client) fail(err error) { c.end(err, "") }
+
+// end records the job's failure once; why, if this rank found it, is
+// told to the store when the rank leaves.
+func (c *Client) end(err error, why string) {
 	c.failOnce.Do(func() {
-		c.err = err
+		c.err, c.why = err, why
 		close(c.failed)
 		if f := c.onFail.Load(); f != nil {
 			(*f)(err)

@@ -262,16 +262,15 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 			failed = append(failed, fmt.Sprintf("%d (exit %d)", r, c))
 		}
 	}
+	what := fmt.Sprintf("rank %d failed first", first)
 	if len(stopped) > 0 {
 		var names []string
 		for _, r := range stopped {
 			names = append(names, strconv.Itoa(r))
 		}
-		l.line(l.stderr, "collbench launch: rank %s was stopped (SIGSTOP or a debugger) when rank %d failed; ranks with a non-zero exit: %s",
-			strings.Join(names, ", "), first, strings.Join(failed, ", "))
-		return codes[first]
+		what = fmt.Sprintf("rank %s was stopped (SIGSTOP or a debugger) when rank %d failed", strings.Join(names, ", "), first)
 	}
-	l.line(l.stderr, "collbench launch: rank %d failed first; ranks with a non-zero exit: %s", first, strings.Join(failed, ", "))
+	l.line(l.stderr, "collbench launch: %s; ranks with a non-zero exit: %s", what, strings.Join(failed, ", "))
 	return codes[first]
 }
 

@@ -135,8 +135,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(err)
 	}
-	var written []string
-	for _, img := range append(images, svgFile{*out, page.Bytes()}) {
+	files := append(images, svgFile{*out, page.Bytes()})
+	for _, img := range images { // the page itself was checked before reading
 		if err := fileio.Distinct(img.path, fs.Args()); err != nil {
 			return fail(usageError{err})
 		}
@@ -144,7 +144,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
-	for _, img := range append(images, svgFile{*out, page.Bytes()}) {
+	var written []string
+	for _, img := range files {
 		if err := fileio.WriteBytes(ctx, img.path, img.data); err != nil {
 			return fail(err)
 		}
