@@ -15,11 +15,6 @@ import (
 	"github.com/collbench/collbench/libpath"
 )
 
-// BLASLibrary describes where cuBLAS is looked for: the CUDA toolkit, or
-// the nvidia-cublas pip wheel next to PyTorch.
-var BLASLibrary = libpath.Spec{File: "libcublas.so.12", EnvVar: "COLLBENCH_CUBLAS_LIB",
-	HomeVars: []string{"CUDA_HOME"}, WheelDir: "cublas"}
-
 // Data types of cuBLAS operands (cudaDataType).
 const (
 	BLASFloat32  = 0  // CUDA_R_32F
@@ -30,21 +25,21 @@ const (
 var blasLoaded once
 
 // LoadBLAS opens cuBLAS once (explicit: a path or folder, else the search
-// order of BLASLibrary) and returns the path that loaded.
+// order of libpath.CUBLAS) and returns the path that loaded.
 func LoadBLAS(explicit string) (string, error) {
 	return blasLoaded.do(func() (string, error) { return loadBLAS(explicit) })
 }
 
 func loadBLAS(explicit string) (string, error) {
 	var errbuf [512]C.char
-	return libpath.Open(BLASLibrary, explicit, libpath.OSEnv(), func(p string) error {
+	return libpath.Open(libpath.CUBLAS, explicit, libpath.OSEnv(), func(p string) error {
 		cpath := C.CString(p)
 		defer C.free(unsafe.Pointer(cpath))
 		if C.cb_cublas_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {
 			return errors.New(C.GoString(&errbuf[0]))
 		}
 		return nil
-	}, "install cuBLAS (the CUDA toolkit or pip's nvidia-cublas-cu12) or set "+BLASLibrary.EnvVar)
+	})
 }
 
 // BLASError is a failed cuBLAS call.

@@ -23,9 +23,6 @@ import (
 	"github.com/collbench/collbench/libpath"
 )
 
-// Library describes where the driver library is looked for.
-var Library = libpath.Spec{File: "libcuda.so.1", EnvVar: "COLLBENCH_CUDA_LIB", HomeVars: []string{"CUDA_DRIVER_HOME"}}
-
 // once remembers the outcome of loading a library, which is tried once
 // per process.
 type once struct {
@@ -60,14 +57,14 @@ func Load(explicit string) (string, error) {
 
 func load(explicit string) (string, error) {
 	var errbuf [512]C.char
-	path, err := libpath.Open(Library, explicit, libpath.OSEnv(), func(p string) error {
+	path, err := libpath.Open(libpath.CUDA, explicit, libpath.OSEnv(), func(p string) error {
 		cpath := C.CString(p)
 		defer C.free(unsafe.Pointer(cpath))
 		if C.cb_cuda_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {
 			return errors.New(C.GoString(&errbuf[0]))
 		}
 		return nil
-	}, "install the NVIDIA driver or set "+Library.EnvVar+" to the library's path")
+	})
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrNoDriver, err)
 	}

@@ -10,15 +10,6 @@ import "unsafe"
 // DevicePtr is a device memory address.
 type DevicePtr uintptr
 
-// MemGetInfo returns free and total memory of the current context's device.
-func MemGetInfo() (free, total int64, err error) {
-	var f, t C.size_t
-	if err := check("cuMemGetInfo", C.cb_cuMemGetInfo(&f, &t)); err != nil {
-		return 0, 0, err
-	}
-	return int64(f), int64(t), nil
-}
-
 // MemAlloc allocates device memory in the current context.
 func MemAlloc(n int64) (DevicePtr, error) {
 	var p C.CUdeviceptr
@@ -30,18 +21,6 @@ func MemAlloc(n int64) (DevicePtr, error) {
 
 // MemFree releases memory from MemAlloc.
 func MemFree(p DevicePtr) error { return check("cuMemFree", C.cb_cuMemFree(C.CUdeviceptr(p))) }
-
-// MemAllocHost allocates page-locked host memory.
-func MemAllocHost(n int64) (unsafe.Pointer, error) {
-	var p unsafe.Pointer
-	if err := check("cuMemAllocHost", C.cb_cuMemAllocHost(&p, C.size_t(n))); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
-// MemFreeHost releases memory from MemAllocHost.
-func MemFreeHost(p unsafe.Pointer) error { return check("cuMemFreeHost", C.cb_cuMemFreeHost(p)) }
 
 // CopyToDevice copies src to device memory at dst (synchronous).
 func CopyToDevice(dst DevicePtr, src []byte) error {

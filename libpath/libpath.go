@@ -27,7 +27,24 @@ type Spec struct {
 	// installs the library into ("nccl" for nvidia-nccl-cu12); empty when no
 	// wheel carries it (the driver's libcuda).
 	WheelDir string
+	// Hint says how to install the library or point at it, for the error
+	// when it is not found.
+	Hint string
 }
+
+// The libraries collbench loads, and where each is looked for.
+var (
+	// NCCL is libnccl: CUDA installs, NCCL's own packages, or the
+	// nvidia-nccl pip wheel next to PyTorch.
+	NCCL = Spec{File: "libnccl.so.2", EnvVar: "COLLBENCH_NCCL_LIB", HomeVars: []string{"NCCL_HOME", "CUDA_HOME"}, WheelDir: "nccl",
+		Hint: "set COLLBENCH_NCCL_LIB to its path"}
+	// CUDA is the driver library that comes with the NVIDIA driver.
+	CUDA = Spec{File: "libcuda.so.1", EnvVar: "COLLBENCH_CUDA_LIB", HomeVars: []string{"CUDA_DRIVER_HOME"},
+		Hint: "install the NVIDIA driver or set COLLBENCH_CUDA_LIB to the library's path"}
+	// CUBLAS is cuBLAS: the CUDA toolkit, or the nvidia-cublas pip wheel.
+	CUBLAS = Spec{File: "libcublas.so.12", EnvVar: "COLLBENCH_CUBLAS_LIB", HomeVars: []string{"CUDA_HOME"}, WheelDir: "cublas",
+		Hint: "install cuBLAS (the CUDA toolkit or pip's nvidia-cublas-cu12) or set COLLBENCH_CUBLAS_LIB"}
+)
 
 // Candidate is one place to try, with the reason it is on the list so a
 // failure can say what was looked at.
@@ -174,8 +191,8 @@ func Describe(cands []Candidate) string {
 // Open tries the candidates in order with open, which loads one path or
 // says why it could not, and returns the path that loaded. When none does,
 // the error lists every place tried, the first reason a found file was
-// refused, and hint (how to point at the library).
-func Open(s Spec, explicit string, env Env, open func(path string) error, hint string) (string, error) {
+// refused, and the spec's hint (how to point at the library).
+func Open(s Spec, explicit string, env Env, open func(path string) error) (string, error) {
 	cands := Candidates(s, explicit, env)
 	var refused error
 	for _, c := range cands {
@@ -188,7 +205,7 @@ func Open(s Spec, explicit string, env Env, open func(path string) error, hint s
 			refused = err
 		}
 	}
-	msg := fmt.Sprintf("could not open %s (looked for %s); %s", s.File, Describe(cands), hint)
+	msg := fmt.Sprintf("could not open %s (looked for %s); %s", s.File, Describe(cands), s.Hint)
 	if refused != nil {
 		msg += "; " + refused.Error()
 	}

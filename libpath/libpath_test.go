@@ -86,7 +86,7 @@ func TestOpen(t *testing.T) {
 		}
 		return ""
 	}
-	spec := Spec{File: "libx.so.1", EnvVar: "X_LIB"}
+	spec := Spec{File: "libx.so.1", EnvVar: "X_LIB", Hint: "set X_LIB"}
 	var tried []string
 	path, err := Open(spec, "", env, func(p string) error {
 		tried = append(tried, p)
@@ -94,12 +94,12 @@ func TestOpen(t *testing.T) {
 			return nil
 		}
 		return errors.New("cannot load " + p)
-	}, "set X_LIB")
+	})
 	if err != nil || path != lib || len(tried) != 1 {
 		t.Errorf("got %q %v after %v, want %s at the first try", path, err, tried, lib)
 	}
 
-	_, err = Open(spec, "/opt/x/libx.so.1", env, func(p string) error { return errors.New("refused " + p) }, "set X_LIB")
+	_, err = Open(spec, "/opt/x/libx.so.1", env, func(p string) error { return errors.New("refused " + p) })
 	if err == nil {
 		t.Fatal("nothing loads, yet no error")
 	}

@@ -87,27 +87,6 @@ func InitRank(nranks int, id UniqueID, rank int, cfg *Config) (*Comm, error) {
 	return &Comm{c: c}, nil
 }
 
-// InitAll creates one communicator per listed device in this process
-// (ncclCommInitAll).
-func InitAll(devices []int) ([]*Comm, error) {
-	if len(devices) == 0 {
-		return nil, nil
-	}
-	devs := make([]C.int, len(devices))
-	for i, d := range devices {
-		devs[i] = C.int(d)
-	}
-	cs := make([]C.ncclComm_t, len(devices))
-	if err := call("ncclCommInitAll", C.cb_ncclCommInitAll(&cs[0], C.int(len(devs)), &devs[0])); err != nil {
-		return nil, err
-	}
-	out := make([]*Comm, len(cs))
-	for i, c := range cs {
-		out[i] = &Comm{c: c}
-	}
-	return out, nil
-}
-
 // NoColor is the color that leaves a rank out of every split communicator.
 const NoColor = -1
 
@@ -129,49 +108,12 @@ func (c *Comm) Split(color, key int, cfg *Config) (*Comm, error) {
 	return &Comm{c: out}, nil
 }
 
-// Finalize flushes outstanding work before Destroy (2.14+; a no-op before).
-func (c *Comm) Finalize() error {
-	if Has("ncclCommFinalize") != nil {
-		return nil
-	}
-	return callComm("ncclCommFinalize", C.cb_ncclCommFinalize(c.c), c.c)
-}
-
 // Destroy frees the communicator once its work is done.
 func (c *Comm) Destroy() error { return callComm("ncclCommDestroy", C.cb_ncclCommDestroy(c.c), nil) }
 
 // Abort frees the communicator at once, failing work in flight, so that no
 // rank stays blocked on a peer that is gone.
 func (c *Comm) Abort() error { return callComm("ncclCommAbort", C.cb_ncclCommAbort(c.c), nil) }
-
-// AsyncError is the communicator's pending asynchronous error: nil, an
-// *Error with Result InProgress while a non-blocking call is under way, or
-// the failure.
-func (c *Comm) AsyncError() error {
-	var r C.ncclResult_t
-	if err := callComm("ncclCommGetAsyncError", C.cb_ncclCommGetAsyncError(c.c, &r), c.c); err != nil {
-		return err
-	}
-	return callComm("ncclCommGetAsyncError", r, c.c)
-}
-
-// Count is the number of ranks.
-func (c *Comm) Count() (int, error) {
-	var n C.int
-	return int(n), callComm("ncclCommCount", C.cb_ncclCommCount(c.c, &n), c.c)
-}
-
-// Device is the CUDA device ordinal of this rank.
-func (c *Comm) Device() (int, error) {
-	var d C.int
-	return int(d), callComm("ncclCommCuDevice", C.cb_ncclCommCuDevice(c.c, &d), c.c)
-}
-
-// UserRank is this rank's number.
-func (c *Comm) UserRank() (int, error) {
-	var r C.int
-	return int(r), callComm("ncclCommUserRank", C.cb_ncclCommUserRank(c.c, &r), c.c)
-}
 
 // GroupStart opens a group; the calls up to GroupEnd are launched together.
 // The calling goroutine must stay on its OS thread until GroupEnd.

@@ -25,9 +25,6 @@ import (
 	"github.com/collbench/collbench/libpath"
 )
 
-// Library describes where libnccl is looked for.
-var Library = libpath.Spec{File: "libnccl.so.2", EnvVar: "COLLBENCH_NCCL_LIB", HomeVars: []string{"NCCL_HOME", "CUDA_HOME"}, WheelDir: "nccl"}
-
 // ErrNotFound means no NCCL library could be opened.
 var ErrNotFound = errors.New("NCCL not found")
 
@@ -53,14 +50,14 @@ func Load(explicit string) (path string, err error) {
 
 func load(explicit string) (string, error) {
 	var errbuf [512]C.char
-	path, err := libpath.Open(Library, explicit, libpath.OSEnv(), func(p string) error {
+	path, err := libpath.Open(libpath.NCCL, explicit, libpath.OSEnv(), func(p string) error {
 		cpath := C.CString(p)
 		defer C.free(unsafe.Pointer(cpath))
 		if C.cb_nccl_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {
 			return errors.New(C.GoString(&errbuf[0]))
 		}
 		return nil
-	}, "set "+Library.EnvVar+" or pass --nccl-lib with its path")
+	})
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrNotFound, err)
 	}

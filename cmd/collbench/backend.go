@@ -11,6 +11,7 @@ import (
 	"github.com/collbench/collbench/bench/gpu"
 	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/cuda"
+	"github.com/collbench/collbench/libpath"
 	"github.com/collbench/collbench/nccl"
 )
 
@@ -25,14 +26,14 @@ func pickBackend(f *jobFlags) (bench.Backend, []string, error) {
 	case "nccl":
 		note, err := probeGPU(g)
 		if err != nil {
-			return nil, nil, fmt.Errorf("the nccl backend is not available: %w", err)
+			return nil, nil, fmt.Errorf("the nccl backend is not available: %w", withLibFlag(err))
 		}
 		return g, []string{note}, nil
 	}
 	note, err := probeGPU(g)
 	if err != nil {
 		why := err.Error()
-		if errors.Is(err, cuda.ErrNoDriver) && os.Getenv(cuda.Library.EnvVar) == "" {
+		if errors.Is(err, cuda.ErrNoDriver) && os.Getenv(libpath.CUDA.EnvVar) == "" {
 			if _, statErr := os.Stat("/dev/nvidiactl"); statErr != nil {
 				why = "no NVIDIA GPU driver found"
 			}
@@ -40,6 +41,15 @@ func pickBackend(f *jobFlags) (bench.Backend, []string, error) {
 		return host.Backend{}, []string{"Backend: host (auto: " + why + ")"}, nil
 	}
 	return g, []string{"Backend: nccl (auto)", note}, nil
+}
+
+// withLibFlag adds the command line's way of naming NCCL to an error
+// that says it was not found.
+func withLibFlag(err error) error {
+	if errors.Is(err, nccl.ErrNotFound) {
+		return fmt.Errorf("%w (or pass --nccl-lib with its path)", err)
+	}
+	return err
 }
 
 // probeGPU loads the driver and NCCL and checks for a GPU. It returns a

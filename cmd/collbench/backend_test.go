@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/nccl"
 )
 
 func TestDeviceList(t *testing.T) {
@@ -43,5 +47,18 @@ func TestBadDeviceEnv(t *testing.T) {
 	code, out, errOut := runCLI("allreduce", "-b", "8", "-e", "8", "--backend", "host")
 	if code != exitUsage || out != "" || !strings.Contains(errOut, "NCCL_TESTS_DEVICE") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// An NCCL that is not found is named with the flag that points at it;
+// other failures are left as they are.
+func TestWithLibFlag(t *testing.T) {
+	notFound := fmt.Errorf("%w: could not open libnccl.so.2", nccl.ErrNotFound)
+	if got := withLibFlag(notFound).Error(); !strings.Contains(got, "--nccl-lib") || !errors.Is(withLibFlag(notFound), nccl.ErrNotFound) {
+		t.Errorf("not found: %q", got)
+	}
+	other := errors.New("the CUDA driver sees no GPU")
+	if got := withLibFlag(other); got != other {
+		t.Errorf("other error changed: %v", got)
 	}
 }
