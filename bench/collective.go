@@ -16,12 +16,33 @@ type Counts struct {
 	SendInPlace, RecvInPlace int64
 }
 
+// ID names a collective in code. Backends key their implementations by
+// it: the host backend's algorithm table, and the GPU loop's collective
+// code, which is the ID itself (bench/gpu checks batch.h against these
+// values when it compiles).
+type ID int
+
+// The collectives, in the GPU loop's numbering.
+const (
+	AllReduce ID = iota
+	AllGather
+	ReduceScatter
+	AllToAll
+	Broadcast
+	Reduce
+	SendRecv
+	Gather
+	Scatter
+)
+
 // Collective describes one collective as data: how it counts bytes, how
-// its bus bandwidth is normalised and what every rank must hold afterwards.
+// its bus bandwidth is normalised and what every rank must hold
+// afterwards. Everything else that varies by collective looks it up by ID.
 type Collective struct {
+	ID       ID
 	Name     string   // collbench subcommand, e.g. "allreduce"
 	TestName string   // nccl-tests binary name, e.g. "all_reduce_perf"
-	Aliases  []string // other accepted spellings
+	Aliases  []string // other accepted spellings: the binary's name with and without _perf
 	Reduces  bool     // takes a reduction operator
 	Rooted   bool     // has a root rank (-r)
 	// VerifyInPlace is false where nccl-tests leaves in-place results
@@ -63,23 +84,23 @@ func scatterCounts(count int64, elt, n int) Counts {
 // Collectives is every collective collbench runs, in help order.
 var Collectives = []*Collective{
 	{
-		Name: "allreduce", TestName: "all_reduce_perf", Reduces: true, VerifyInPlace: true,
+		ID: AllReduce, Name: "allreduce", TestName: "all_reduce_perf", Aliases: []string{"all_reduce", "all_reduce_perf"}, Reduces: true, VerifyInPlace: true,
 		busFactor: func(n int) float64 { return 2 * float64(n-1) / float64(n) },
 		counts:    flatCounts,
 		expect:    func(e expectation, out []byte) bool { e.reduced(0, out); return true },
 	},
 	{
-		Name: "allgather", TestName: "all_gather_perf", VerifyInPlace: true,
+		ID: AllGather, Name: "allgather", TestName: "all_gather_perf", Aliases: []string{"all_gather", "all_gather_perf"}, VerifyInPlace: true,
 		busFactor: ringFactor, counts: gatherCounts,
 		expect: func(e expectation, out []byte) bool { e.concat(out); return true },
 	},
 	{
-		Name: "reducescatter", TestName: "reduce_scatter_perf", Reduces: true, VerifyInPlace: true,
+		ID: ReduceScatter, Name: "reducescatter", TestName: "reduce_scatter_perf", Aliases: []string{"reduce_scatter", "reduce_scatter_perf"}, Reduces: true, VerifyInPlace: true,
 		busFactor: ringFactor, counts: scatterCounts,
 		expect: func(e expectation, out []byte) bool { e.reduced(int64(e.rank)*e.param, out); return true },
 	},
 	{
-		Name: "alltoall", TestName: "alltoall_perf",
+		ID: AllToAll, Name: "alltoall", TestName: "alltoall_perf", Aliases: []string{"alltoall_perf"},
 		busFactor: ringFactor,
 		counts: func(count int64, elt, n int) Counts {
 			b := perRankBase(count, elt, n)
@@ -88,12 +109,12 @@ var Collectives = []*Collective{
 		expect: func(e expectation, out []byte) bool { e.transpose(out); return true },
 	},
 	{
-		Name: "broadcast", TestName: "broadcast_perf", Rooted: true, VerifyInPlace: true,
+		ID: Broadcast, Name: "broadcast", TestName: "broadcast_perf", Aliases: []string{"broadcast_perf"}, Rooted: true, VerifyInPlace: true,
 		busFactor: func(int) float64 { return 1 }, counts: flatCounts,
 		expect: func(e expectation, out []byte) bool { e.input(e.root, 0, out); return true },
 	},
 	{
-		Name: "reduce", TestName: "reduce_perf", Reduces: true, Rooted: true, VerifyInPlace: true,
+		ID: Reduce, Name: "reduce", TestName: "reduce_perf", Aliases: []string{"reduce_perf"}, Reduces: true, Rooted: true, VerifyInPlace: true,
 		busFactor: func(int) float64 { return 1 }, counts: flatCounts,
 		expect: func(e expectation, out []byte) bool {
 			if e.rank != e.root {
@@ -104,7 +125,7 @@ var Collectives = []*Collective{
 		},
 	},
 	{
-		Name: "sendrecv", TestName: "sendrecv_perf", VerifyInPlace: true,
+		ID: SendRecv, Name: "sendrecv", TestName: "sendrecv_perf", Aliases: []string{"sendrecv_perf"}, VerifyInPlace: true,
 		busFactor: func(int) float64 { return 1 }, counts: flatCounts,
 		expect: func(e expectation, out []byte) bool {
 			e.input((e.rank-1+e.nranks)%e.nranks, 0, out)
@@ -112,7 +133,7 @@ var Collectives = []*Collective{
 		},
 	},
 	{
-		Name: "gather", TestName: "gather_perf", Rooted: true, VerifyInPlace: true,
+		ID: Gather, Name: "gather", TestName: "gather_perf", Aliases: []string{"gather_perf"}, Rooted: true, VerifyInPlace: true,
 		busFactor: ringFactor, counts: gatherCounts,
 		expect: func(e expectation, out []byte) bool {
 			if e.rank != e.root {
@@ -123,18 +144,19 @@ var Collectives = []*Collective{
 		},
 	},
 	{
-		Name: "scatter", TestName: "scatter_perf", Rooted: true, VerifyInPlace: true,
+		ID: Scatter, Name: "scatter", TestName: "scatter_perf", Aliases: []string{"scatter_perf"}, Rooted: true, VerifyInPlace: true,
 		busFactor: ringFactor, counts: scatterCounts,
 		expect: func(e expectation, out []byte) bool { e.input(e.root, int64(e.rank)*e.param, out); return true },
 	},
 }
 
-// LookupCollective finds a collective by its name, its nccl-tests binary
-// name ("all_reduce_perf") or that name without the suffix ("all_reduce").
+// LookupCollective finds a collective by its name or one of its aliases
+// (its nccl-tests binary name, "all_reduce_perf", with or without the
+// suffix).
 func LookupCollective(name string) (*Collective, error) {
 	l := strings.ToLower(name)
 	for _, c := range Collectives {
-		if l == c.Name || l == c.TestName || l == strings.TrimSuffix(c.TestName, "_perf") {
+		if l == c.Name {
 			return c, nil
 		}
 		for _, a := range c.Aliases {

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,22 @@ func TestLookupCollective(t *testing.T) {
 	}
 	if _, err := LookupCollective("allreduce2"); err == nil {
 		t.Error("unknown collective accepted")
+	}
+}
+
+// Every collective has its own ID, and every alias (the nccl-tests binary
+// name with and without _perf) finds it.
+func TestCollectiveIDsAndAliases(t *testing.T) {
+	seen := map[ID]string{}
+	for _, c := range Collectives {
+		if other, ok := seen[c.ID]; ok {
+			t.Errorf("%s and %s share ID %d", c.Name, other, c.ID)
+		}
+		seen[c.ID] = c.Name
+		for _, name := range []string{c.Name, c.TestName, strings.TrimSuffix(c.TestName, "_perf"), strings.ToUpper(c.Name)} {
+			if got, err := LookupCollective(name); err != nil || got != c {
+				t.Errorf("LookupCollective(%q) = %v, %v; want %s", name, got, err, c.Name)
+			}
+		}
 	}
 }

@@ -9,18 +9,13 @@ import (
 	"github.com/collbench/collbench/nccl"
 )
 
-// collCodes maps each collective to the C loop's code (batch.h).
-var collCodes = map[string]int{
-	"allreduce": 0, "allgather": 1, "reducescatter": 2, "alltoall": 3,
-	"broadcast": 4, "reduce": 5, "sendrecv": 6, "gather": 7, "scatter": 8,
-}
-
+// collCode is the C loop's code for a collective: its ID, which
+// codes.go checks against batch.h's enum at compile time.
 func collCode(c *bench.Collective) (int, error) {
-	code, ok := collCodes[c.Name]
-	if !ok {
+	if c.ID < 0 || c.ID > lastCode {
 		return 0, fmt.Errorf("the nccl backend has no %s", c.Name)
 	}
-	return code, nil
+	return int(c.ID), nil
 }
 
 // ncclTypes maps collbench's data types to NCCL's.

@@ -51,27 +51,23 @@ func (r *rank) run(op bench.Op, shift int64) error {
 	if op.Counts.Param == 0 {
 		return nil
 	}
-	switch op.Coll.Name {
-	case "allreduce":
-		return r.allReduce(c)
-	case "reducescatter":
-		return r.reduceScatter(c)
-	case "allgather":
-		return r.allGather(c)
-	case "alltoall":
-		return r.allToAll(c)
-	case "broadcast":
-		return r.broadcast(c)
-	case "reduce":
-		return r.reduce(c)
-	case "sendrecv":
-		return r.sendRecv(c)
-	case "gather":
-		return r.gather(c)
-	case "scatter":
-		return r.scatter(c)
+	if algo := algorithms[op.Coll.ID]; algo != nil {
+		return algo(r, c)
 	}
 	return errUnsupported(op.Coll.Name)
+}
+
+// algorithms is the host backend's implementation of each collective.
+var algorithms = map[bench.ID]func(*rank, call) error{
+	bench.AllReduce:     (*rank).allReduce,
+	bench.AllGather:     (*rank).allGather,
+	bench.ReduceScatter: (*rank).reduceScatter,
+	bench.AllToAll:      (*rank).allToAll,
+	bench.Broadcast:     (*rank).broadcast,
+	bench.Reduce:        (*rank).reduce,
+	bench.SendRecv:      (*rank).sendRecv,
+	bench.Gather:        (*rank).gather,
+	bench.Scatter:       (*rank).scatter,
 }
 
 type errUnsupported string
