@@ -21,7 +21,7 @@ type Backend interface {
 
 // Setup is what a backend needs to know to open its communicators.
 type Setup struct {
-	NRanks     int   // ranks in the whole job
+	JobRanks   int   // ranks in the whole job (a communicator may hold fewer: Groups)
 	FirstRank  int   // global rank of local rank 0
 	LocalRanks int   // ranks (devices) in this process, -g
 	BufBytes   int64 // bytes of each send and receive buffer
@@ -52,7 +52,7 @@ type Setup struct {
 // Place returns local rank local's group, its rank in that group, and
 // whether it takes part in the measurement.
 func (s Setup) Place(local int) (group, groupRank int, active bool) {
-	return s.Groups.Place(s.NRanks, s.FirstRank+local)
+	return s.Groups.Place(s.JobRanks, s.FirstRank+local)
 }
 
 // Share returns the bytes the process holding rank 0 passes in fromRoot

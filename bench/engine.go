@@ -15,15 +15,23 @@ type Engine struct {
 	Comm  Comm
 	Peers Peers
 	Opts  Options
-	// NRanks is the ranks in each measured communicator: the job's ranks,
+	// CommRanks is the ranks in each measured communicator: the job's ranks,
 	// or the group size when the job is split into groups.
-	NRanks int
+	CommRanks int
 	// Groups is how many groups run at once; with more than one, each
 	// placement also reports every group's own figures.
 	Groups int
 
 	rep     int // verification repetition, varies the data between checks
 	scratch struct{ want, got []byte }
+}
+
+// peers is the job's other processes; none when Peers is not set.
+func (e *Engine) peers() Peers {
+	if e.Peers == nil {
+		return Solo{}
+	}
+	return e.Peers
 }
 
 // TimeoutError reports a collective that did not complete within -T.
@@ -46,15 +54,12 @@ func (e *TimeoutError) Error() string {
 // reduction, root and size.
 func (e *Engine) PlannedRows() int {
 	o := &e.Opts
-	return len(o.Types) * len(o.runOps()) * len(o.runRoots(e.NRanks)) * len(o.Sweep.Sizes())
+	return len(o.Types) * len(o.runOps()) * len(o.runRoots(e.CommRanks)) * len(o.Sweep.Sizes())
 }
 
 // Run measures every (type, op, root) combination over the sweep, calling
 // onRow as each row completes.
 func (e *Engine) Run(ctx context.Context, onRow func(Row)) (Summary, error) {
-	if e.Peers == nil {
-		e.Peers = Solo{}
-	}
 	o := &e.Opts
 	if o.Graph > 0 && !e.Comm.Capabilities().Graphs {
 		return Summary{}, fmt.Errorf("this backend cannot capture CUDA graphs (-G); run without -G or on the nccl backend")
@@ -63,7 +68,7 @@ func (e *Engine) Run(ctx context.Context, onRow func(Row)) (Summary, error) {
 	var bwTotal float64
 	for _, t := range o.Types {
 		for _, op := range o.runOps() {
-			for _, root := range o.runRoots(e.NRanks) {
+			for _, root := range o.runRoots(e.CommRanks) {
 				err := e.timeTest(ctx, t, op, root, func(r Row) {
 					sum.Rows++
 					bwTotal += r.OutOfPlace.BusBW + r.InPlace.BusBW
@@ -84,12 +89,12 @@ func (e *Engine) Run(ctx context.Context, onRow func(Row)) (Summary, error) {
 func (e *Engine) op(size int64, t numeric.DataType, redop numeric.RedOp, root int, inPlace bool) Op {
 	elt := t.Size()
 	return Op{Coll: e.Opts.Coll, Type: t, RedOp: redop, Root: root, InPlace: inPlace,
-		Counts: e.Opts.Coll.Counts(size/int64(elt), elt, e.NRanks)}
+		Counts: e.Opts.Coll.Counts(size/int64(elt), elt, e.CommRanks)}
 }
 
 func (e *Engine) timeTest(ctx context.Context, t numeric.DataType, redop numeric.RedOp, root int, onRow func(Row), sum *Summary) error {
 	o := &e.Opts
-	if err := e.Peers.Barrier(ctx); err != nil {
+	if err := e.peers().Barrier(ctx); err != nil {
 		return err
 	}
 	for _, size := range o.Sweep.WarmupSizes() {
@@ -138,7 +143,7 @@ func abortOn(c Comm, err error) error {
 
 // doing tells the job's watchdog which call this process is in.
 func (e *Engine) doing(op Op, size int64) {
-	if t, ok := e.Peers.(Tracker); ok {
+	if t, ok := e.peers().(Tracker); ok {
 		place := "out-of-place"
 		if op.InPlace {
 			place = "in-place"
@@ -188,7 +193,7 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 	if err := e.launch(ctx, Batch{Op: op, Iters: 1, Agg: 1}, size); err != nil {
 		return Placement{}, err
 	}
-	if err := e.Peers.Barrier(ctx); err != nil {
+	if err := e.peers().Barrier(ctx); err != nil {
 		return Placement{}, err
 	}
 
@@ -215,7 +220,7 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 	if p.Procs, p.Groups, err = e.spread(ctx, op, own*1e6); err != nil {
 		return Placement{}, err
 	}
-	if err := e.Peers.Barrier(ctx); err != nil {
+	if err := e.peers().Barrier(ctx); err != nil {
 		return Placement{}, err
 	}
 	p.Checked = o.Check > 0 && (!op.InPlace || op.Coll.VerifyInPlace)
@@ -238,7 +243,7 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 		if local > 0 {
 			caseFailed = 1
 		}
-		tot, err := e.Peers.AllReduce(ctx, []float64{float64(local), caseFailed}, ReduceSum)
+		tot, err := e.peers().AllReduce(ctx, []float64{float64(local), caseFailed}, ReduceSum)
 		if err != nil {
 			return p, err
 		}
@@ -286,7 +291,7 @@ func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 				return 0, 0, nil, err
 			}
 			if o.Blocking == 1 {
-				if err := e.Peers.Barrier(ctx); err != nil {
+				if err := e.peers().Barrier(ctx); err != nil {
 					return 0, 0, nil, err
 				}
 			}
@@ -295,7 +300,7 @@ func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 		samples[it] = d.Seconds() * 1e6 / float64(o.Agg)
 		if o.Blocking == 3 {
 			collOnly += d
-			if err := e.Peers.Barrier(ctx); err != nil {
+			if err := e.peers().Barrier(ctx); err != nil {
 				return 0, 0, nil, err
 			}
 		}
@@ -321,7 +326,7 @@ func (e *Engine) graphLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 		return 0, 0, nil, abortOn(e.Comm, fmt.Errorf("capturing %s into a CUDA graph: %w", op.Coll.Name, err))
 	}
 	defer graph.Close()
-	if err := e.Peers.Barrier(ctx); err != nil {
+	if err := e.peers().Barrier(ctx); err != nil {
 		return 0, 0, nil, err
 	}
 	deltaSec, cpuSec, err = e.clocked(ctx, op, float64(o.Iters*o.Agg*o.Graph), func() error { return graph.Launch(o.Graph) })
@@ -371,27 +376,27 @@ func (e *Engine) combineTime(ctx context.Context, v []float64) ([]float64, error
 	active := e.active()
 	switch e.Opts.Average {
 	case 0: // rank 0's value; rank 0 is always measured
-		if e.Peers.Proc() != 0 {
+		if e.peers().Proc() != 0 {
 			v = make([]float64, len(v))
 		}
-		return e.Peers.AllReduce(ctx, v, ReduceSum)
+		return e.peers().AllReduce(ctx, v, ReduceSum)
 	case 2:
 		if !active {
 			v = fillOf(len(v), math.Inf(1))
 		}
-		return e.Peers.AllReduce(ctx, v, ReduceMin)
+		return e.peers().AllReduce(ctx, v, ReduceMin)
 	case 3:
 		if !active {
 			v = fillOf(len(v), 0)
 		}
-		return e.Peers.AllReduce(ctx, v, ReduceMax)
+		return e.peers().AllReduce(ctx, v, ReduceMax)
 	}
 	w := append([]float64{}, v...)
 	w = append(w, 1)
 	if !active {
 		clear(w)
 	}
-	s, err := e.Peers.AllReduce(ctx, w, ReduceSum)
+	s, err := e.peers().AllReduce(ctx, w, ReduceSum)
 	if err != nil {
 		return nil, err
 	}
@@ -414,7 +419,7 @@ func fillOf(n int, x float64) []float64 {
 // leading flag says who has samples, so processes without any (nothing
 // recorded, or nothing measured) still agree on the length.
 func (e *Engine) maxSamples(ctx context.Context, samples []float64) ([]float64, error) {
-	if e.Peers.NProcs() == 1 {
+	if e.peers().NProcs() == 1 {
 		return samples, nil
 	}
 	v := make([]float64, 1+e.Opts.Iters)
@@ -422,7 +427,7 @@ func (e *Engine) maxSamples(ctx context.Context, samples []float64) ([]float64, 
 		v[0] = 1
 		copy(v[1:], samples)
 	}
-	got, err := e.Peers.AllReduce(ctx, v, ReduceMax)
+	got, err := e.peers().AllReduce(ctx, v, ReduceMax)
 	if err != nil || got[0] == 0 {
 		return nil, err
 	}
@@ -435,21 +440,21 @@ func (e *Engine) bandwidth(op Op, us float64) (algBW, busBW float64) {
 		return 0, 0
 	}
 	algBW = float64(op.Footprint()) / 1e3 / us
-	return algBW, algBW * op.Coll.BusFactor(e.NRanks)
+	return algBW, algBW * op.Coll.BusFactor(e.CommRanks)
 }
 
 // spread gathers every process's own time (us µs) and, when several
 // groups run at once, each group's mean over the processes holding its
 // ranks. It is skipped in a single-process, single-group run.
 func (e *Engine) spread(ctx context.Context, op Op, us float64) ([]float64, []GroupPlacement, error) {
-	nprocs, ngroups := e.Peers.NProcs(), max(e.Groups, 1)
+	nprocs, ngroups := e.peers().NProcs(), max(e.Groups, 1)
 	if nprocs == 1 && ngroups == 1 {
 		return nil, nil, nil
 	}
 	v := make([]float64, nprocs+2*ngroups)
-	v[e.Peers.Proc()] = -1
+	v[e.peers().Proc()] = -1
 	if e.active() {
-		v[e.Peers.Proc()] = us
+		v[e.peers().Proc()] = us
 		seen := map[int]bool{}
 		for _, d := range e.Comm.Devices() {
 			if !seen[d.Group] && d.Group < ngroups {
@@ -459,7 +464,7 @@ func (e *Engine) spread(ctx context.Context, op Op, us float64) ([]float64, []Gr
 			}
 		}
 	}
-	got, err := e.Peers.AllReduce(ctx, v, ReduceSum)
+	got, err := e.peers().AllReduce(ctx, v, ReduceSum)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -478,7 +483,7 @@ func (e *Engine) spread(ctx context.Context, op Op, us float64) ([]float64, []Gr
 }
 
 func (e *Engine) pattern(op Op, seed uint64) Pattern {
-	return Pattern{Type: op.Type, Op: op.RedOp, NRanks: e.NRanks, Seed: seed}
+	return Pattern{Type: op.Type, Op: op.RedOp, NRanks: e.CommRanks, Seed: seed}
 }
 
 func grow(b []byte, n int64) []byte {

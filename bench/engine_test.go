@@ -74,7 +74,7 @@ func testOptions(coll string) Options {
 
 func TestEngineCountsWrongResults(t *testing.T) {
 	comm := &nullComm{ranks: 2, corrupt: true}
-	e := Engine{Comm: comm, NRanks: 2, Opts: testOptions("allreduce")}
+	e := Engine{Comm: comm, CommRanks: 2, Opts: testOptions("allreduce")}
 	var rows []Row
 	sum, err := e.Run(context.Background(), func(r Row) { rows = append(rows, r) })
 	if err != nil {
@@ -97,7 +97,7 @@ func TestEngineTimeoutAborts(t *testing.T) {
 	comm := &nullComm{ranks: 1, hang: true}
 	o := testOptions("broadcast")
 	o.Timeout = 50 * time.Millisecond
-	e := Engine{Comm: comm, NRanks: 1, Opts: o}
+	e := Engine{Comm: comm, CommRanks: 1, Opts: o}
 	_, err := e.Run(context.Background(), func(Row) {})
 	var te *TimeoutError
 	if !errors.As(err, &te) {
@@ -114,7 +114,7 @@ func TestEngineTimeoutAborts(t *testing.T) {
 func TestEngineRefusesGraphsWithoutSupport(t *testing.T) {
 	o := testOptions("allreduce")
 	o.Graph = 1
-	e := Engine{Comm: &nullComm{ranks: 1}, NRanks: 1, Opts: o}
+	e := Engine{Comm: &nullComm{ranks: 1}, CommRanks: 1, Opts: o}
 	if _, err := e.Run(context.Background(), func(Row) {}); err == nil {
 		t.Fatal("-G accepted by a backend without graphs")
 	}
@@ -142,7 +142,7 @@ func TestEngineGraphMode(t *testing.T) {
 	o := testOptions("allreduce")
 	o.Graph, o.Iters, o.Agg = 3, 5, 2
 	comm := &graphComm{nullComm: nullComm{ranks: 1}}
-	e := Engine{Comm: comm, NRanks: 1, Opts: o}
+	e := Engine{Comm: comm, CommRanks: 1, Opts: o}
 	var rows []Row
 	if _, err := e.Run(context.Background(), func(r Row) { rows = append(rows, r) }); err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func TestEngineIterTiming(t *testing.T) {
 	for _, tt := range tests {
 		o := testOptions("allgather")
 		o.IterTiming, o.IterSkip = tt.iterTiming, tt.skip
-		e := Engine{Comm: &nullComm{ranks: 2, costlyTimestamps: true}, NRanks: 2, Opts: o}
+		e := Engine{Comm: &nullComm{ranks: 2, costlyTimestamps: true}, CommRanks: 2, Opts: o}
 		var n []int
 		if _, err := e.Run(context.Background(), func(r Row) { n = append(n, r.OutOfPlace.Iter.N, r.InPlace.Iter.N) }); err != nil {
 			t.Fatal(err)
@@ -192,7 +192,7 @@ func TestEngineRowsAndRoots(t *testing.T) {
 	o.Root = -1
 	o.Ops = numeric.AllOps()
 	o.Types = []numeric.DataType{numeric.Int8, numeric.Float64}
-	e := Engine{Comm: &nullComm{ranks: 3}, NRanks: 3, Opts: o}
+	e := Engine{Comm: &nullComm{ranks: 3}, CommRanks: 3, Opts: o}
 	var rows []Row
 	if _, err := e.Run(context.Background(), func(r Row) { rows = append(rows, r) }); err != nil {
 		t.Fatal(err)
@@ -225,7 +225,7 @@ func BenchmarkEngineOverhead(b *testing.B) {
 	o.Check = 0
 	o.Iters = 1000
 	o.Sweep = Sweep{Min: 1024, Max: 1024, Factor: 2}
-	e := Engine{Comm: &nullComm{ranks: 8}, NRanks: 8, Opts: o}
+	e := Engine{Comm: &nullComm{ranks: 8}, CommRanks: 8, Opts: o}
 	op := e.op(1024, numeric.Float32, numeric.Sum, -1, false)
 	ctx := context.Background()
 	b.ResetTimer()
@@ -261,7 +261,7 @@ func TestSuiteStopsOnWrongResults(t *testing.T) {
 func TestEnqueueFailureAborts(t *testing.T) {
 	for _, n := range []int{1, 2, 3, 5} {
 		comm := &nullComm{ranks: 2, failEnqueue: n}
-		e := Engine{Comm: comm, NRanks: 2, Opts: testOptions("allreduce")}
+		e := Engine{Comm: comm, CommRanks: 2, Opts: testOptions("allreduce")}
 		_, err := e.Run(context.Background(), func(Row) {})
 		if err == nil || !strings.Contains(err.Error(), "unhandled cuda error") {
 			t.Errorf("enqueue %d failing: %v", n, err)
@@ -269,5 +269,29 @@ func TestEnqueueFailureAborts(t *testing.T) {
 		if !comm.aborted {
 			t.Errorf("enqueue %d failing: the communicators were not aborted", n)
 		}
+	}
+}
+
+// Options are validated into a new value and the engine leaves its
+// caller's fields alone: -z 3 under -G comes back as 0 without changing
+// the original, and neither Run nor Point writes Peers or Iters.
+func TestOptionsAreValues(t *testing.T) {
+	o := testOptions("allreduce")
+	o.Graph, o.Blocking = 1, 3
+	v, err := o.Validate(2)
+	if err != nil || v.Blocking != 0 || o.Blocking != 3 {
+		t.Fatalf("Validate: got blocking %d (err %v), original now %d; want 0 and 3", v.Blocking, err, o.Blocking)
+	}
+	e := Engine{Comm: &nullComm{ranks: 2}, CommRanks: 2, Opts: testOptions("allreduce")}
+	if _, err := e.Run(context.Background(), func(Row) {}); err != nil {
+		t.Fatal(err)
+	}
+	iters := e.Opts.Iters
+	row, err := e.Point(context.Background(), numeric.Float32, numeric.Sum, -1, 1024, func(time.Duration) int { return iters + 3 })
+	if err != nil || row.Iters != iters+3 {
+		t.Fatalf("Point: %d iterations, %v", row.Iters, err)
+	}
+	if e.Peers != nil || e.Opts.Iters != iters {
+		t.Errorf("the engine rewrote its caller's fields: Peers %v, Iters %d (was %d)", e.Peers, e.Opts.Iters, iters)
 	}
 }

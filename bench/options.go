@@ -30,45 +30,47 @@ type Options struct {
 	Timeout    time.Duration // -T, 0 = none
 }
 
-// Validate checks the options against a job of nranks ranks.
-func (o *Options) Validate(nranks int) error {
+// Validate checks the options against communicators of nranks ranks and
+// returns them as the engine runs them (nccl-tests' adjustments applied);
+// o itself is left as it was.
+func (o Options) Validate(nranks int) (Options, error) {
 	if o.Coll == nil {
-		return fmt.Errorf("no collective given")
+		return o, fmt.Errorf("no collective given")
 	}
 	if err := o.Sweep.Validate(); err != nil {
-		return err
+		return o, err
 	}
 	switch {
 	case o.Iters < 1:
-		return fmt.Errorf("iterations (-n) must be at least 1 (got %d)", o.Iters)
+		return o, fmt.Errorf("iterations (-n) must be at least 1 (got %d)", o.Iters)
 	case o.Warmup < 0:
-		return fmt.Errorf("warmup iterations (-w) cannot be negative (got %d)", o.Warmup)
+		return o, fmt.Errorf("warmup iterations (-w) cannot be negative (got %d)", o.Warmup)
 	case o.Agg < 1:
-		return fmt.Errorf("aggregated iterations (-m) must be at least 1 (got %d)", o.Agg)
+		return o, fmt.Errorf("aggregated iterations (-m) must be at least 1 (got %d)", o.Agg)
 	case o.Cycles < 0:
-		return fmt.Errorf("run cycles (-N) cannot be negative (got %d)", o.Cycles)
+		return o, fmt.Errorf("run cycles (-N) cannot be negative (got %d)", o.Cycles)
 	case o.Check < 0:
-		return fmt.Errorf("check passes (-c) cannot be negative (got %d)", o.Check)
+		return o, fmt.Errorf("check passes (-c) cannot be negative (got %d)", o.Check)
 	case o.Blocking < 0 || o.Blocking > 3:
-		return fmt.Errorf("blocking mode (-z) must be 0, 1, 2 or 3 (got %d)", o.Blocking)
+		return o, fmt.Errorf("blocking mode (-z) must be 0, 1, 2 or 3 (got %d)", o.Blocking)
 	case o.Graph < 0:
-		return fmt.Errorf("graph launches (-G) cannot be negative (got %d)", o.Graph)
+		return o, fmt.Errorf("graph launches (-G) cannot be negative (got %d)", o.Graph)
 	case o.Average < 0 || o.Average > 3:
-		return fmt.Errorf("average mode (-a) must be 0 (rank 0), 1 (mean), 2 (min) or 3 (max) (got %d)", o.Average)
+		return o, fmt.Errorf("average mode (-a) must be 0 (rank 0), 1 (mean), 2 (min) or 3 (max) (got %d)", o.Average)
 	case o.Timeout < 0:
-		return fmt.Errorf("timeout (-T) cannot be negative")
+		return o, fmt.Errorf("timeout (-T) cannot be negative")
 	case len(o.Types) == 0:
-		return fmt.Errorf("no data type given")
+		return o, fmt.Errorf("no data type given")
 	case o.Coll.Reduces && len(o.Ops) == 0:
-		return fmt.Errorf("no reduction op given")
+		return o, fmt.Errorf("no reduction op given")
 	}
 	if o.Coll.Rooted && (o.Root < -1 || o.Root >= nranks) {
-		return fmt.Errorf("root %d is out of range for %d ranks (use 0..%d, or -1 for every root)", o.Root, nranks, nranks-1)
+		return o, fmt.Errorf("root %d is out of range for %d ranks (use 0..%d, or -1 for every root)", o.Root, nranks, nranks-1)
 	}
 	if o.Graph > 0 && o.Blocking == 3 {
 		o.Blocking = 0 // nccl-tests resets -z 3 under -G
 	}
-	return nil
+	return o, nil
 }
 
 // PerIteration says whether timed batches yield per-iteration samples on a

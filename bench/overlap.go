@@ -69,10 +69,18 @@ type OverlapOptions struct {
 
 // Overlap runs the experiment on a Comm that is also a Computer.
 type Overlap struct {
-	Comm   Comm
-	Peers  Peers
-	NRanks int // ranks in each communicator
-	Opts   OverlapOptions
+	Comm      Comm
+	Peers     Peers
+	CommRanks int // ranks in each communicator
+	Opts      OverlapOptions
+}
+
+// peers is the job's other processes; none when Peers is not set.
+func (x *Overlap) peers() Peers {
+	if x.Peers == nil {
+		return Solo{}
+	}
+	return x.Peers
 }
 
 // maxRuns bounds how many calls or runs one phase enqueues.
@@ -83,9 +91,6 @@ const maxRuns = 100000
 // equal work. Every process derives the same call counts from times
 // combined across processes, as collectives need.
 func (x *Overlap) Measure(ctx context.Context, size int64, w Workload) (OverlapFigures, error) {
-	if x.Peers == nil {
-		x.Peers = Solo{}
-	}
 	c, ok := x.Comm.(Computer)
 	if !ok {
 		return OverlapFigures{}, fmt.Errorf("this backend cannot run compute next to collectives")
@@ -95,9 +100,9 @@ func (x *Overlap) Measure(ctx context.Context, size int64, w Workload) (OverlapF
 	}
 	elt := x.Opts.Type.Size()
 	op := Op{Coll: x.Opts.Coll, Type: x.Opts.Type, RedOp: x.Opts.RedOp, Root: 0,
-		Counts: x.Opts.Coll.Counts(size/int64(elt), elt, x.NRanks)}
+		Counts: x.Opts.Coll.Counts(size/int64(elt), elt, x.CommRanks)}
 	if op.Counts.Param == 0 {
-		return OverlapFigures{}, fmt.Errorf("%d bytes is too small for %s on %d ranks", size, op.Coll.Name, x.NRanks)
+		return OverlapFigures{}, fmt.Errorf("%d bytes is too small for %s on %d ranks", size, op.Coll.Name, x.CommRanks)
 	}
 	target := x.Opts.Target.Seconds() * 1e6
 
@@ -138,7 +143,7 @@ func (x *Overlap) Measure(ctx context.Context, size int64, w Workload) (OverlapF
 		}
 	}
 	// Equal work on both sides, for the exposed share.
-	if err := x.Peers.Barrier(ctx); err != nil {
+	if err := x.peers().Barrier(ctx); err != nil {
 		return OverlapFigures{}, err
 	}
 	start := time.Now()
@@ -147,7 +152,7 @@ func (x *Overlap) Measure(ctx context.Context, size int64, w Workload) (OverlapF
 		return OverlapFigures{}, err
 	}
 	wall := time.Since(start).Seconds() * 1e6
-	v, err := x.Peers.AllReduce(ctx, []float64{median(phases[0]), median(phases[1]), median(phases[2]), median(phases[3]),
+	v, err := x.peers().AllReduce(ctx, []float64{median(phases[0]), median(phases[1]), median(phases[2]), median(phases[3]),
 		wall, busy * float64(nComp)}, ReduceMax)
 	if err != nil {
 		return OverlapFigures{}, err
@@ -172,7 +177,7 @@ func (x *Overlap) alone(ctx context.Context, c Computer, op Op, nComm, nComp int
 	if _, comp, err = x.synced(ctx, c, op, 0, nComp); err != nil {
 		return 0, 0, err
 	}
-	v, err := x.Peers.AllReduce(ctx, []float64{comm, comp}, ReduceMax)
+	v, err := x.peers().AllReduce(ctx, []float64{comm, comp}, ReduceMax)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -190,7 +195,7 @@ func median(v [repeats]float64) float64 {
 // synced runs a phase after a barrier, so every process starts it
 // together.
 func (x *Overlap) synced(ctx context.Context, c Computer, op Op, nComm, nComp int) (comm, comp float64, err error) {
-	if err := x.Peers.Barrier(ctx); err != nil {
+	if err := x.peers().Barrier(ctx); err != nil {
 		return 0, 0, err
 	}
 	return x.run(ctx, c, op, nComm, nComp)

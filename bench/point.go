@@ -17,12 +17,9 @@ import (
 // comes back with Iters 0.
 func (e *Engine) Point(ctx context.Context, t numeric.DataType, redop numeric.RedOp, root int, size int64,
 	iters func(perCall time.Duration) int) (Row, error) {
-	if e.Peers == nil {
-		e.Peers = Solo{}
-	}
 	op := e.op(size, t, redop, root, false)
 	row := Row{Size: op.Footprint(), Count: op.Counts.Param, Type: t, Op: redop, Root: root}
-	if err := e.Peers.Barrier(ctx); err != nil {
+	if err := e.peers().Barrier(ctx); err != nil {
 		return row, err
 	}
 	warm := max(e.Opts.Warmup, 1)
@@ -31,14 +28,14 @@ func (e *Engine) Point(ctx context.Context, t numeric.DataType, redop numeric.Re
 		return row, err
 	}
 	perCall := time.Since(start).Seconds() / float64(warm)
-	got, err := e.Peers.AllReduce(ctx, []float64{perCall}, ReduceMax)
+	got, err := e.peers().AllReduce(ctx, []float64{perCall}, ReduceMax)
 	if err != nil {
 		return row, err
 	}
 	n := e.Opts.Iters
 	if iters != nil {
 		n = max(iters(time.Duration(got[0]*float64(time.Second))), 0)
-		agreed, err := e.Peers.AllReduce(ctx, []float64{float64(n)}, ReduceMin)
+		agreed, err := e.peers().AllReduce(ctx, []float64{float64(n)}, ReduceMin)
 		if err != nil {
 			return row, err
 		}
@@ -46,11 +43,14 @@ func (e *Engine) Point(ctx context.Context, t numeric.DataType, redop numeric.Re
 			return row, nil
 		}
 	}
-	saved := e.Opts.Iters
-	e.Opts.Iters = n
-	defer func() { e.Opts.Iters = saved }()
+	// The size is measured by a copy of the engine with its own count, so
+	// the caller's options are never rewritten; the copy's verification
+	// state comes back, so the next check varies its data as before.
+	sized := *e
+	sized.Opts.Iters = n
 	var sum Summary
-	row.OutOfPlace, err = e.benchTime(ctx, op, &sum)
+	row.OutOfPlace, err = sized.benchTime(ctx, op, &sum)
+	e.rep, e.scratch = sized.rep, sized.scratch
 	row.Iters = n
 	return row, err
 }

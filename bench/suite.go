@@ -68,6 +68,14 @@ type ProbeResult struct {
 	Figures   OverlapFigures
 }
 
+// peers is the job's other processes; none when Peers is not set.
+func (s *Suite) peers() Peers {
+	if s.Peers == nil {
+		return Solo{}
+	}
+	return s.Peers
+}
+
 // Points is the number of (curve, size) points the suite plans.
 func (s *Suite) Points() int { return len(s.Colls) * len(s.Groupings) * len(s.Sizes) }
 
@@ -76,9 +84,6 @@ func (s *Suite) Points() int { return len(s.Colls) * len(s.Groupings) * len(s.Si
 // largest sizes of a curve (never below minCurveSizes), then whole curves,
 // and every cut is said in the curve's Note.
 func (s *Suite) Run(ctx context.Context, onCurve func(CurveResult), onProbe func(ProbeResult)) error {
-	if s.Peers == nil {
-		s.Peers = Solo{}
-	}
 	s.Budget.Start(s.Points())
 	total, done := len(s.Colls)*len(s.Groupings), 0
 	for _, g := range s.Groupings {
@@ -134,7 +139,7 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 	if !c.Reduces {
 		op = numeric.NoOp
 	}
-	eng := &Engine{Comm: comm, Peers: s.Peers, NRanks: r.GroupSize, Groups: r.Groups, Opts: Options{Coll: c,
+	eng := &Engine{Comm: comm, Peers: s.peers(), CommRanks: r.GroupSize, Groups: r.Groups, Opts: Options{Coll: c,
 		Iters: s.Budget.MaxIters, Warmup: s.Warmup, Agg: 1, Check: s.Check, Types: []numeric.DataType{s.Type},
 		Ops: []numeric.RedOp{op}, Root: root, IterTiming: true, Timeout: s.Timeout}}
 	for i, size := range s.Sizes {
@@ -182,7 +187,7 @@ func (s *Suite) agree(ctx context.Context, yes bool) (bool, error) {
 	if yes {
 		v = 1
 	}
-	got, err := s.Peers.AllReduce(ctx, []float64{v}, ReduceMax)
+	got, err := s.peers().AllReduce(ctx, []float64{v}, ReduceMax)
 	if err != nil {
 		return false, err
 	}
@@ -208,7 +213,7 @@ func (s *Suite) probes(ctx context.Context, onProbe func(ProbeResult)) error {
 		}
 		o := s.Overlap
 		o.Coll, o.Type, o.RedOp = p.Coll, p.Type, p.RedOp
-		x := Overlap{Comm: comm, Peers: s.Peers, NRanks: s.World, Opts: o}
+		x := Overlap{Comm: comm, Peers: s.peers(), CommRanks: s.World, Opts: o}
 		start := time.Now()
 		fig, err := x.Measure(ctx, p.Size, p.Workload)
 		if err != nil {

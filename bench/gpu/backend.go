@@ -95,17 +95,17 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Groups.Validate(s.NRanks); err != nil {
+	if err := s.Groups.Validate(s.JobRanks); err != nil {
 		return nil, err
 	}
-	if s.NRanks != s.LocalRanks && s.Exchange == nil {
-		return nil, fmt.Errorf("a job of %d ranks with %d in this process needs a rendezvous to share the NCCL id", s.NRanks, s.LocalRanks)
+	if s.JobRanks != s.LocalRanks && s.Exchange == nil {
+		return nil, fmt.Errorf("a job of %d ranks with %d in this process needs a rendezvous to share the NCCL id", s.JobRanks, s.LocalRanks)
 	}
 	// CUDA contexts and NCCL groups belong to the OS thread.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	c := &Comm{nranks: s.NRanks, bufBytes: s.BufBytes, version: nccl.RuntimeVersion(), minSM: 1 << 30}
+	c := &Comm{nranks: s.JobRanks, bufBytes: s.BufBytes, version: nccl.RuntimeVersion(), minSM: 1 << 30}
 	ok := false
 	defer func() {
 		if !ok {
@@ -153,7 +153,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if err := c.initComms(id, s); err != nil {
 		return nil, err
 	}
-	if s.Groups.Of(s.NRanks) != s.NRanks || s.Groups.Isolated {
+	if s.Groups.Of(s.JobRanks) != s.JobRanks || s.Groups.Isolated {
 		if err := c.split(s); err != nil {
 			return nil, err
 		}
@@ -258,7 +258,7 @@ func (c *Comm) split(s bench.Setup) error {
 		}
 	}
 	c.gpus = kept
-	c.nranks = s.Groups.Of(s.NRanks)
+	c.nranks = s.Groups.Of(s.JobRanks)
 	return nil
 }
 

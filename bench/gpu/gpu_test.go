@@ -42,7 +42,7 @@ func openGPUs(t *testing.T, n int, bufBytes int64) bench.Comm {
 			t.Skipf("%d ranks on %d GPU(s) needs NCCL 2.30 (loaded %s)", n, count, nccl.RuntimeVersion())
 		}
 	}
-	comm, err := b.Open(t.Context(), bench.Setup{NRanks: n, LocalRanks: n, BufBytes: bufBytes, Devices: devs})
+	comm, err := b.Open(t.Context(), bench.Setup{JobRanks: n, LocalRanks: n, BufBytes: bufBytes, Devices: devs})
 	if err != nil {
 		t.Fatalf("opening %d rank(s) on GPUs %v: %v", n, devs, err)
 	}
@@ -66,10 +66,11 @@ func TestCollectivesOnGPU(t *testing.T) {
 			opts := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 8, Max: 1 << 20, Factor: 64}, Iters: 3, Warmup: 1,
 				Agg: 1, Cycles: 1, Check: 1, Types: types, Ops: numeric.AllOps(), Root: -1, Average: 1,
 				Timeout: 30 * time.Second, IterTiming: true}
-			if err := opts.Validate(ranks); err != nil {
+			opts, err := opts.Validate(ranks)
+			if err != nil {
 				t.Fatal(err)
 			}
-			eng := &bench.Engine{Comm: comm, Opts: opts, NRanks: ranks}
+			eng := &bench.Engine{Comm: comm, Opts: opts, CommRanks: ranks}
 			sum, err := eng.Run(t.Context(), func(r bench.Row) {
 				if r.OutOfPlace.Iter.N != opts.Iters {
 					t.Errorf("%s %s: %d per-iteration samples, want %d", coll.Name, r.Type, r.OutOfPlace.Iter.N, opts.Iters)
@@ -91,7 +92,7 @@ func TestGraphModeOnGPU(t *testing.T) {
 	coll, _ := bench.LookupCollective("allreduce")
 	opts := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 1024, Max: 1 << 20, Factor: 32}, Iters: 5, Warmup: 1, Agg: 2,
 		Cycles: 1, Check: 1, Types: []numeric.DataType{numeric.Float32}, Ops: []numeric.RedOp{numeric.Sum}, Graph: 3, Average: 1}
-	sum, err := (&bench.Engine{Comm: comm, Opts: opts, NRanks: 1}).Run(t.Context(), func(r bench.Row) {
+	sum, err := (&bench.Engine{Comm: comm, Opts: opts, CommRanks: 1}).Run(t.Context(), func(r bench.Row) {
 		if r.OutOfPlace.Time <= 0 {
 			t.Errorf("size %d: no time measured", r.Size)
 		}
@@ -110,7 +111,7 @@ func TestOverlapOnGPU(t *testing.T) {
 		t.Skipf("needs cuBLAS: %v", err)
 	}
 	coll, _ := bench.LookupCollective("allreduce")
-	x := bench.Overlap{Comm: comm, NRanks: 1, Opts: bench.OverlapOptions{Coll: coll, Type: numeric.Float32,
+	x := bench.Overlap{Comm: comm, CommRanks: 1, Opts: bench.OverlapOptions{Coll: coll, Type: numeric.Float32,
 		RedOp: numeric.Sum, Target: 50 * time.Millisecond, Cover: 4, Timeout: time.Minute}}
 	for _, w := range []bench.Workload{
 		{Kind: bench.GEMM, M: 2048, N: 2048, K: 2048, Type: numeric.Bfloat16},

@@ -25,13 +25,13 @@ func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if s.LocalRanks < 1 {
 		return nil, fmt.Errorf("need at least one rank (got %d)", s.LocalRanks)
 	}
-	if s.FirstRank < 0 || s.FirstRank+s.LocalRanks > s.NRanks {
-		return nil, fmt.Errorf("local ranks %d..%d are outside a job of %d", s.FirstRank, s.FirstRank+s.LocalRanks-1, s.NRanks)
+	if s.FirstRank < 0 || s.FirstRank+s.LocalRanks > s.JobRanks {
+		return nil, fmt.Errorf("local ranks %d..%d are outside a job of %d", s.FirstRank, s.FirstRank+s.LocalRanks-1, s.JobRanks)
 	}
-	if s.NRanks > s.LocalRanks && s.Exchange == nil {
-		return nil, fmt.Errorf("a job of %d ranks with %d in this process needs a rendezvous", s.NRanks, s.LocalRanks)
+	if s.JobRanks > s.LocalRanks && s.Exchange == nil {
+		return nil, fmt.Errorf("a job of %d ranks with %d in this process needs a rendezvous", s.JobRanks, s.LocalRanks)
 	}
-	if err := s.Groups.Validate(s.NRanks); err != nil {
+	if err := s.Groups.Validate(s.JobRanks); err != nil {
 		return nil, err
 	}
 	if err := checkMemory(s); err != nil {
@@ -43,7 +43,7 @@ func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 			members = append(members, member{local: l, global: s.FirstRank + l, group: group, groupRank: gr})
 		}
 	}
-	size := s.Groups.Of(s.NRanks)
+	size := s.Groups.Of(s.JobRanks)
 	if err := ensureDescriptors(meshDescriptors(len(members), size),
 		fmt.Sprintf("the TCP mesh of %d rank(s) in this process, in groups of %d,", len(members), size)); err != nil {
 		return nil, err
@@ -60,7 +60,7 @@ func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	c := &Comm{mesh: m, host: host, remote: s.Addr != "" && (ip == nil || !ip.IsLoopback())}
 	for i, mb := range members {
 		rk := &rank{
-			id: mb.groupRank, n: s.Groups.Of(s.NRanks), conns: m.conns[i], local: i,
+			id: mb.groupRank, n: s.Groups.Of(s.JobRanks), conns: m.conns[i], local: i,
 			info: bench.Device{Rank: mb.global, Group: mb.group, GroupRank: mb.groupRank, Ordinal: mb.local},
 			send: make([]byte, s.BufBytes), recv: make([]byte, s.BufBytes),
 			work: make(chan bench.Batch, 64),

@@ -16,7 +16,7 @@ import (
 func TestOverlapOnHost(t *testing.T) {
 	comm := open(t, 2, 1<<20)
 	coll, _ := bench.LookupCollective("allreduce")
-	x := bench.Overlap{Comm: comm, NRanks: 2, Opts: bench.OverlapOptions{Coll: coll, Type: numeric.Float32,
+	x := bench.Overlap{Comm: comm, CommRanks: 2, Opts: bench.OverlapOptions{Coll: coll, Type: numeric.Float32,
 		RedOp: numeric.Sum, Target: 80 * time.Millisecond, Cover: 4, Timeout: time.Minute}}
 	for _, w := range []bench.Workload{
 		{Kind: bench.GEMM, M: 96, N: 96, K: 96, Type: numeric.Float32},

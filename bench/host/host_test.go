@@ -12,7 +12,7 @@ import (
 
 func open(t testing.TB, n int, bufBytes int64) bench.Comm {
 	t.Helper()
-	comm, err := Backend{}.Open(context.Background(), bench.Setup{NRanks: n, LocalRanks: n, BufBytes: bufBytes})
+	comm, err := Backend{}.Open(context.Background(), bench.Setup{JobRanks: n, LocalRanks: n, BufBytes: bufBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -22,10 +22,11 @@ func open(t testing.TB, n int, bufBytes int64) bench.Comm {
 
 func runEngine(t *testing.T, comm bench.Comm, n int, o bench.Options) (bench.Summary, []bench.Row) {
 	t.Helper()
-	if err := o.Validate(n); err != nil {
+	o, err := o.Validate(n)
+	if err != nil {
 		t.Fatal(err)
 	}
-	e := bench.Engine{Comm: comm, NRanks: n, Opts: o}
+	e := bench.Engine{Comm: comm, CommRanks: n, Opts: o}
 	var rows []bench.Row
 	sum, err := e.Run(context.Background(), func(r bench.Row) { rows = append(rows, r) })
 	if err != nil {
@@ -118,7 +119,7 @@ func TestAbortUnblocksWait(t *testing.T) {
 }
 
 func TestOpenRefusesHugeBuffers(t *testing.T) {
-	_, err := Backend{}.Open(context.Background(), bench.Setup{NRanks: 4, LocalRanks: 4, BufBytes: 1 << 50})
+	_, err := Backend{}.Open(context.Background(), bench.Setup{JobRanks: 4, LocalRanks: 4, BufBytes: 1 << 50})
 	if err == nil {
 		t.Fatal("1 PiB buffers accepted")
 	}

@@ -89,7 +89,7 @@ func dialMesh(ctx context.Context, s bench.Setup, members []member) (*mesh, erro
 	stop := context.AfterFunc(bctx, func() { closeAll(lns) })
 	defer stop()
 
-	size := s.Groups.Of(s.NRanks)
+	size := s.Groups.Of(s.JobRanks)
 	msh := &mesh{conns: make([][]net.Conn, len(members)), pending: map[net.Conn]bool{}}
 	var wg sync.WaitGroup
 	for i, m := range members {
@@ -104,7 +104,7 @@ func dialMesh(ctx context.Context, s bench.Setup, members []member) (*mesh, erro
 		go func() {
 			defer wg.Done()
 			for p := 0; p < m.groupRank; p++ {
-				peer := s.Groups.Member(s.NRanks, m.group, p)
+				peer := s.Groups.Member(s.JobRanks, m.group, p)
 				c, err := dialPeer(bctx, addrs[peer], m.global, keys[peer])
 				if err != nil {
 					cancel(fmt.Errorf("rank %d connecting to rank %d at %s: %w", m.global, peer, addrs[peer], err))
@@ -198,7 +198,7 @@ func dialPeer(ctx context.Context, addr string, self int, key []byte) (net.Conn,
 // the real peers. A listener that fails (out of descriptors) is an error,
 // not a silent wait.
 func (msh *mesh) accept(ctx context.Context, ln net.Listener, i int, m member, s bench.Setup, key []byte) error {
-	want := s.Groups.Of(s.NRanks) - 1 - m.groupRank
+	want := s.Groups.Of(s.JobRanks) - 1 - m.groupRank
 	if want == 0 {
 		return nil
 	}
@@ -217,11 +217,11 @@ func (msh *mesh) accept(ctx context.Context, ln net.Listener, i int, m member, s
 			}
 			go func() {
 				peer, ok := readHello(c, key)
-				group, gr, active := s.Groups.Place(s.NRanks, peer)
+				group, gr, active := s.Groups.Place(s.JobRanks, peer)
 				msh.mu.Lock()
 				defer msh.mu.Unlock()
 				delete(msh.pending, c)
-				if msh.closed || !ok || peer < 0 || peer >= s.NRanks || !active || group != m.group || gr <= m.groupRank || msh.conns[i][gr] != nil {
+				if msh.closed || !ok || peer < 0 || peer >= s.JobRanks || !active || group != m.group || gr <= m.groupRank || msh.conns[i][gr] != nil {
 					c.Close()
 					return
 				}

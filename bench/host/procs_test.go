@@ -50,7 +50,7 @@ func TestProcessesAndGroups(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				ctx := context.Background()
-				s := bench.Setup{NRanks: 4, FirstRank: 2 * p, LocalRanks: 2, BufBytes: 1 << 16, Groups: g,
+				s := bench.Setup{JobRanks: 4, FirstRank: 2 * p, LocalRanks: 2, BufBytes: 1 << 16, Groups: g,
 					Exchange: clients[p].AllGather}
 				comm, err := Backend{}.Open(ctx, s)
 				if err != nil {
@@ -61,11 +61,12 @@ func TestProcessesAndGroups(t *testing.T) {
 				o := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 1 << 10, Max: 1 << 16, Factor: 8}, Iters: 2,
 					Agg: 1, Cycles: 1, Check: 1, Types: []numeric.DataType{numeric.Int32, numeric.Float32},
 					Ops: []numeric.RedOp{numeric.Sum, numeric.MulSum}, Average: 1}
-				if err := o.Validate(g.Of(4)); err != nil {
+				o, err = o.Validate(g.Of(4))
+				if err != nil {
 					errs[p] = err
 					return
 				}
-				e := bench.Engine{Comm: comm, Peers: cluster.Peers{C: clients[p]}, Opts: o, NRanks: g.Of(4), Groups: g.Groups(4)}
+				e := bench.Engine{Comm: comm, Peers: cluster.Peers{C: clients[p]}, Opts: o, CommRanks: g.Of(4), Groups: g.Groups(4)}
 				sums[p], errs[p] = e.Run(ctx, func(bench.Row) {})
 			}()
 		}
@@ -108,7 +109,7 @@ func TestMeshRefusesStrangers(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			comm, err := Backend{}.Open(ctx, bench.Setup{NRanks: 2, FirstRank: p, LocalRanks: 1, BufBytes: 64, Exchange: exchange})
+			comm, err := Backend{}.Open(ctx, bench.Setup{JobRanks: 2, FirstRank: p, LocalRanks: 1, BufBytes: 64, Exchange: exchange})
 			if err == nil {
 				comm.Close()
 			}

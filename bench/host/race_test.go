@@ -21,7 +21,7 @@ func TestEnqueueAgainstClose(t *testing.T) {
 	coll, _ := bench.LookupCollective("allreduce")
 	op := bench.Op{Coll: coll, Type: numeric.Float32, RedOp: numeric.Sum, Counts: coll.Counts(2, 4, 1)}
 	for round := 0; round < 300; round++ {
-		comm, err := Backend{}.Open(context.Background(), bench.Setup{NRanks: 1, LocalRanks: 1, BufBytes: 64})
+		comm, err := Backend{}.Open(context.Background(), bench.Setup{JobRanks: 1, LocalRanks: 1, BufBytes: 64})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestEnqueueComputeBeyondQueue(t *testing.T) {
 func TestLateHandshakeAfterFailedMesh(t *testing.T) {
 	var mine endpoint
 	published := make(chan struct{})
-	s := bench.Setup{NRanks: 2, LocalRanks: 1, BufBytes: 64,
+	s := bench.Setup{JobRanks: 2, LocalRanks: 1, BufBytes: 64,
 		Exchange: func(ctx context.Context, blob []byte) ([][]byte, error) {
 			if err := json.Unmarshal(blob, &mine); err != nil {
 				return nil, err

@@ -24,7 +24,7 @@ func suiteFor(t *testing.T, world int, sizes []int64, budget time.Duration) *ben
 		Groupings: []bench.Grouping{{Size: world}, {Size: world / 2}, {Size: world / 2, Strided: true}},
 		Budget:    bench.Budget{Limit: budget, MinIters: 2, MaxIters: 5},
 		Open: func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
-			comm, err := Backend{}.Open(ctx, bench.Setup{NRanks: world, LocalRanks: world, BufBytes: need, Groups: g})
+			comm, err := Backend{}.Open(ctx, bench.Setup{JobRanks: world, LocalRanks: world, BufBytes: need, Groups: g})
 			if err != nil {
 				return nil, 0, nil, err
 			}

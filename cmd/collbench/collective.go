@@ -49,7 +49,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 	if err := groups.Validate(nranks); err != nil {
 		return false, usagef("--group-size: %v", err)
 	}
-	if err := opts.Validate(groups.Of(nranks)); err != nil {
+	if opts, err = opts.Validate(groups.Of(nranks)); err != nil {
 		return false, usageError{err}
 	}
 	opts.Timeout = j.limits.collective
@@ -94,7 +94,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 	if f.format == "table" {
 		table.Preamble()
 	}
-	eng := &bench.Engine{Comm: comm, Peers: j.peers(), Opts: opts, NRanks: groups.Of(nranks), Groups: groups.Groups(nranks)}
+	eng := &bench.Engine{Comm: comm, Peers: j.peers(), Opts: opts, CommRanks: groups.Of(nranks), Groups: groups.Groups(nranks)}
 	kept := newRowKeeper(opts.Cycles, eng.PlannedRows())
 	sweepCtx, endSweep := rec.Span(ctx, "sweep", time.Now(), attribute.String("collbench.collective", coll.Name))
 	steps := newPhases(sweepCtx, rec)
@@ -105,7 +105,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 	sum, runErr := eng.Run(ctx, func(r bench.Row) {
 		steps.done("size "+bench.FormatSize(r.Size), attribute.Int64("collbench.message.size", r.Size),
 			attribute.String("collbench.dtype", r.Type.String()), attribute.String("collbench.redop", r.Op.String()))
-		recordRow(sweepCtx, rec, coll.Name, eng.NRanks, r)
+		recordRow(sweepCtx, rec, coll.Name, eng.CommRanks, r)
 		kept.add(r)
 		bar.Clear() // the row may go to the same terminal
 		if f.format == "table" {

@@ -355,7 +355,7 @@ func (j *job) open(ctx context.Context, jf *jobFlags, logf func(string, ...any),
 // openGroups opens another set of communicators in the session's job,
 // split by g (collbench profile opens one set per grouping).
 func (s *session) openGroups(ctx context.Context, j *job, jf *jobFlags, g bench.Grouping, opts *bench.Options, adjust func(*bench.Setup)) (bench.Comm, []bench.Device, string, error) {
-	setup := bench.Setup{NRanks: j.Size * jf.ngpus, FirstRank: j.Rank * jf.ngpus, LocalRanks: jf.ngpus, Devices: s.local,
+	setup := bench.Setup{JobRanks: j.Size * jf.ngpus, FirstRank: j.Rank * jf.ngpus, LocalRanks: jf.ngpus, Devices: s.local,
 		Groups: g, Exchange: j.exchange(), Addr: j.advertise()}
 	if adjust != nil {
 		adjust(&setup)

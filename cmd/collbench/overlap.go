@@ -227,7 +227,7 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 	if f.format == "table" {
 		report.OverlapHeader(out, doc, sess.notes)
 	}
-	x := bench.Overlap{Comm: sess.comm, Peers: j.peers(), NRanks: groups.Of(nranks), Opts: bench.OverlapOptions{
+	x := bench.Overlap{Comm: sess.comm, Peers: j.peers(), CommRanks: groups.Of(nranks), Opts: bench.OverlapOptions{
 		Coll: p.coll, Type: p.commType, RedOp: p.op, Target: time.Duration(f.target * float64(time.Second)),
 		Cover: f.cover, Timeout: j.limits.collective}}
 	var runErr error
