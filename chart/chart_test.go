@@ -11,21 +11,21 @@ import (
 
 	"gonum.org/v1/plot"
 
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/golden"
-	"github.com/collbench/collbench/report"
 )
 
 // load reads a document measured by collbench on the host backend
 // (testdata/*.json were written by collbench allreduce/alltoall -J and
 // collbench profile -o).
-func load(t *testing.T, name string) report.Document {
+func load(t *testing.T, name string) document.Document {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", name+".json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	d, err := report.DecodeDocument(f)
+	d, err := document.DecodeDocument(f)
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
@@ -122,26 +122,26 @@ func TestReportGolden(t *testing.T) {
 }
 
 func TestFromRunLabels(t *testing.T) {
-	m := func(us float64, groups ...report.GroupMeasure) report.Measure {
-		return report.Measure{Time: us, BusBW: 1000 / us, Groups: groups}
+	m := func(us float64, groups ...document.GroupMeasure) document.Measure {
+		return document.Measure{Time: us, BusBW: 1000 / us, Groups: groups}
 	}
 	tests := []struct {
 		name    string
-		results []report.Result
+		results []document.Result
 		want    []string
 	}{
-		{"one variant", []report.Result{
+		{"one variant", []document.Result{
 			{Size: 1024, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: m(10)},
 			{Size: 2048, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: m(12)},
 		}, []string{"f: allreduce"}},
-		{"types and ops", []report.Result{
+		{"types and ops", []document.Result{
 			{Size: 1024, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: m(10)},
 			{Size: 1024, Type: "half", RedOp: "max", Root: -1, OutOfPlace: m(10)},
 		}, []string{"f: allreduce float sum", "f: allreduce half max"}},
-		{"concurrent groups", []report.Result{
-			{Size: 1024, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: m(10, report.GroupMeasure{Time: 10}, report.GroupMeasure{Time: 11})},
+		{"concurrent groups", []document.Result{
+			{Size: 1024, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: m(10, document.GroupMeasure{Time: 10}, document.GroupMeasure{Time: 11})},
 		}, []string{"f: allreduce group 0", "f: allreduce group 1"}},
-		{"sizes without a time are left out", []report.Result{
+		{"sizes without a time are left out", []document.Result{
 			{Size: 0, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: m(1)},
 			{Size: 1024, Type: "float", RedOp: "sum", Root: -1},
 		}, nil},
@@ -149,7 +149,7 @@ func TestFromRunLabels(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got []string
-			for _, s := range FromRun(&report.Run{Collective: "allreduce", Results: tc.results}, "f") {
+			for _, s := range FromRun(&document.Run{Collective: "allreduce", Results: tc.results}, "f") {
 				got = append(got, s.Label)
 			}
 			if !reflect.DeepEqual(got, tc.want) {

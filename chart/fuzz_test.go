@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/document"
 )
 
 // Whatever a file holds, plotting and reporting it either works or fails
@@ -21,7 +21,7 @@ func FuzzDocumentCharts(f *testing.F) {
 	}
 	f.Add([]byte(`{"schema":"collbench.run","version":1,"collective":"x","results":[{"size":1,"out_of_place":{"time":1e308,"bus_bw":1e308}},{"size":9007199254740993,"out_of_place":{"time":1e-300,"bus_bw":-5}}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := report.DecodeDocument(bytes.NewReader(data))
+		d, err := document.DecodeDocument(bytes.NewReader(data))
 		if err != nil {
 			if strings.Contains(err.Error(), "\n") {
 				t.Fatalf("error of several lines: %q", err)

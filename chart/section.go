@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/collbench/collbench/bench"
-	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/document"
 )
 
 // section is one document of a report, laid out independently of the
@@ -38,7 +38,7 @@ type image struct {
 // Entry is one document of a report and the name it goes by there.
 type Entry struct {
 	Name string
-	Doc  report.Document
+	Doc  document.Document
 }
 
 func sectionOf(e Entry) (section, error) {
@@ -48,7 +48,7 @@ func sectionOf(e Entry) (section, error) {
 	return runSection(e.Name, e.Doc.Run)
 }
 
-func runSection(name string, r *report.Run) (section, error) {
+func runSection(name string, r *document.Run) (section, error) {
 	c := r.Config
 	s := section{Title: fmt.Sprintf("%s: %s on the %s backend", name, r.Test, r.Backend)}
 	s.Facts = []fact{
@@ -92,14 +92,14 @@ func runSection(name string, r *report.Run) (section, error) {
 	return s, nil
 }
 
-func outOfBounds(o report.OutOfBounds) string {
+func outOfBounds(o document.OutOfBounds) string {
 	if o.Okay {
 		return fmt.Sprintf("%d OK", o.Count)
 	}
 	return fmt.Sprintf("%d FAILED", o.Count)
 }
 
-func measure(m report.Measure) []string {
+func measure(m document.Measure) []string {
 	if m.Time <= 0 {
 		return []string{"-", "-", "-", "-"}
 	}
@@ -119,7 +119,7 @@ func num(v float64) string {
 	return strconv.FormatFloat(v, 'f', 2, 64)
 }
 
-func profileSection(name string, p *report.Profile) (section, error) {
+func profileSection(name string, p *document.Profile) (section, error) {
 	m := p.Meta
 	s := section{Title: fmt.Sprintf("%s: profile of %d rank(s) on %d node(s), %s backend", name, m.WorldSize, m.NumNodes, p.Backend)}
 	s.Facts = []fact{

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/document"
 )
 
 // Point is one message size of a series.
@@ -25,7 +25,7 @@ type Series struct {
 // FromRun returns a run's out-of-place results as series: one per data
 // type, reduction and root, and one per group when several groups ran at
 // once. prefix (a file name, say) starts each label when not empty.
-func FromRun(r *report.Run, prefix string) []Series {
+func FromRun(r *document.Run, prefix string) []Series {
 	type key struct {
 		typ, op string
 		root    int
@@ -84,7 +84,7 @@ func FromRun(r *report.Run, prefix string) []Series {
 // FromProfile returns one series per profile curve, labelled with its
 // collective, group size and layout. Times are the curve's fitted times
 // (the median of the slowest rank); bandwidths are nccl-tests' busbw.
-func FromProfile(p *report.Profile, prefix string) []Series {
+func FromProfile(p *document.Profile, prefix string) []Series {
 	out := make([]Series, 0, len(p.Curves))
 	for _, c := range p.Curves {
 		s := Series{Label: withPrefix(prefix, fmt.Sprintf("%s n=%d %s", c.Op, c.Group.Size, c.Group.Layout)), Op: c.Op}
@@ -101,7 +101,7 @@ func FromProfile(p *report.Profile, prefix string) []Series {
 }
 
 // FromDocument returns the series of a run or a profile.
-func FromDocument(d report.Document, prefix string) []Series {
+func FromDocument(d document.Document, prefix string) []Series {
 	if d.Profile != nil {
 		return FromProfile(d.Profile, prefix)
 	}

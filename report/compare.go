@@ -4,177 +4,14 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"sort"
 	"text/tabwriter"
+
+	"github.com/collbench/collbench/compare"
 )
-
-// Verdicts of a comparison.
-const (
-	Same       = "~"      // within noise, or below the threshold
-	Faster     = "faster" // significantly faster
-	Slower     = "slower" // significantly slower, less than the threshold
-	Regression = "REGRESSION"
-	NoSamples  = "?" // no per-iteration samples to test
-)
-
-// CompareOptions tune the comparison.
-type CompareOptions struct {
-	Threshold float64 // relative slowdown that counts as a regression, e.g. 0.05
-	Alpha     float64 // significance level of the rank-sum test, e.g. 0.05
-}
-
-// Comparison is one size of one collective in both runs.
-type Comparison struct {
-	Key               string  // collective, type, op, root, placement
-	Size              int64   // bytes
-	BaseTime, NewTime float64 // µs: medians of the per-iteration samples, else the runs' times
-	BaseBW, NewBW     float64 // busbw, GB/s
-	TimeChange        float64 // new/base − 1
-	BWChange          float64
-	P                 float64 // two-sided p-value; NaN without samples
-	Verdict           string
-}
-
-// Compare matches the rows of two runs by collective, type, reduction,
-// root, placement and size, and tests each pair's per-iteration times
-// with the Mann-Whitney rank-sum test.
-func Compare(base, next *Run, o CompareOptions) []Comparison {
-	type key struct {
-		name string
-		size int64
-	}
-	rows := func(r *Run) map[key]sample {
-		m := map[key]sample{}
-		for _, res := range r.Results {
-			for _, pl := range []struct {
-				name string
-				m    Measure
-				it   []float64
-			}{{"out-of-place", res.OutOfPlace, res.OOPIter.Times}, {"in-place", res.InPlace, res.IPIter.Times}} {
-				if pl.m.Time <= 0 {
-					continue
-				}
-				name := fmt.Sprintf("%s %s %s", r.Collective, res.Type, res.RedOp)
-				if res.Root >= 0 {
-					name += fmt.Sprintf(" root %d", res.Root)
-				}
-				k := key{name + " " + pl.name, res.Size}
-				m[k] = sample{time: pl.m.Time, bw: pl.m.BusBW, times: pl.it}
-			}
-		}
-		return m
-	}
-	a, b := rows(base), rows(next)
-	var out []Comparison
-	for k, x := range a {
-		y, ok := b[k]
-		if !ok {
-			continue
-		}
-		c := Comparison{Key: k.name, Size: k.size, BaseTime: x.center(), NewTime: y.center(), BaseBW: x.bw, NewBW: y.bw, P: math.NaN()}
-		c.TimeChange = c.NewTime/c.BaseTime - 1
-		if c.BaseBW > 0 {
-			c.BWChange = c.NewBW/c.BaseBW - 1
-		}
-		c.Verdict = NoSamples
-		if len(x.times) >= 2 && len(y.times) >= 2 {
-			c.P = RankSumP(x.times, y.times)
-			c.Verdict = verdict(c, o)
-		}
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Key != out[j].Key {
-			return out[i].Key < out[j].Key
-		}
-		return out[i].Size < out[j].Size
-	})
-	return out
-}
-
-type sample struct {
-	time, bw float64
-	times    []float64
-}
-
-// center is the median of the samples, or the run's time without them.
-func (s sample) center() float64 {
-	if len(s.times) == 0 {
-		return s.time
-	}
-	v := append([]float64(nil), s.times...)
-	sort.Float64s(v)
-	n := len(v)
-	if n%2 == 1 {
-		return v[n/2]
-	}
-	return (v[n/2-1] + v[n/2]) / 2
-}
-
-func verdict(c Comparison, o CompareOptions) string {
-	switch {
-	case c.P >= o.Alpha:
-		return Same
-	case c.TimeChange > o.Threshold:
-		return Regression
-	case c.TimeChange > 0:
-		return Slower
-	case c.TimeChange < 0:
-		return Faster
-	}
-	return Same
-}
-
-// RankSumP is the two-sided p-value of the Mann-Whitney U test that x and
-// y come from the same distribution: the normal approximation with the
-// tie correction and a continuity correction. Identical samples give 1.
-func RankSumP(x, y []float64) float64 {
-	n1, n2 := float64(len(x)), float64(len(y))
-	type obs struct {
-		v     float64
-		first bool
-	}
-	all := make([]obs, 0, len(x)+len(y))
-	for _, v := range x {
-		all = append(all, obs{v, true})
-	}
-	for _, v := range y {
-		all = append(all, obs{v, false})
-	}
-	sort.Slice(all, func(i, j int) bool { return all[i].v < all[j].v })
-	var r1, ties float64
-	for i := 0; i < len(all); {
-		j := i
-		for j < len(all) && all[j].v == all[i].v {
-			j++
-		}
-		rank := float64(i+j+1) / 2 // ranks i+1 … j share their mean
-		for k := i; k < j; k++ {
-			if all[k].first {
-				r1 += rank
-			}
-		}
-		t := float64(j - i)
-		ties += t*t*t - t
-		i = j
-	}
-	n := n1 + n2
-	u := r1 - n1*(n1+1)/2
-	mu := n1 * n2 / 2
-	sigma := math.Sqrt(n1 * n2 / 12 * ((n + 1) - ties/(n*(n-1))))
-	if sigma == 0 {
-		return 1
-	}
-	z := (math.Abs(u-mu) - 0.5) / sigma
-	if z < 0 {
-		z = 0
-	}
-	return math.Erfc(z / math.Sqrt2)
-}
 
 // CompareTable prints the comparison; it returns the number of
 // regressions.
-func CompareTable(w io.Writer, cs []Comparison, o CompareOptions) int {
+func CompareTable(w io.Writer, cs []compare.Comparison, o compare.Options) int {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "collective\tsize(B)\tbase(us)\tnew(us)\tΔtime\tbase busbw\tnew busbw\tΔbusbw\tp\tverdict\t")
 	regressions := 0
@@ -183,7 +20,7 @@ func CompareTable(w io.Writer, cs []Comparison, o CompareOptions) int {
 		if !math.IsNaN(c.P) {
 			p = fmt.Sprintf("%.3g", c.P)
 		}
-		if c.Verdict == Regression {
+		if c.Verdict == compare.Regression {
 			regressions++
 		}
 		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.2f\t%+.1f%%\t%s\t%s\t\n", c.Key, c.Size, c.BaseTime, c.NewTime,

@@ -5,7 +5,7 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/document"
 )
 
 // CSVHeader names the columns of WriteCSV: one line per row and placement,
@@ -16,7 +16,7 @@ var CSVHeader = []string{"collective", "size", "count", "type", "redop", "root",
 
 // WriteCSV writes the results of a run as CSV with a header line. nwrong is
 // empty for placements that were not checked.
-func WriteCSV(w io.Writer, d *Run) error {
+func WriteCSV(w io.Writer, d *document.Run) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(CSVHeader); err != nil {
 		return err
@@ -25,8 +25,8 @@ func WriteCSV(w io.Writer, d *Run) error {
 	for _, r := range d.Results {
 		for _, pl := range []struct {
 			name string
-			m    Measure
-			it   bench.IterStats
+			m    document.Measure
+			it   document.Stats
 		}{{"out_of_place", r.OutOfPlace, r.OOPIter}, {"in_place", r.InPlace, r.IPIter}} {
 			it := pl.it
 			wrong := ""

@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/collbench/collbench/document"
 )
 
 // FitTable sums a profile up for a person: one line per curve with its
 // fit, then the overlap probes.
-func FitTable(w io.Writer, p *Profile) {
+func FitTable(w io.Writer, p *document.Profile) {
 	fmt.Fprintf(w, "# collbench profile: %d rank(s) on %d node(s), %s, backend %s\n", p.Meta.WorldSize, p.Meta.NumNodes, p.Suite.Type, p.Backend)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "op\tranks\tlayout\tgroups\tsizes\talpha(us)\tbusbw∞(GB/s)\tn½(bytes)\tR²\tmax err\tmodel\t")

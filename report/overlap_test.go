@@ -7,16 +7,17 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/golden"
 )
 
-func sampleOverlap() *OverlapRun {
-	d := &OverlapRun{Schema: OverlapSchemaName, Version: OverlapSchemaVersion, Collbench: "1.2.3", Backend: "nccl",
-		Config: OverlapConfig{Collective: "allreduce", Type: "float", RedOp: "sum", NRanks: 8, NProcs: 8, GroupSize: 8,
+func sampleOverlap() *document.OverlapRun {
+	d := &document.OverlapRun{Schema: document.OverlapSchemaName, Version: document.OverlapSchemaVersion, Collbench: "1.2.3", Backend: "nccl",
+		Config: document.OverlapConfig{Collective: "allreduce", Type: "float", RedOp: "sum", NRanks: 8, NProcs: 8, GroupSize: 8,
 			Layout: "consecutive", Cover: 4, TargetUs: 1e6, Knobs: map[string]string{"comm_priority": "normal", "NCCL_MAX_NCHANNELS": "8"}}}
 	gemm := bench.Workload{Kind: bench.GEMM, M: 4096, N: 4096, K: 4096, Type: numeric.Bfloat16}
-	d.Add(MakeOverlapResult(1<<20, gemm, bench.DeriveOverlap(20, 26, 1500, 1590, 3000, 2900)))
-	d.Add(MakeOverlapResult(1<<30, bench.Workload{Kind: bench.Copy, Bytes: 1 << 30},
+	d.Add(document.MakeOverlapResult(1<<20, gemm, bench.DeriveOverlap(20, 26, 1500, 1590, 3000, 2900)))
+	d.Add(document.MakeOverlapResult(1<<30, bench.Workload{Kind: bench.Copy, Bytes: 1 << 30},
 		bench.DeriveOverlap(4000, 5200, 2500, 3500, 9000, 7000)))
 	return d
 }

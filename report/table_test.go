@@ -6,6 +6,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/golden"
 )
 
@@ -45,12 +46,12 @@ func TestTableGolden(t *testing.T) {
 
 func TestJSONAndCSVGolden(t *testing.T) {
 	info, rows, sum := sampleRun()
-	doc := &Run{Schema: SchemaName, Version: SchemaVersion, Collbench: info.Version, Collective: "allreduce",
+	doc := &document.Run{Schema: document.SchemaName, Version: document.SchemaVersion, Collbench: info.Version, Collective: "allreduce",
 		Test: info.TestName, Backend: "host", StartTime: "2026-01-02T03:04:05Z", EndTime: "2026-01-02T03:04:06Z",
-		Args: []string{"collbench", "allreduce", "-g", "2"}, Config: Config{NThreads: 1, NGPUs: 2, NRanks: 2,
-			Devices: DeviceRecords(info.Devices)}}
+		Args: []string{"collbench", "allreduce", "-g", "2"}, Config: document.Config{NThreads: 1, NGPUs: 2, NRanks: 2,
+			Devices: document.DeviceRecords(info.Devices)}}
 	for _, r := range rows {
-		doc.Results = append(doc.Results, MakeResult(r))
+		doc.Results = append(doc.Results, document.MakeResult(r))
 	}
 	doc.Finish(sum)
 	var js, cs bytes.Buffer

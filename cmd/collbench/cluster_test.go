@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/collbench/collbench/bench"
-	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/document"
 )
 
 // asMain makes this test binary act as collbench when a test starts it as
@@ -226,7 +226,7 @@ func TestLaunchGroups(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d\n%s", tc.args, code, errOut)
 		}
-		var doc report.Run
+		var doc document.Run
 		if err := json.Unmarshal([]byte(out), &doc); err != nil {
 			t.Fatalf("%v: %v\n%s", tc.args, err, out)
 		}

@@ -12,6 +12,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/report"
 )
 
@@ -82,7 +83,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 	out := j.output(stdout)
 	cfg := configOf(f, nranks, allDevs, perIter)
 	cfg.NProcs, cfg.GroupSize, cfg.Layout, cfg.Groups, cfg.Isolated = j.Size, groups.Of(nranks), groups.Layout(), groups.Groups(nranks), groups.Isolated
-	doc := &report.Run{Schema: report.SchemaName, Version: report.SchemaVersion, Collbench: version,
+	doc := &document.Run{Schema: document.SchemaName, Version: document.SchemaVersion, Collbench: version,
 		Collective: coll.Name, Test: coll.TestName, Backend: backend.Name(),
 		StartTime: time.Now().UTC().Format(time.RFC3339), Args: append([]string{"collbench", coll.Name}, args...),
 		Config: cfg}
@@ -134,7 +135,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *job, logf
 }
 
 // writeRun prints the footer or the document and saves the -J file.
-func writeRun(ctx context.Context, f *flags, doc *report.Run, table *report.Table, sum bench.Summary, rows []bench.Row, j *job, out io.Writer, runErr error) error {
+func writeRun(ctx context.Context, f *flags, doc *document.Run, table *report.Table, sum bench.Summary, rows []bench.Row, j *job, out io.Writer, runErr error) error {
 	switch f.format {
 	case "table":
 		if runErr == nil {
@@ -205,11 +206,11 @@ func openComm(ctx context.Context, backend bench.Backend, setup bench.Setup, opt
 	return comm, devs, note, nil
 }
 
-func configOf(f *flags, nranks int, devs []bench.Device, perIter bool) report.Config {
-	c := report.Config{NThreads: 1, NGPUs: f.ngpus, NRanks: nranks, MinBytes: int64(f.minBytes), MaxBytes: int64(f.maxBytes),
+func configOf(f *flags, nranks int, devs []bench.Device, perIter bool) document.Config {
+	c := document.Config{NThreads: 1, NGPUs: f.ngpus, NRanks: nranks, MinBytes: int64(f.minBytes), MaxBytes: int64(f.maxBytes),
 		Warmup: f.warmup, Iters: f.iters, Agg: f.agg, Validation: f.check, Graph: f.graph,
 		Blocking: f.blocking != 0, BlockMode: f.blocking, Average: f.average, CPUTime: f.cputime != 0,
-		PerIterTime: perIter, Devices: report.DeviceRecords(devs)}
+		PerIterTime: perIter, Devices: document.DeviceRecords(devs)}
 	if f.factor > 1 {
 		c.StepFactor = &f.factor
 	} else {

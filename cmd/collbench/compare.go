@@ -8,6 +8,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/collbench/collbench/compare"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/report"
 )
 
@@ -17,7 +19,7 @@ import (
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
 	fs.SortFlags = false
-	o := report.CompareOptions{}
+	o := compare.Options{}
 	fs.Float64Var(&o.Threshold, "threshold", 5, "slowdown in percent that counts as a regression when significant")
 	fs.Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the Mann-Whitney test on per-iteration times")
 	minBW := fs.Float64("min-busbw", 0, "fail when the new run's average bus bandwidth is below this many GB/s (default NCCL_TESTS_MIN_BW)")
@@ -50,7 +52,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if err != nil {
 		return fail(err)
 	}
-	cs := report.Compare(base, next, o)
+	cs := compare.Runs(base, next, o)
 	if len(cs) == 0 {
 		return fail(usagef("the runs have no size of the same collective, type and placement in common"))
 	}
@@ -73,6 +75,6 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 // loadRun reads a run document; problems are one line naming the file.
-func loadRun(ctx context.Context, path string) (*report.Run, error) {
-	return loadDoc(ctx, path, report.DecodeRun)
+func loadRun(ctx context.Context, path string) (*document.Run, error) {
+	return loadDoc(ctx, path, document.DecodeRun)
 }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
 )
 
@@ -37,7 +37,7 @@ func TestCompareCommand(t *testing.T) {
 	quiet := func(scale float64) string {
 		for i := range doc.Results {
 			r := &doc.Results[i]
-			for _, it := range []*bench.IterStats{&r.OOPIter, &r.IPIter} {
+			for _, it := range []*document.Stats{&r.OOPIter, &r.IPIter} {
 				for j := range it.Times {
 					it.Times[j] = it.P50 * scale * (1 + 0.01*math.Sin(float64(j)*1.7))
 				}

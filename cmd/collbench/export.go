@@ -10,8 +10,9 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/export"
 	"github.com/collbench/collbench/fileio"
-	"github.com/collbench/collbench/report"
 )
 
 // exportFlags choose planner exports; collbench profile and collbench
@@ -20,11 +21,11 @@ type exportFlags struct {
 	targets     string
 	dir         string
 	galvatronBW string
-	opts        report.ExportOptions
+	opts        export.Options
 }
 
 func (e *exportFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&e.targets, "export", "", "also export to these planners, comma-separated: "+strings.Join(report.Targets, ", ")+" or all")
+	fs.StringVar(&e.targets, "export", "", "also export to these planners, comma-separated: "+strings.Join(export.Targets, ", ")+" or all")
 	fs.StringVar(&e.dir, "export-dir", ".", "folder the exports are written to")
 	e.registerTuning(fs)
 }
@@ -45,17 +46,17 @@ func (e *exportFlags) list() ([]string, error) {
 		return nil, nil
 	}
 	if e.targets == "all" {
-		return report.Targets, nil
+		return export.Targets, nil
 	}
 	var out []string
 	for _, t := range strings.Split(e.targets, ",") {
 		t = strings.TrimSpace(t)
 		known := false
-		for _, k := range report.Targets {
+		for _, k := range export.Targets {
 			known = known || k == t
 		}
 		if !known {
-			return nil, usagef("unknown export target %q (want %s or all)", t, strings.Join(report.Targets, ", "))
+			return nil, usagef("unknown export target %q (want %s or all)", t, strings.Join(export.Targets, ", "))
 		}
 		out = append(out, t)
 	}
@@ -66,7 +67,7 @@ func (e *exportFlags) check() error {
 	if _, err := e.list(); err != nil {
 		return err
 	}
-	if err := report.CheckBandwidthRef(e.galvatronBW); err != nil {
+	if err := export.CheckBandwidthRef(e.galvatronBW); err != nil {
 		return usagef("--galvatron-bw: %v", err)
 	}
 	e.opts.GalvatronBW = e.galvatronBW
@@ -89,14 +90,14 @@ func (e *exportFlags) checkDir() error {
 }
 
 // write exports doc to every chosen target; the first failure stops it.
-func (e *exportFlags) write(ctx context.Context, doc *report.Profile) ([]string, error) {
+func (e *exportFlags) write(ctx context.Context, doc *document.Profile) ([]string, error) {
 	targets, err := e.list()
 	if err != nil {
 		return nil, err
 	}
 	var all []string
 	for _, t := range targets {
-		files, err := report.Export(ctx, doc, t, e.dir, e.opts)
+		files, err := export.Write(ctx, doc, t, e.dir, e.opts)
 		all = append(all, files...)
 		if err != nil {
 			return all, err
@@ -111,7 +112,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
 	var e exportFlags
-	fs.StringVar(&e.targets, "to", "", "targets, comma-separated: "+strings.Join(report.Targets, ", ")+" or all")
+	fs.StringVar(&e.targets, "to", "", "targets, comma-separated: "+strings.Join(export.Targets, ", ")+" or all")
 	fs.StringVarP(&e.dir, "output", "o", ".", "folder to write the files into (created if missing)")
 	e.registerTuning(fs)
 	synopsis := "collbench export --to galvatron|calculon|astra-sim|simai|alpa|all profile.json [-o DIR]"
@@ -123,7 +124,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	case fs.NArg() != 1:
 		return fail(usagef("want one profile file (usage: %s)", synopsis))
 	case e.targets == "":
-		return fail(usagef("--to is required (%s or all)", strings.Join(report.Targets, ", ")))
+		return fail(usagef("--to is required (%s or all)", strings.Join(export.Targets, ", ")))
 	}
 	if err := e.check(); err != nil {
 		return fail(err)
@@ -146,8 +147,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 // loadProfile reads a profile file; every problem is one line naming it.
-func loadProfile(ctx context.Context, path string) (*report.Profile, error) {
-	return loadDoc(ctx, path, report.DecodeProfile)
+func loadProfile(ctx context.Context, path string) (*document.Profile, error) {
+	return loadDoc(ctx, path, document.DecodeProfile)
 }
 
 // inputLimit caps what loadDoc reads of one file.

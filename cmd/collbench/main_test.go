@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/report"
 )
 
@@ -163,16 +164,16 @@ func TestJSONAndCSVOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var doc report.Run
+	var doc document.Run
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	if doc.Schema != report.SchemaName || len(doc.Results) != 3 || doc.Results[0].OutOfPlace.NWrong == nil ||
+	if doc.Schema != document.SchemaName || len(doc.Results) != 3 || doc.Results[0].OutOfPlace.NWrong == nil ||
 		*doc.Results[0].OutOfPlace.NWrong != 0 || !doc.OutOfBounds.Okay || doc.Results[2].OOPIter.N != 3 || len(doc.Config.Devices) != 3 {
 		t.Errorf("unexpected document: %s", raw)
 	}
 	code, out, _ = runCLI("alltoall", "-b", "1K", "-e", "1K", "-g", "2", "--format", "json", "-c", "1")
-	var doc2 report.Run
+	var doc2 document.Run
 	if err := json.Unmarshal([]byte(out), &doc2); code != 0 || err != nil {
 		t.Fatalf("--format json: exit %d, %v", code, err)
 	}

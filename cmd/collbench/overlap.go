@@ -13,6 +13,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/report"
 )
 
@@ -217,12 +218,12 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 	if !onGPU && (f.commPriority != "normal" || f.maxCTAs > 0 || f.minCTAs > 0) {
 		return usagef("--comm-priority and --nccl-max-ctas/--nccl-min-ctas apply to the nccl backend only")
 	}
-	doc := &report.OverlapRun{Schema: report.OverlapSchemaName, Version: report.OverlapSchemaVersion, Collbench: version,
+	doc := &document.OverlapRun{Schema: document.OverlapSchemaName, Version: document.OverlapSchemaVersion, Collbench: version,
 		Backend: sess.backend.Name(), StartTime: time.Now().UTC().Format(time.RFC3339),
 		Args: append([]string{"collbench", "overlap"}, args...),
-		Config: report.OverlapConfig{Collective: p.coll.Name, Type: p.commType.String(), RedOp: p.op.String(),
+		Config: document.OverlapConfig{Collective: p.coll.Name, Type: p.commType.String(), RedOp: p.op.String(),
 			NRanks: nranks, NProcs: j.Size, GroupSize: groups.Of(nranks), Layout: groups.Layout(),
-			Cover: f.cover, TargetUs: f.target * 1e6, Knobs: f.knobs(), Devices: report.DeviceRecords(sess.devices)}}
+			Cover: f.cover, TargetUs: f.target * 1e6, Knobs: f.knobs(), Devices: document.DeviceRecords(sess.devices)}}
 	out := j.output(stdout)
 	if f.format == "table" {
 		report.OverlapHeader(out, doc, sess.notes)
@@ -251,7 +252,7 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 			steps.done(fmt.Sprintf("size %s next to %s", bench.FormatSize(size), w), attribute.Int64("collbench.message.size", size),
 				attribute.String("collbench.workload", w.String()))
 			rec.Overlap(sweepCtx, "overlap", p.coll.Name, size, w.String(), fig.CommSlowdown, fig.ComputeSlowdown)
-			r := report.MakeOverlapResult(size, w, fig)
+			r := document.MakeOverlapResult(size, w, fig)
 			doc.Add(r)
 			bar.Clear() // the row may go to the same terminal
 			if f.format == "table" {
@@ -277,7 +278,7 @@ func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...
 }
 
 // writeOverlap prints the footer or the document and saves the files.
-func writeOverlap(ctx context.Context, f *overlapFlags, doc *report.OverlapRun, j *job, out io.Writer, runErr error) error {
+func writeOverlap(ctx context.Context, f *overlapFlags, doc *document.OverlapRun, j *job, out io.Writer, runErr error) error {
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
 	if runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/document"
 )
 
 // collbench overlap end to end on the host backend: JSON on stdout, the
@@ -20,7 +20,7 @@ func TestOverlapCommand(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	var doc report.OverlapRun
+	var doc document.OverlapRun
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/chart"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
-	"github.com/collbench/collbench/report"
 )
 
 // runPlot is collbench plot: bus bandwidth and time against message size
@@ -163,7 +163,7 @@ func loadEntries(ctx context.Context, paths []string) ([]chart.Entry, error) {
 		bases[strings.TrimSuffix(filepath.Base(p), ".json")]++
 	}
 	for _, p := range paths {
-		doc, err := loadDoc(ctx, p, report.DecodeDocument)
+		doc, err := loadDoc(ctx, p, document.DecodeDocument)
 		if err != nil {
 			return nil, err
 		}

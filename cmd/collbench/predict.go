@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/model"
 	"github.com/collbench/collbench/report"
 )
@@ -190,7 +191,7 @@ func firstReason(m map[string]string) string {
 
 // gpuMemory is the smallest GPU's memory in the profile's inventory, 0 if
 // none was taken (the host backend).
-func gpuMemory(p *report.Profile) float64 {
+func gpuMemory(p *document.Profile) float64 {
 	var least float64
 	for _, h := range p.Meta.Hosts {
 		if h.Inventory == nil {

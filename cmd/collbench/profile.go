@@ -16,6 +16,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/machine"
 	"github.com/collbench/collbench/report"
 )
@@ -255,14 +256,14 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 	if err != nil {
 		return err
 	}
-	doc := &report.Profile{Schema: report.ProfileSchemaName, Version: report.ProfileSchemaVersion, Collbench: version,
+	doc := &document.Profile{Schema: document.ProfileSchemaName, Version: document.ProfileSchemaVersion, Collbench: version,
 		Created: start.UTC().Format(time.RFC3339), Args: append([]string{"collbench", "profile"}, args...),
-		Backend: sess.backend.Name(), Units: report.SIUnits, Curves: []report.ProfileCurve{}, Overlap: []report.ProfileOverlap{}, Errors: []string{}}
-	devs := report.DeviceRecords(sess.devices)
+		Backend: sess.backend.Name(), Units: document.SIUnits, Curves: []document.ProfileCurve{}, Overlap: []document.ProfileOverlap{}, Errors: []string{}}
+	devs := document.DeviceRecords(sess.devices)
 	if doc.Meta, err = profileMeta(ctx, j, onGPU, f.ncclLib, devs); err != nil {
 		return err
 	}
-	doc.Suite = report.SuiteConfig{Type: p.typ.String(), RedOp: p.op.String(), GroupSizes: p.sizesN, Layouts: p.layouts,
+	doc.Suite = document.SuiteConfig{Type: p.typ.String(), RedOp: p.op.String(), GroupSizes: p.sizesN, Layouts: p.layouts,
 		Concurrent: !f.isolated, Warmup: f.warmup, Iters: f.iters, MinIters: f.minIters, Check: f.check, BudgetS: f.budget.Seconds(), Sizes: p.sizes}
 	for _, c := range p.colls {
 		doc.Suite.Collectives = append(doc.Suite.Collectives, c.Name)
@@ -310,12 +311,12 @@ func profile(ctx context.Context, f *profileFlags, j *job, logf func(string, ...
 		for _, row := range r.Rows {
 			recordRow(suiteCtx, rec, r.Coll.Name, r.GroupSize, row)
 		}
-		doc.Curves = append(doc.Curves, report.NewProfileCurve(r, p.typ.String(), p.op.String(), world, devs))
+		doc.Curves = append(doc.Curves, document.NewProfileCurve(r, p.typ.String(), p.op.String(), world, devs))
 	}, func(r bench.ProbeResult) {
 		steps.done("overlap "+r.Probe.Name, attribute.String("collbench.workload", r.Probe.Workload.String()))
 		rec.Overlap(suiteCtx, r.Probe.Name, r.Probe.Coll.Name, r.Probe.Size, r.Probe.Workload.String(), r.Figures.CommSlowdown, r.Figures.ComputeSlowdown)
-		doc.Overlap = append(doc.Overlap, report.ProfileOverlap{Name: r.Probe.Name, Collective: r.Probe.Coll.Name,
-			Type: r.Probe.Type.String(), GroupSize: r.GroupSize, OverlapResult: report.MakeOverlapResult(r.Probe.Size, r.Probe.Workload, r.Figures)})
+		doc.Overlap = append(doc.Overlap, document.ProfileOverlap{Name: r.Probe.Name, Collective: r.Probe.Coll.Name,
+			Type: r.Probe.Type.String(), GroupSize: r.GroupSize, OverlapResult: document.MakeOverlapResult(r.Probe.Size, r.Probe.Workload, r.Figures)})
 	})
 	endSuite(time.Now(), runErr)
 	bar.Clear()
@@ -350,7 +351,7 @@ func (f *profileFlags) checkOutputs() error {
 // write saves the profile (kept even when the run failed part way, with
 // the error inside) and, after a complete run, the exports; with -o the
 // fits are summed up on stdout.
-func (f *profileFlags) write(ctx context.Context, doc *report.Profile, stdout, stderr io.Writer, complete bool) error {
+func (f *profileFlags) write(ctx context.Context, doc *document.Profile, stdout, stderr io.Writer, complete bool) error {
 	if f.output == "" || f.output == stdoutName {
 		return doc.Encode(stdout)
 	}
@@ -370,8 +371,8 @@ func (f *profileFlags) write(ctx context.Context, doc *report.Profile, stdout, s
 
 // profileMeta gathers the job's hosts, their inventory (on GPUs) and the
 // NCCL environment.
-func profileMeta(ctx context.Context, j *job, onGPU bool, ncclLib string, devs []report.DeviceRecord) (report.ProfileMeta, error) {
-	m := report.ProfileMeta{WorldSize: len(devs), NProcs: j.Size, Hosts: report.Hosts(devs), Devices: devs, Env: map[string]string{}}
+func profileMeta(ctx context.Context, j *job, onGPU bool, ncclLib string, devs []document.DeviceRecord) (document.ProfileMeta, error) {
+	m := document.ProfileMeta{WorldSize: len(devs), NProcs: j.Size, Hosts: document.Hosts(devs), Devices: devs, Env: map[string]string{}}
 	m.NumNodes = len(m.Hosts)
 	if m.NumNodes > 0 && m.WorldSize%m.NumNodes == 0 {
 		m.RanksPerNode = m.WorldSize / m.NumNodes

@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/schemacheck"
-	"github.com/collbench/collbench/report"
 )
 
 // collbench profile across 4 processes: a profile that matches its
@@ -161,7 +161,7 @@ func TestPredictMissingCurve(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, "the profile has no allreduce curve over 2 ranks") {
 		t.Errorf("exit %d: %s", code, errOut)
 	}
-	var doc report.Profile
+	var doc document.Profile
 	b, _ := os.ReadFile(file)
 	if err := json.Unmarshal(b, &doc); err != nil || len(doc.Overlap) != 0 {
 		t.Errorf("--no-overlap profile: %v %d probes", err, len(doc.Overlap))

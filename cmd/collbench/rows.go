@@ -2,7 +2,7 @@ package main
 
 import (
 	"github.com/collbench/collbench/bench"
-	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/document"
 )
 
 // rowKeeper holds a sweep's rows for the footer and the JSON document.
@@ -14,7 +14,7 @@ type rowKeeper struct {
 	limit   int // 0: keep everything
 	n       int // rows seen
 	rows    []bench.Row
-	results []report.Result
+	results []document.Result
 }
 
 func newRowKeeper(cycles, perCycle int) *rowKeeper {
@@ -26,7 +26,7 @@ func newRowKeeper(cycles, perCycle int) *rowKeeper {
 }
 
 func (k *rowKeeper) add(r bench.Row) {
-	res := report.MakeResult(r)
+	res := document.MakeResult(r)
 	if k.limit == 0 || len(k.rows) < k.limit {
 		k.rows = append(k.rows, r)
 		k.results = append(k.results, res)

@@ -1,6 +1,7 @@
-package report
+package export
 
 import (
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
 
 	"bytes"
@@ -18,8 +19,8 @@ import (
 // Targets are the planners and simulators a profile exports to.
 var Targets = []string{"galvatron", "calculon", "astra-sim", "simai", "alpa"}
 
-// ExportOptions tune the exports; docs/exports.md explains each.
-type ExportOptions struct {
+// Options tune the exports; docs/exports.md explains each.
+type Options struct {
 	// GalvatronBW is what Galvatron's bandwidth files hold: "point:SIZE"
 	// (bus bandwidth at SIZE bytes, interpolated; Galvatron's own probe
 	// is 32 MiB), "asymptotic" (the fit's busbw∞) or "average" (the mean
@@ -32,9 +33,9 @@ type ExportOptions struct {
 	Name           string // SimAI's first line
 }
 
-// Export writes the files of target into dir and returns their paths.
+// Write writes the files of target into dir and returns their paths.
 // Every file is written whole or not at all.
-func Export(ctx context.Context, p *Profile, target, dir string, o ExportOptions) ([]string, error) {
+func Write(ctx context.Context, p *document.Profile, target, dir string, o Options) ([]string, error) {
 	var files []exportFile
 	var err error
 	switch target {
@@ -180,7 +181,7 @@ func CheckBandwidthRef(how string) error {
 }
 
 // busbw is a curve's bus bandwidth under the reference.
-func (r bandwidthRef) busbw(c *ProfileCurve) (float64, error) {
+func (r bandwidthRef) busbw(c *document.ProfileCurve) (float64, error) {
 	m, err := c.Model()
 	if err != nil {
 		return 0, err
@@ -209,24 +210,4 @@ func halvings(world int) []int {
 		}
 	}
 	return out
-}
-
-// probeForCoefficient picks the overlap probe planners get: the one named
-// galvatron (Galvatron's own probe) if measured, else the one with the
-// largest overlap_coe.
-func probeForCoefficient(p *Profile) (*ProfileOverlap, error) {
-	if len(p.Overlap) == 0 {
-		return nil, fmt.Errorf("the profile has no overlap probe (it was taken with --no-overlap)")
-	}
-	best := &p.Overlap[0]
-	for i := range p.Overlap {
-		o := &p.Overlap[i]
-		if o.Name == "galvatron" {
-			return o, nil
-		}
-		if o.OverlapCoe > best.OverlapCoe {
-			best = o
-		}
-	}
-	return best, nil
 }

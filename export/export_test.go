@@ -1,4 +1,4 @@
-package report
+package export
 
 import (
 	"context"
@@ -11,16 +11,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/internal/fixture"
 	"github.com/collbench/collbench/internal/golden"
 )
 
 // Every export of a two-node, 4-GPU-per-node profile, golden-tested.
 func TestExportGolden(t *testing.T) {
-	p := syntheticProfile(t, 2, 4)
+	p := fixture.Profile(t, 2, 4)
 	for _, target := range Targets {
 		t.Run(target, func(t *testing.T) {
 			dir := t.TempDir()
-			files, err := Export(context.Background(), p, target, dir, ExportOptions{})
+			files, err := Write(context.Background(), p, target, dir, Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -56,9 +58,9 @@ func TestGalvatronKeys(t *testing.T) {
 		nodes, per := shape[0], shape[1]
 		world := nodes * per
 		t.Run(fmt.Sprintf("%dx%d", nodes, per), func(t *testing.T) {
-			p := syntheticProfile(t, nodes, per)
+			p := fixture.Profile(t, nodes, per)
 			dir := t.TempDir()
-			if _, err := Export(context.Background(), p, "galvatron", dir, ExportOptions{}); err != nil {
+			if _, err := Write(context.Background(), p, "galvatron", dir, Options{}); err != nil {
 				t.Fatal(err)
 			}
 			suffix := fmt.Sprintf("%dnodes_%dgpus_per_node.json", nodes, per)
@@ -110,9 +112,9 @@ func TestGalvatronKeys(t *testing.T) {
 
 // Galvatron's units: bus bandwidth in MiB/ms at 32 MiB, times in ms.
 func TestGalvatronUnits(t *testing.T) {
-	p := syntheticProfile(t, 2, 4)
+	p := fixture.Profile(t, 2, 4)
 	dir := t.TempDir()
-	if _, err := Export(context.Background(), p, "galvatron", dir, ExportOptions{}); err != nil {
+	if _, err := Write(context.Background(), p, "galvatron", dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var ar, pp, sp map[string]float64
@@ -142,7 +144,7 @@ func TestGalvatronUnits(t *testing.T) {
 	// The other bandwidth references.
 	for how, want := range map[string]float64{"asymptotic": 150 * 1e9 / (1 << 20) / 1e3} {
 		d := t.TempDir()
-		if _, err := Export(context.Background(), p, "galvatron", d, ExportOptions{GalvatronBW: how}); err != nil {
+		if _, err := Write(context.Background(), p, "galvatron", d, Options{GalvatronBW: how}); err != nil {
 			t.Fatal(err)
 		}
 		var got map[string]float64
@@ -156,9 +158,9 @@ func TestGalvatronUnits(t *testing.T) {
 // Calculon's formula with the exported entries gives back the fitted
 // times of every op on each tier.
 func TestCalculonReproducesFits(t *testing.T) {
-	p := syntheticProfile(t, 2, 4)
+	p := fixture.Profile(t, 2, 4)
 	dir := t.TempDir()
-	if _, err := Export(context.Background(), p, "calculon", dir, ExportOptions{}); err != nil {
+	if _, err := Write(context.Background(), p, "calculon", dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	var doc struct {
@@ -202,13 +204,13 @@ func TestCalculonReproducesFits(t *testing.T) {
 }
 
 func TestExportErrors(t *testing.T) {
-	p := syntheticProfile(t, 1, 4)
+	p := fixture.Profile(t, 1, 4)
 	p.Overlap = nil
-	if _, err := Export(context.Background(), p, "galvatron", t.TempDir(), ExportOptions{}); err == nil || !strings.Contains(err.Error(), "no overlap probe") {
+	if _, err := Write(context.Background(), p, "galvatron", t.TempDir(), Options{}); err == nil || !strings.Contains(err.Error(), "no overlap probe") {
 		t.Errorf("no overlap: %v", err)
 	}
-	p = syntheticProfile(t, 1, 4)
-	var kept []ProfileCurve
+	p = fixture.Profile(t, 1, 4)
+	var kept []document.ProfileCurve
 	for _, c := range p.Curves {
 		if c.Op != "sendrecv" {
 			kept = append(kept, c)
@@ -216,16 +218,18 @@ func TestExportErrors(t *testing.T) {
 	}
 	p.Curves = kept
 	dir := t.TempDir()
-	if _, err := Export(context.Background(), p, "galvatron", dir, ExportOptions{}); err == nil || !strings.Contains(err.Error(), "no sendrecv curve") {
+	if _, err := Write(context.Background(), p, "galvatron", dir, Options{}); err == nil || !strings.Contains(err.Error(), "no sendrecv curve") {
 		t.Errorf("no sendrecv: %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a failed export left %d files", len(entries))
 	}
-	if _, err := Export(context.Background(), p, "megatron", dir, ExportOptions{}); err == nil {
+	if _, err := Write(context.Background(), p, "megatron", dir, Options{}); err == nil {
 		t.Error("unknown target accepted")
 	}
 	if err := CheckBandwidthRef("point:lots"); err == nil {
 		t.Error("bad bandwidth reference accepted")
 	}
 }
+
+func within(got, want, rel float64) bool { return got >= want*(1-rel) && got <= want*(1+rel) }

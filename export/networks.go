@@ -1,8 +1,10 @@
-package report
+package export
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/collbench/collbench/document"
 )
 
 // level is one tier of the machine as simulators see it: the GPUs inside
@@ -16,7 +18,7 @@ type level struct {
 	layout string
 }
 
-func levels(p *Profile) []level {
+func levels(p *document.Profile) []level {
 	m := p.Meta
 	var out []level
 	if m.RanksPerNode > 1 {
@@ -29,7 +31,7 @@ func levels(p *Profile) []level {
 }
 
 // fitted returns the fitted busbw∞ (GB/s) and α (µs) of op on a tier.
-func fitted(p *Profile, op string, l level) (busbw, alpha float64, err error) {
+func fitted(p *document.Profile, op string, l level) (busbw, alpha float64, err error) {
 	c, err := p.Curve(op, l.n, l.layout)
 	if err != nil {
 		return 0, 0, fmt.Errorf("%s tier: %w", l.name, err)
@@ -50,8 +52,8 @@ func fitted(p *Profile, op string, l level) (busbw, alpha float64, err error) {
 // its own bus factor and busbw∞ relative to it (all-reduce 2·(1−1/n),
 // all-gather and reduce-scatter (1−1/n), so offset −1), latency the
 // all-reduce α in seconds, processor_usage 1 − 1/compute slowdown.
-func calculonFiles(p *Profile) ([]exportFile, error) {
-	probe, err := probeForCoefficient(p)
+func calculonFiles(p *document.Profile) ([]exportFile, error) {
+	probe, err := p.PlannerProbe()
 	if err != nil {
 		return nil, err
 	}
@@ -95,7 +97,7 @@ func calculonFiles(p *Profile) ([]exportFile, error) {
 // astraFiles renders ASTRA-sim's analytical network: one Switch
 // dimension per tier, bandwidth the tier's all-reduce busbw∞ (GB/s) and
 // latency its α spread over a ring's 2(n−1) steps (ns), plus a JSON twin.
-func astraFiles(p *Profile) ([]exportFile, error) {
+func astraFiles(p *document.Profile) ([]exportFile, error) {
 	var topo, npus, bws, lats []string
 	var twin []any
 	for _, l := range levels(p) {
@@ -126,7 +128,7 @@ func astraFiles(p *Profile) ([]exportFile, error) {
 // simaiFiles renders SimAI's busbw.yaml: per parallel dimension, the bus
 // bandwidth (fitted busbw∞, GB/s) of each collective at that dimension's
 // group size and layout; null where the profile has no such curve.
-func simaiFiles(p *Profile, o ExportOptions) ([]exportFile, error) {
+func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 	w, rpn := p.Meta.WorldSize, p.Meta.RanksPerNode
 	tp, dp, ep, pp := o.TP, o.DP, o.EP, o.PP
 	if tp == 0 {

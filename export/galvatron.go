@@ -1,15 +1,17 @@
-package report
+package export
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/collbench/collbench/document"
 )
 
 // galvatronFiles renders Galvatron's four hardware files, with the names
 // its search engine builds (get_profiled_hardware_configs) and every key
 // its loaders read (read_allreduce_bandwidth_config needs both layouts of
 // every size below the world; remap_config needs 8 sizes per group size).
-func galvatronFiles(p *Profile, o ExportOptions) ([]exportFile, error) {
+func galvatronFiles(p *document.Profile, o Options) ([]exportFile, error) {
 	how := o.GalvatronBW
 	if how == "" {
 		how = "point:32M"
@@ -78,7 +80,7 @@ func galvatronFiles(p *Profile, o ExportOptions) ([]exportFile, error) {
 			}
 		}
 	}
-	probe, err := probeForCoefficient(p)
+	probe, err := p.PlannerProbe()
 	if err != nil {
 		return nil, err
 	}

@@ -1,8 +1,10 @@
-package report
+package export
 
 import (
 	"fmt"
 	"strings"
+
+	"github.com/collbench/collbench/document"
 )
 
 // alpaOps maps collbench collectives to Alpa's MeshProfilingResult
@@ -20,7 +22,7 @@ var alpaTypes = map[string]string{"float": "f32", "half": "f16", "bfloat16": "bf
 // elements as Alpa counts them (all-to-all: the whole exchange, n times
 // nccl-tests' per-rank buffer), times seconds; mesh_alpha and mesh_beta
 // (seconds, seconds per byte) feed get_logical_mesh per mesh dimension.
-func alpaFiles(p *Profile) ([]exportFile, error) {
+func alpaFiles(p *document.Profile) ([]exportFile, error) {
 	dtype, ok := alpaTypes[p.Suite.Type]
 	if !ok {
 		return nil, fmt.Errorf("Alpa profiles float, half and bfloat16; this profile measured %s", p.Suite.Type)

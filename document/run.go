@@ -1,4 +1,4 @@
-package report
+package document
 
 import (
 	"encoding/json"
@@ -77,16 +77,16 @@ type DeviceRecord struct {
 
 // Result is one row of the table.
 type Result struct {
-	Size       int64           `json:"size"`
-	Count      int64           `json:"count"`
-	Type       string          `json:"type"`
-	RedOp      string          `json:"redop"`
-	Root       int             `json:"root"`
-	OutOfPlace Measure         `json:"out_of_place"`
-	OOPIter    bench.IterStats `json:"out_of_place_per_iter"`
-	InPlace    Measure         `json:"in_place"`
-	IPIter     bench.IterStats `json:"in_place_per_iter"`
-	Iterations int             `json:"actual_iterations"`
+	Size       int64   `json:"size"`
+	Count      int64   `json:"count"`
+	Type       string  `json:"type"`
+	RedOp      string  `json:"redop"`
+	Root       int     `json:"root"`
+	OutOfPlace Measure `json:"out_of_place"`
+	OOPIter    Stats   `json:"out_of_place_per_iter"`
+	InPlace    Measure `json:"in_place"`
+	IPIter     Stats   `json:"in_place_per_iter"`
+	Iterations int     `json:"actual_iterations"`
 }
 
 // Measure is one placement: time in µs, bandwidths in GB/s (1e9 B/s).
@@ -157,8 +157,8 @@ func MakeResult(r bench.Row) Result {
 		return out
 	}
 	return Result{Size: r.Size, Count: r.Count, Type: r.Type.String(), RedOp: r.Op.String(), Root: r.Root,
-		OutOfPlace: m(r.OutOfPlace), OOPIter: r.OutOfPlace.Iter,
-		InPlace: m(r.InPlace), IPIter: r.InPlace.Iter, Iterations: r.Iters}
+		OutOfPlace: m(r.OutOfPlace), OOPIter: StatsOf(r.OutOfPlace.Iter),
+		InPlace: m(r.InPlace), IPIter: StatsOf(r.InPlace.Iter), Iterations: r.Iters}
 }
 
 // Finish fills the footer fields from the engine's summary.

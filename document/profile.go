@@ -1,4 +1,4 @@
-package report
+package document
 
 import (
 	"encoding/json"
@@ -97,7 +97,7 @@ type ProfileCurve struct {
 	Group     CurveGroup   `json:"group"`
 	BusFactor float64      `json:"bus_factor"`
 	Samples   []Sample     `json:"samples"`
-	Fit       *model.Fit   `json:"fit,omitempty"`
+	Fit       *Fit         `json:"fit,omitempty"`
 	Note      string       `json:"note,omitempty"` // sizes left out, and why
 	model     *model.Curve // built on first use
 	modelErr  error
@@ -121,11 +121,11 @@ type Sample struct {
 	Iters int   `json:"iters"`
 	// TimeUs is what fits use: the median over iterations of the slowest
 	// rank's time, or AvgUs where per-iteration times are not available.
-	TimeUs float64         `json:"time_us"`
-	AvgUs  float64         `json:"avg_us"` // nccl-tests' time: the mean over the timed loop
-	AlgBW  float64         `json:"algbw"`  // GB/s, from avg_us as nccl-tests computes it
-	BusBW  float64         `json:"busbw"`
-	Stats  bench.IterStats `json:"stats"`
+	TimeUs float64 `json:"time_us"`
+	AvgUs  float64 `json:"avg_us"` // nccl-tests' time: the mean over the timed loop
+	AlgBW  float64 `json:"algbw"`  // GB/s, from avg_us as nccl-tests computes it
+	BusBW  float64 `json:"busbw"`
+	Stats  Stats   `json:"stats"`
 	// ProcessUs is each process's own time when the job has several.
 	ProcessUs []float64 `json:"process_us,omitempty"`
 }
@@ -170,14 +170,15 @@ func NewProfileCurve(r bench.CurveResult, t, redop string, world int, devs []Dev
 	for _, row := range r.Rows {
 		p := row.OutOfPlace
 		s := Sample{Bytes: row.Size, Count: row.Count, Iters: row.Iters, TimeUs: p.Time, AvgUs: p.Time,
-			AlgBW: p.AlgBW, BusBW: p.BusBW, Stats: p.Iter, ProcessUs: p.Procs}
+			AlgBW: p.AlgBW, BusBW: p.BusBW, Stats: StatsOf(p.Iter), ProcessUs: p.Procs}
 		if p.Iter.N > 0 {
 			s.TimeUs = p.Iter.P50
 		}
 		c.Samples = append(c.Samples, s)
 	}
 	if m, err := c.Model(); err == nil {
-		c.Fit = &m.Fit
+		f := FitOf(m.Fit)
+		c.Fit = &f
 	}
 	return c
 }
@@ -369,12 +370,12 @@ func Hosts(devs []DeviceRecord) []HostRecord {
 }
 
 // Machine is the profile as predictions read it: its curves, the
-// slowdowns of the overlap probe planners get (see probeForCoefficient)
+// slowdowns of the overlap probe planners get (see PlannerProbe)
 // and the best compute rate a GEMM probe reached. tflops, if positive,
 // replaces the measured rate.
 func (p *Profile) Machine(tflops float64) model.Machine {
 	m := model.Machine{Net: profileNet{p}, CommSlowdown: 1, ComputeSlowdown: 1}
-	if probe, err := probeForCoefficient(p); err == nil {
+	if probe, err := p.PlannerProbe(); err == nil {
 		m.CommSlowdown, m.ComputeSlowdown = probe.CommSlowdown, probe.ComputeSlowdown
 	}
 	for _, o := range p.Overlap {
@@ -396,4 +397,24 @@ func (n profileNet) Curve(op string, size int, layout string) (*model.Curve, err
 		return nil, err
 	}
 	return c.Model()
+}
+
+// PlannerProbe is the overlap probe planners get: the one named
+// galvatron (Galvatron's own probe) if measured, else the one with the
+// largest overlap_coe.
+func (p *Profile) PlannerProbe() (*ProfileOverlap, error) {
+	if len(p.Overlap) == 0 {
+		return nil, fmt.Errorf("the profile has no overlap probe (it was taken with --no-overlap)")
+	}
+	best := &p.Overlap[0]
+	for i := range p.Overlap {
+		o := &p.Overlap[i]
+		if o.Name == "galvatron" {
+			return o, nil
+		}
+		if o.OverlapCoe > best.OverlapCoe {
+			best = o
+		}
+	}
+	return best, nil
 }

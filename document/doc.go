@@ -1,0 +1,7 @@
+// Package document defines collbench's saved files: a run (-J and
+// --format json), an overlap run and a profile. Each is a versioned
+// schema of its own types, so the files keep their shape whatever the
+// engine calls its fields; the constructors here convert the engine's
+// values into them. It encodes and decodes the documents and checks what it
+// reads; rendering them is report's job, and planner formats are export's.
+package document

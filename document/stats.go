@@ -1,0 +1,74 @@
+package document
+
+import (
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/model"
+)
+
+// Stats are the per-iteration statistics of one placement, in µs.
+type Stats struct {
+	N     int       `json:"n"`
+	Min   float64   `json:"min_us"`
+	P50   float64   `json:"p50_us"`
+	P95   float64   `json:"p95_us"`
+	P99   float64   `json:"p99_us"`
+	Max   float64   `json:"max_us"`
+	Mean  float64   `json:"avg_us"`
+	Stdev float64   `json:"stdev_us"`
+	CV    float64   `json:"cv_pct"`
+	Times []float64 `json:"times_us,omitempty"`
+}
+
+// StatsOf converts the engine's statistics. The conversion is by field,
+// so an engine field renamed or retyped fails to compile here instead of
+// silently changing the file format.
+func StatsOf(s bench.IterStats) Stats { return Stats(s) }
+
+// Line is t(S) = Alpha + Beta·S: Alpha in µs, Beta in µs per byte.
+type Line struct {
+	Alpha float64 `json:"alpha_us"`
+	Beta  float64 `json:"beta_us_per_byte"`
+}
+
+// Segment is a line that holds from From bytes up to To bytes.
+type Segment struct {
+	From float64 `json:"from_bytes"`
+	To   float64 `json:"to_bytes"`
+	Line
+}
+
+// Fit is a curve's fitted cost model as the profile records it.
+type Fit struct {
+	// Model is "alpha_beta" (one line) or "piecewise" (Segments, split
+	// where the curve bends).
+	Model  string `json:"model"`
+	Method string `json:"method"`
+	// Line is the large-message line: the only line, or the last segment.
+	Line
+	BusBWInf float64   `json:"busbw_inf_GBps"` // bus factor / Beta, in GB/s
+	NHalf    float64   `json:"n_half_bytes"`   // Hockney's n½ = Alpha/Beta
+	R2       float64   `json:"r2"`
+	MaxRel   float64   `json:"max_rel_err"` // largest |model−measured|/measured
+	Range    [2]int64  `json:"range_bytes"`
+	Points   int       `json:"points"`
+	Segments []Segment `json:"segments,omitempty"`
+}
+
+// FitOf converts a fitted model for the profile.
+func FitOf(f model.Fit) Fit {
+	out := Fit{Model: f.Model, Method: f.Method, Line: Line(f.Line), BusBWInf: f.BusBWInf, NHalf: f.NHalf,
+		R2: f.R2, MaxRel: f.MaxRel, Range: f.Range, Points: f.Points}
+	for _, s := range f.Segments {
+		out.Segments = append(out.Segments, Segment{From: s.From, To: s.To, Line: Line(s.Line)})
+	}
+	return out
+}
+
+// At is the recorded model's time in µs for s bytes.
+func (f *Fit) At(s float64) float64 {
+	m := model.Fit{Line: model.Line(f.Line)}
+	for _, seg := range f.Segments {
+		m.Segments = append(m.Segments, model.Segment{From: seg.From, To: seg.To, Line: model.Line(seg.Line)})
+	}
+	return m.At(s)
+}
