@@ -152,6 +152,10 @@ func intVar(getenv func(string) string, name string, required bool) (int, error)
 	return n, nil
 }
 
+// ListenerFDVar names the descriptor on which rank 0 finds the rendezvous
+// listener its launcher opened for it (collbench launch does).
+const ListenerFDVar = "COLLBENCH_RENDEZVOUS_FD"
+
 // Vars lists every variable the job is read from, so that a launcher
 // starting ranks inside another launcher's job can clear them first.
 func Vars() []string {

@@ -17,7 +17,9 @@ import (
 	"time"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/launch"
 )
 
 // asMain makes this test binary act as collbench when a test starts it as
@@ -81,7 +83,7 @@ func startRank(t *testing.T, rank, size int, env []string, wrap []string, args .
 	}
 	go func() {
 		cmd.Wait()
-		p.code = exitStatus(cmd, nil)
+		p.code = launch.ExitStatus(cmd, nil)
 		close(p.done)
 	}()
 	t.Cleanup(func() {
@@ -137,7 +139,7 @@ func handOver(cmd *exec.Cmd, rank int, env []string) {
 			heldMu.Unlock()
 			if f != nil {
 				cmd.ExtraFiles = []*os.File{f}
-				cmd.Env = append(cmd.Env, inheritedListenerEnv+"=3")
+				cmd.Env = append(cmd.Env, cluster.ListenerFDVar+"=3")
 			}
 		}
 	}

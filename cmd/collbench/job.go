@@ -110,16 +110,16 @@ func (j *job) connect(ctx context.Context, getenv func(string) string, logf func
 // on every interface (the address may be a name that resolves elsewhere
 // than where the listener should be).
 func listenStore(addr string, getenv func(string) string) (net.Listener, error) {
-	if v := getenv(inheritedListenerEnv); v != "" {
+	if v := getenv(cluster.ListenerFDVar); v != "" {
 		fd, err := strconv.Atoi(v)
 		if err != nil || fd < 3 {
-			return nil, fmt.Errorf("%s=%q is not an inherited descriptor", inheritedListenerEnv, v)
+			return nil, fmt.Errorf("%s=%q is not an inherited descriptor", cluster.ListenerFDVar, v)
 		}
 		f := os.NewFile(uintptr(fd), "rendezvous")
 		defer f.Close()
 		ln, err := net.FileListener(f)
 		if err != nil {
-			return nil, fmt.Errorf("%s=%s: the inherited rendezvous listener: %w", inheritedListenerEnv, v, err)
+			return nil, fmt.Errorf("%s=%s: the inherited rendezvous listener: %w", cluster.ListenerFDVar, v, err)
 		}
 		return ln, nil
 	}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/collbench/collbench/cluster"
+	"github.com/collbench/collbench/launch"
 )
 
 // runLimited runs this binary as collbench under a shell's ulimit line,
@@ -26,7 +29,7 @@ func runLimited(t *testing.T, ulimit string, args ...string) (code int, stdout, 
 	if ctx.Err() != nil {
 		t.Fatalf("%s; collbench %v hung: %s", ulimit, args, e.String())
 	}
-	return exitStatus(cmd, err), o.String(), e.String()
+	return launch.ExitStatus(cmd, err), o.String(), e.String()
 }
 
 // A mesh that needs more descriptors than the hard limit allows is one
@@ -86,7 +89,7 @@ func TestStartupAlwaysBounded(t *testing.T) {
 // The rendezvous port launch chooses stays bound from the moment it is
 // chosen until rank 0 takes the listener over, so nothing else can take it.
 func TestLaunchHoldsItsPort(t *testing.T) {
-	env, ln, err := launchEnv(nil, "")
+	env, ln, err := launch.Env(nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +109,7 @@ func TestLaunchHoldsItsPort(t *testing.T) {
 	}
 	// The listener rank 0 inherits accepts on that port.
 	l, err := listenStore(net.JoinHostPort(host, port), func(k string) string {
-		if k == inheritedListenerEnv {
+		if k == cluster.ListenerFDVar {
 			return strconv.Itoa(int(ln.Fd()))
 		}
 		return ""
