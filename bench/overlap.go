@@ -67,6 +67,17 @@ type OverlapOptions struct {
 	Timeout time.Duration // per phase; 0 = none
 }
 
+// Duration is about how long one Measure runs, for budgets to reserve:
+// the estimate (a target per side), repeats times the four measured
+// phases (each side alone for a target, then each covered by the other
+// running Cover times longer) and the equal-work run: 33 targets with
+// Galvatron's cover of 4.
+func (o OverlapOptions) Duration() time.Duration {
+	cover := max(o.Cover, 1)
+	targets := 2 + repeats*(2+2*cover) + 1
+	return time.Duration(targets * float64(o.Target))
+}
+
 // Overlap runs the experiment on a Comm that is also a Computer.
 type Overlap struct {
 	Comm      Comm

@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"testing"
+	"time"
 
 	"github.com/collbench/collbench/bench/numeric"
 )
@@ -73,4 +74,13 @@ func FuzzParseGEMM(f *testing.F) {
 			t.Fatalf("%q parsed to %+v", s, w)
 		}
 	})
+}
+
+// A probe's reserve counts every phase Measure runs: 33 targets at
+// Galvatron's cover of 4.
+func TestOverlapDuration(t *testing.T) {
+	o := OverlapOptions{Target: 100 * time.Millisecond, Cover: 4}
+	if got := o.Duration(); got != 3300*time.Millisecond {
+		t.Errorf("Duration = %v, want 3.3s", got)
+	}
 }

@@ -84,7 +84,7 @@ func (e *exportFlags) checkDir() error {
 	}
 	probe := e.dir + "/.collbench-probe"
 	if err := fileio.Check(probe); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	return nil
 }

@@ -167,7 +167,7 @@ func TestStdoutWriteErrors(t *testing.T) {
 		{"version"},
 	} {
 		var e bytes.Buffer
-		code := run(context.Background(), append([]string{"collbench"}, args...), failingWriter{}, &e)
+		code := cli(context.Background(), append([]string{"collbench"}, args...), failingWriter{}, &e)
 		if code == exitOK || !strings.Contains(e.String(), "writing to standard output: no space left on device") {
 			t.Errorf("%v with stdout on a full disk: exit %d, stderr %q", args, code, e.String())
 		}
@@ -206,7 +206,7 @@ func TestInputsBoundedAndInterruptible(t *testing.T) {
 		time.AfterFunc(100*time.Millisecond, cancel)
 		done := make(chan int, 1)
 		var e bytes.Buffer
-		go func() { done <- run(ctx, append([]string{"collbench"}, args...), io.Discard, &e) }()
+		go func() { done <- cli(ctx, append([]string{"collbench"}, args...), io.Discard, &e) }()
 		select {
 		case code := <-done:
 			if code != exitSignal {

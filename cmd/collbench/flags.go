@@ -58,7 +58,7 @@ func (j *jobFlags) register(fs *pflag.FlagSet) {
 // arguments; problems are usage errors.
 func parseArgs(fs *pflag.FlagSet, args []string) error {
 	if err := fs.Parse(args); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if fs.NArg() > 0 {
 		return usagef("unexpected argument %q", fs.Arg(0))
@@ -82,7 +82,7 @@ func (j *jobFlags) check() error {
 		return err
 	}
 	if err := telemetry.Check(j.otlpEndpoint, os.Getenv); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	switch j.backend {
 	case "auto", "host", "nccl":
@@ -229,15 +229,15 @@ func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
 		return o, err
 	}
 	if o.Types, err = parseList(f.dtype, numeric.AllTypes, numeric.ParseDataType); err != nil {
-		return o, usageError{err}
+		return o, usageError{Err: err}
 	}
 	if coll.Reduces {
 		if o.Ops, err = parseList(f.op, numeric.AllOps, numeric.ParseRedOp); err != nil {
-			return o, usageError{err}
+			return o, usageError{Err: err}
 		}
 	} else if f.fs.Changed("op") {
 		if _, err := numeric.ParseRedOp(f.op); err != nil && f.op != "all" {
-			return o, usageError{err}
+			return o, usageError{Err: err}
 		}
 	}
 	return o, nil

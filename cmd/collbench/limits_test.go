@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"net"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/launch"
 )
 
@@ -71,54 +68,5 @@ func TestRankCaps(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, "at most") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}
-	}
-}
-
-// Every run's start-up is bounded, a one-process run's too.
-func TestStartupAlwaysBounded(t *testing.T) {
-	for _, multi := range []bool{false, true} {
-		if d := deadlinesFor(0, multi); d.bootstrap <= 0 {
-			t.Errorf("multi=%v: no start-up deadline without -T: %+v", multi, d)
-		}
-	}
-	if d := deadlinesFor(0, false); d.collective != 0 {
-		t.Errorf("a one-process run's calls are unbounded without -T, as in nccl-tests: %+v", d)
-	}
-}
-
-// The rendezvous port launch chooses stays bound from the moment it is
-// chosen until rank 0 takes the listener over, so nothing else can take it.
-func TestLaunchHoldsItsPort(t *testing.T) {
-	env, ln, err := launch.Env(nil, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var host, port string
-	for _, kv := range env {
-		if v, ok := strings.CutPrefix(kv, "MASTER_ADDR="); ok {
-			host = v
-		}
-		if v, ok := strings.CutPrefix(kv, "MASTER_PORT="); ok {
-			port = v
-		}
-	}
-	if other, err := net.Listen("tcp", net.JoinHostPort(host, port)); err == nil {
-		other.Close()
-		t.Fatalf("port %s was free for anybody to take before rank 0 started", port)
-	}
-	// The listener rank 0 inherits accepts on that port.
-	l, err := listenStore(net.JoinHostPort(host, port), func(k string) string {
-		if k == cluster.ListenerFDVar {
-			return strconv.Itoa(int(ln.Fd()))
-		}
-		return ""
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	if l.Addr().String() != net.JoinHostPort(host, port) {
-		t.Errorf("inherited listener on %s, want %s:%s", l.Addr(), host, port)
 	}
 }

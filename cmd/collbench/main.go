@@ -18,6 +18,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/cluster"
+	"github.com/collbench/collbench/run"
 )
 
 // version is set at build time with -ldflags "-X main.version=…".
@@ -36,15 +37,15 @@ const (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, os.Args, os.Stdout, os.Stderr)
+	code := cli(ctx, os.Args, os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
 }
 
-// run dispatches a command line and returns the process exit code. A
+// cli dispatches a command line and returns the process exit code. A
 // command whose standard output could not be written (a full disk, a
 // closed descriptor) has lost its results and fails, whatever it measured.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &checkedWriter{w: stdout}
 	code := dispatch(ctx, args, out, stderr)
 	if out.err != nil {
@@ -150,7 +151,7 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.Is(err, context.Canceled): // an interruption wins over what it cut short
 		return exitSignal
-	case errors.As(err, &te), errors.Is(err, cluster.ErrTimedOut), errors.As(err, new(*startTimeout)):
+	case errors.As(err, &te), errors.Is(err, cluster.ErrTimedOut), errors.As(err, new(*run.StartTimeout)):
 		return exitTimeout
 	case errors.Is(err, bench.ErrWrongResults):
 		return exitWrong
@@ -168,12 +169,11 @@ func failer(cmd string, stderr io.Writer) func(error) int {
 	}
 }
 
-// usageError marks errors in what the user asked for (exit code 2).
-type usageError struct{ error }
+// usageError marks errors in what the user asked for (exit code 2); the
+// run package marks its own the same way.
+type usageError = run.UsageError
 
-func (e usageError) Unwrap() error { return e.error }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+func usagef(format string, a ...any) error { return run.Usagef(format, a...) }
 
 // parseFlags parses a subcommand's own flags. done means the caller
 // returns code at once: the help was printed, or a usage error reported.

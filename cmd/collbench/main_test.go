@@ -18,7 +18,7 @@ import (
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
-	code = run(context.Background(), append([]string{"collbench"}, args...), &o, &e)
+	code = cli(context.Background(), append([]string{"collbench"}, args...), &o, &e)
 	return code, o.String(), e.String()
 }
 

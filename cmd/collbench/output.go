@@ -18,7 +18,7 @@ func checkFile(path string) error {
 		return nil
 	}
 	if err := fileio.Check(path); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	return nil
 }

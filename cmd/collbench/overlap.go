@@ -2,19 +2,16 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
-	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/run"
 )
 
 // overlapFlags are collbench overlap's flags.
@@ -33,18 +30,6 @@ type overlapFlags struct {
 	commPriority       string
 	maxCTAs, minCTAs   int
 }
-
-// galvatronPreset is Galvatron's overlap probe (profile_overlap.py): an
-// fp32 Linear 4096→4096 on 1024 rows against a 64 MiB fp32 all-reduce of
-// the whole world, the covering side four times longer, about a second
-// measured.
-var galvatronPreset = struct {
-	gemm   string
-	dtype  string
-	size   int64
-	cover  float64
-	target float64
-}{"1024,4096,4096", "float", 64 << 20, 4, 1}
 
 func newOverlapFlags() *overlapFlags {
 	f := &overlapFlags{fs: pflag.NewFlagSet("overlap", pflag.ContinueOnError), minBytes: 1 << 20, maxBytes: 64 << 20}
@@ -104,69 +89,38 @@ func (f *overlapFlags) parse(args []string) error {
 				return usagef("--preset galvatron fixes --%s; leave it out", name)
 			}
 		}
-		f.gemms, f.dtype = []string{galvatronPreset.gemm}, galvatronPreset.dtype
-		f.minBytes, f.maxBytes = sizeFlag(galvatronPreset.size), sizeFlag(galvatronPreset.size)
-		f.cover, f.target = galvatronPreset.cover, galvatronPreset.target
+		g := run.GalvatronProbe
+		f.gemms, f.dtype = []string{g.GEMM}, g.Type
+		f.minBytes, f.maxBytes = sizeFlag(g.Size), sizeFlag(g.Size)
+		f.cover, f.target = g.Cover, g.Target
 	}
 	return nil
 }
 
-// plan is what the flags ask for, resolved for a backend.
-type plan struct {
-	coll      *bench.Collective
-	commType  numeric.DataType
-	op        numeric.RedOp
-	sizes     []int64
-	workloads []bench.Workload
-}
-
-func (f *overlapFlags) plan(onGPU bool) (plan, error) {
-	var p plan
+// spec is the experiment the flags ask for.
+func (f *overlapFlags) spec(args []string) (run.OverlapSpec, error) {
+	p := run.OverlapSpec{GEMMs: f.gemms, GEMMType: f.dtype, Cover: f.cover, Target: time.Duration(f.target * float64(time.Second)),
+		CommPriority: f.commPriority, MinCTAs: f.minCTAs, MaxCTAs: f.maxCTAs, Args: append([]string{"collbench", "overlap"}, args...),
+		Sweep: bench.Sweep{Min: int64(f.minBytes), Max: int64(f.maxBytes), Factor: f.factor}}
 	var err error
-	if p.coll, err = bench.LookupCollective(f.coll); err != nil {
-		return p, usageError{err}
+	if p.Coll, err = bench.LookupCollective(f.coll); err != nil {
+		return p, usageError{Err: err}
 	}
-	if p.commType, err = numeric.ParseDataType(f.commType); err != nil {
+	if p.CommType, err = numeric.ParseDataType(f.commType); err != nil {
 		return p, usagef("--comm-type: %v", err)
 	}
-	p.op = numeric.NoOp
-	if p.coll.Reduces {
-		if p.op, err = numeric.ParseRedOp(f.op); err != nil {
-			return p, usageError{err}
+	p.RedOp = numeric.NoOp
+	if p.Coll.Reduces {
+		if p.RedOp, err = numeric.ParseRedOp(f.op); err != nil {
+			return p, usageError{Err: err}
 		}
-	}
-	sweep := bench.Sweep{Min: int64(f.minBytes), Max: int64(f.maxBytes), Factor: f.factor}
-	if err := sweep.Validate(); err != nil {
-		return p, usageError{err}
-	}
-	p.sizes = sweep.Sizes()
-	dtype, gemms := f.dtype, f.gemms
-	if dtype == "" {
-		dtype = map[bool]string{true: "bfloat16", false: "float"}[onGPU]
-	}
-	gt, err := numeric.ParseDataType(dtype)
-	if err != nil {
-		return p, usagef("-d: %v", err)
-	}
-	if gt != numeric.Float32 && gt != numeric.Float16 && gt != numeric.Bfloat16 {
-		return p, usagef("-d %s: GEMMs run in float, half or bfloat16", gt)
-	}
-	if len(gemms) == 0 && len(f.copies) == 0 {
-		gemms = []string{map[bool]string{true: "4096,4096,4096", false: "256,256,256"}[onGPU]}
-	}
-	for _, g := range gemms {
-		w, err := bench.ParseGEMM(g, gt)
-		if err != nil {
-			return p, usageError{err}
-		}
-		p.workloads = append(p.workloads, w)
 	}
 	for _, c := range f.copies {
 		n, err := bench.ParseSize(c)
 		if err != nil || n <= 0 {
 			return p, usagef("--copy %q: want a positive size", c)
 		}
-		p.workloads = append(p.workloads, bench.Workload{Kind: bench.Copy, Bytes: n})
+		p.Copies = append(p.Copies, n)
 	}
 	return p, nil
 }
@@ -177,112 +131,47 @@ func runOverlap(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if code, done := parseWith(f.fs, func() error { return f.parse(args) }, "collbench overlap [flags]", stdout, stderr); done {
 		return code
 	}
-	return runJob(ctx, "overlap", &f.jobFlags, stderr, func(j *job, logf func(string, ...any)) (bool, error) {
-		return false, overlap(ctx, f, j, logf, args, stdout, stderr)
+	return runJob(ctx, "overlap", &f.jobFlags, stderr, func(j *run.Job) (bool, error) {
+		spec, err := f.spec(args)
+		if err != nil {
+			return false, err
+		}
+		var bar *progressBar
+		_, err = j.Overlap(ctx, spec, run.OverlapHooks{
+			Before: func() error {
+				for _, path := range []string{f.jsonFile, f.galvatron} {
+					if path != "" && j.Rank == 0 {
+						if err := checkFile(path); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			},
+			Start: func(s *run.Session, doc *document.OverlapRun, planned int) {
+				if f.format == "table" {
+					report.OverlapHeader(stdout, doc, s.Notes)
+				}
+				bar = newProgress(stderr, f.quiet, "overlap", planned)
+			},
+			Result: func(r document.OverlapResult, done int) {
+				bar.Clear() // the row may go to the same terminal
+				if f.format == "table" {
+					report.OverlapRow(stdout, r)
+				}
+				bar.Update(done, bench.FormatSize(r.Size)+" next to "+r.Workload)
+			},
+			Write: func(doc *document.OverlapRun, runErr error) error {
+				bar.Clear()
+				return writeOverlap(ctx, f, doc, stdout, runErr)
+			},
+		})
+		return false, err
 	})
-}
-
-func overlap(ctx context.Context, f *overlapFlags, j *job, logf func(string, ...any), args []string, stdout, stderr io.Writer) error {
-	nranks, groups := j.Size*f.ngpus, f.grouping()
-	if err := groups.Validate(nranks); err != nil {
-		return usagef("--group-size: %v", err)
-	}
-	for _, path := range []string{f.jsonFile, f.galvatron} {
-		if path != "" && j.Rank == 0 {
-			if err := checkFile(path); err != nil {
-				return err
-			}
-		}
-	}
-	// The plan's defaults depend on the backend; flag errors are found
-	// before any process is contacted by planning for both.
-	if _, err := f.plan(false); err != nil {
-		return err
-	}
-	sizing := bench.Options{Sweep: bench.Sweep{Min: int64(f.minBytes), Max: int64(f.maxBytes), Factor: f.factor}}
-	started := time.Now()
-	outer := ctx // the signal context, before the job's failure is joined to it
-	ctx, sess, closeSession, err := j.open(ctx, &f.jobFlags, logf, &sizing, func(s *bench.Setup) {
-		s.MinCTAs, s.MaxCTAs, s.CommHighPriority = f.minCTAs, f.maxCTAs, f.commPriority == "high"
-	})
-	if err != nil {
-		return err
-	}
-	defer closeSession()
-	rec := startTelemetry(ctx, j, &f.jobFlags, "overlap", sess, started, logf)
-	onGPU := sess.backend.Name() == "nccl"
-	p, err := f.plan(onGPU)
-	if err != nil {
-		return err
-	}
-	if !onGPU && (f.commPriority != "normal" || f.maxCTAs > 0 || f.minCTAs > 0) {
-		return usagef("--comm-priority and --nccl-max-ctas/--nccl-min-ctas apply to the nccl backend only")
-	}
-	doc := &document.OverlapRun{Schema: document.OverlapSchemaName, Version: document.OverlapSchemaVersion, Collbench: version,
-		Backend: sess.backend.Name(), StartTime: time.Now().UTC().Format(time.RFC3339),
-		Args: append([]string{"collbench", "overlap"}, args...),
-		Config: document.OverlapConfig{Collective: p.coll.Name, Type: p.commType.String(), RedOp: p.op.String(),
-			NRanks: nranks, NProcs: j.Size, GroupSize: groups.Of(nranks), Layout: groups.Layout(),
-			Cover: f.cover, TargetUs: f.target * 1e6, Knobs: f.knobs(), Devices: document.DeviceRecords(sess.devices)}}
-	out := j.output(stdout)
-	if f.format == "table" {
-		report.OverlapHeader(out, doc, sess.notes)
-	}
-	x := bench.Overlap{Comm: sess.comm, Peers: j.peers(), CommRanks: groups.Of(nranks), Opts: bench.OverlapOptions{
-		Coll: p.coll, Type: p.commType, RedOp: p.op, Target: time.Duration(f.target * float64(time.Second)),
-		Cover: f.cover, Timeout: j.limits.collective}}
-	var runErr error
-	sweepCtx, endSweep := rec.Span(ctx, "sweep", time.Now(), attribute.String("collbench.collective", p.coll.Name))
-	steps := newPhases(sweepCtx, rec)
-	var bar *progressBar
-	if j.Rank == 0 {
-		bar = newProgress(stderr, f.quiet, "overlap", len(p.sizes)*len(p.workloads))
-	}
-	measured := 0
-	for _, size := range p.sizes {
-		if size > sizing.Sweep.Max {
-			break // lowered to what the devices hold; the notes say so
-		}
-		for _, w := range p.workloads {
-			fig, err := x.Measure(ctx, size, w)
-			if err != nil {
-				runErr = fmt.Errorf("%s of %d bytes next to %s: %w", p.coll.Name, size, w, err)
-				break
-			}
-			steps.done(fmt.Sprintf("size %s next to %s", bench.FormatSize(size), w), attribute.Int64("collbench.message.size", size),
-				attribute.String("collbench.workload", w.String()))
-			rec.Overlap(sweepCtx, "overlap", p.coll.Name, size, w.String(), fig.CommSlowdown, fig.ComputeSlowdown)
-			r := document.MakeOverlapResult(size, w, fig)
-			doc.Add(r)
-			bar.Clear() // the row may go to the same terminal
-			if f.format == "table" {
-				report.OverlapRow(out, r)
-			}
-			measured++
-			bar.Update(measured, bench.FormatSize(size)+" next to "+w.String())
-		}
-		if runErr != nil {
-			break
-		}
-	}
-	bar.Clear()
-	if runErr == nil && j.multi() {
-		runErr = j.peers().Barrier(ctx)
-	}
-	endSweep(time.Now(), runErr)
-	err = writeAndFlush(ctx, rec, runErr, logf, func() error { return writeOverlap(ctx, f, doc, j, out, j.explain(outer, runErr)) })
-	if err != nil {
-		return err
-	}
-	return runErr
 }
 
 // writeOverlap prints the footer or the document and saves the files.
-func writeOverlap(ctx context.Context, f *overlapFlags, doc *document.OverlapRun, j *job, out io.Writer, runErr error) error {
-	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
-	if runErr != nil {
-		doc.Errors = append(doc.Errors, runErr.Error())
-	}
+func writeOverlap(ctx context.Context, f *overlapFlags, doc *document.OverlapRun, out io.Writer, runErr error) error {
 	switch {
 	case f.format == "json":
 		if err := doc.Encode(out); err != nil {
@@ -291,41 +180,15 @@ func writeOverlap(ctx context.Context, f *overlapFlags, doc *document.OverlapRun
 	case runErr == nil:
 		report.OverlapFooter(out, doc)
 	}
-	if j.Rank == 0 {
-		if f.jsonFile != "" {
-			if err := saveFile(ctx, f.jsonFile, out, doc.Encode); err != nil {
-				return err
-			}
+	if f.jsonFile != "" {
+		if err := saveFile(ctx, f.jsonFile, out, doc.Encode); err != nil {
+			return err
 		}
-		if f.galvatron != "" && runErr == nil {
-			if err := saveFile(ctx, f.galvatron, out, doc.EncodeGalvatron); err != nil {
-				return err
-			}
+	}
+	if f.galvatron != "" && runErr == nil {
+		if err := saveFile(ctx, f.galvatron, out, doc.EncodeGalvatron); err != nil {
+			return err
 		}
 	}
 	return nil
-}
-
-// knobs records what changes the answer: the NCCL_* environment, the
-// config limits and the stream priority.
-func (f *overlapFlags) knobs() map[string]string {
-	k := map[string]string{"comm_priority": f.commPriority}
-	if f.maxCTAs > 0 {
-		k["nccl_config.maxCTAs"] = fmt.Sprint(f.maxCTAs)
-	}
-	if f.minCTAs > 0 {
-		k["nccl_config.minCTAs"] = fmt.Sprint(f.minCTAs)
-	}
-	addNCCLEnv(k)
-	return k
-}
-
-// addNCCLEnv copies every NCCL_* variable of the environment into m: they
-// change what NCCL does, so records of a measurement carry them.
-func addNCCLEnv(m map[string]string) {
-	for _, kv := range os.Environ() {
-		if name, val, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(name, "NCCL_") {
-			m[name] = val
-		}
-	}
 }

@@ -103,13 +103,18 @@ func TestOverlapPreset(t *testing.T) {
 	if err := f.parse([]string{"--preset", "galvatron"}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := f.plan(true)
+	p, err := f.spec(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := p.workloads[0]
-	if len(p.sizes) != 1 || p.sizes[0] != 64<<20 || p.coll.Name != "allreduce" || p.commType.String() != "float" ||
-		len(p.workloads) != 1 || w.M != 1024 || w.N != 4096 || w.K != 4096 || w.Type.String() != "float" ||
+	workloads, err := p.Workloads(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := workloads[0]
+	sizes := p.Sweep.Sizes()
+	if len(sizes) != 1 || sizes[0] != 64<<20 || p.Coll.Name != "allreduce" || p.CommType.String() != "float" ||
+		len(workloads) != 1 || w.M != 1024 || w.N != 4096 || w.K != 4096 || w.Type.String() != "float" ||
 		f.cover != 4 || f.target != 1 {
 		t.Errorf("preset resolved to %+v, cover %v, target %v", p, f.cover, f.target)
 	}

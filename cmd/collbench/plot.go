@@ -35,11 +35,11 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	format, err := chart.FormatOf(*out)
 	if err != nil {
-		return fail(usageError{err})
+		return fail(usageError{Err: err})
 	}
 	metrics, err := chart.ParseMetrics(*metric)
 	if err != nil {
-		return fail(usageError{err})
+		return fail(usageError{Err: err})
 	}
 	var keep *regexp.Regexp
 	if *only != "" {
@@ -138,7 +138,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	files := append(images, svgFile{*out, page.Bytes()})
 	for _, img := range images { // the page itself was checked before reading
 		if err := fileio.Distinct(img.path, fs.Args()); err != nil {
-			return fail(usageError{err})
+			return fail(usageError{Err: err})
 		}
 	}
 	if err := ctx.Err(); err != nil {
@@ -180,10 +180,10 @@ func loadEntries(ctx context.Context, paths []string) ([]chart.Entry, error) {
 // written or that is one of the inputs (writing it would destroy it).
 func checkOutput(out string, inputs []string) error {
 	if err := fileio.Check(out); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if err := fileio.Distinct(out, inputs); err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	return nil
 }

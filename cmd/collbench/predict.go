@@ -98,7 +98,7 @@ func (f *predictFlags) model() (model.Transformer, error) {
 		return m, usagef("give --model or at least --layers and --hidden")
 	}
 	if err := m.Validate(); err != nil {
-		return m, usageError{err}
+		return m, usageError{Err: err}
 	}
 	return m, nil
 }
@@ -173,7 +173,7 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	}
 	p, err := model.Predict(m, t, s, mc)
 	if err != nil {
-		return usageError{err}
+		return usageError{Err: err}
 	}
 	if f.format == "json" {
 		return encodeJSON(stdout, p)

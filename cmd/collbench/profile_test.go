@@ -186,12 +186,16 @@ func TestProfilePlan(t *testing.T) {
 		if err := f.parse(c.args); err != nil {
 			t.Fatal(err)
 		}
-		p, err := f.plan(c.world)
+		spec, err := f.spec(nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := fmt.Sprint(p.sizesN); got != c.sizes || len(p.groupings) != c.groupings || len(p.sizes) != 11 || len(p.colls) != 6 {
-			t.Errorf("world %d %v: sizes %s, %d groupings, %d message sizes, %d collectives", c.world, c.args, got, len(p.groupings), len(p.sizes), len(p.colls))
+		p, err := spec.Plan(c.world, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(p.GroupSizes); got != c.sizes || len(p.Groupings) != c.groupings || len(p.Sizes) != 11 || len(spec.Colls) != 6 {
+			t.Errorf("world %d %v: sizes %s, %d groupings, %d message sizes, %d collectives", c.world, c.args, got, len(p.Groupings), len(p.Sizes), len(spec.Colls))
 		}
 	}
 }

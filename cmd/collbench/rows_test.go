@@ -9,43 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/collbench/collbench/bench"
 )
-
-func TestRowKeeper(t *testing.T) {
-	tests := []struct {
-		cycles, perCycle, add int
-		wantSizes             []int64
-	}{
-		{1, 3, 3, []int64{0, 1, 2}},
-		{2, 3, 6, []int64{0, 1, 2, 3, 4, 5}},
-		{0, 3, 2, []int64{0, 1}},
-		{0, 3, 10, []int64{9, 7, 8}}, // each slot the latest row of its place in the cycle
-	}
-	for _, tt := range tests {
-		k := newRowKeeper(tt.cycles, tt.perCycle)
-		for i := 0; i < tt.add; i++ {
-			k.add(bench.Row{Size: int64(i)})
-		}
-		var got []int64
-		for i, r := range k.rows {
-			if k.results[i].Size != r.Size {
-				t.Errorf("row %d and result %d disagree", r.Size, k.results[i].Size)
-			}
-			got = append(got, r.Size)
-		}
-		if k.seen() != tt.add || len(got) != len(tt.wantSizes) {
-			t.Fatalf("%+v: kept %v, seen %d", tt, got, k.seen())
-		}
-		for i := range got {
-			if got[i] != tt.wantSizes[i] {
-				t.Errorf("%+v: kept %v, want %v", tt, got, tt.wantSizes)
-				break
-			}
-		}
-	}
-}
 
 // A run until interrupted (-N 0) keeps one cycle of rows however many
 // cycles ran, and still writes its results when interrupted.
@@ -54,7 +18,7 @@ func TestRunUntilInterruptedIsBounded(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(1500*time.Millisecond, cancel)
 	var out, errOut bytes.Buffer
-	code := run(ctx, []string{"collbench", "allreduce", "-b", "8", "-e", "16", "-f", "2", "-g", "2", "-n", "1", "-w", "0", "-N", "0", "-J", path}, &out, &errOut)
+	code := cli(ctx, []string{"collbench", "allreduce", "-b", "8", "-e", "16", "-f", "2", "-g", "2", "-n", "1", "-w", "0", "-N", "0", "-J", path}, &out, &errOut)
 	if code != exitSignal {
 		t.Fatalf("exit %d, want %d: %s", code, exitSignal, errOut.String())
 	}

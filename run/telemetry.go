@@ -1,4 +1,4 @@
-package main
+package run
 
 import (
 	"context"
@@ -15,18 +15,20 @@ import (
 // that reports (rank 0), when an endpoint is configured; elsewhere it
 // returns nil, which records nothing. The "open" span covers the time
 // from started (before the communicators opened) to now.
-func startTelemetry(ctx context.Context, j *job, jf *jobFlags, cmd string, sess *session, started time.Time, logf func(string, ...any)) *telemetry.Recorder {
+func (s *Session) startTelemetry(ctx context.Context, cmd string, started time.Time) *telemetry.Recorder {
+	j := s.job
 	if j.Rank != 0 {
 		return nil
 	}
-	names := make([]string, len(sess.devices))
+	names := make([]string, len(s.Devices))
 	hosts := map[string]bool{}
-	for i, d := range sess.devices {
+	for i, d := range s.Devices {
 		names[i] = d.Name
 		hosts[d.Hostname] = true
 	}
-	rec, err := telemetry.Start(ctx, telemetry.Options{Endpoint: jf.otlpEndpoint, Command: cmd, Version: version,
-		Backend: sess.backend.Name(), Devices: names, Hosts: len(hosts), Started: started,
+	logf := j.logf
+	rec, err := telemetry.Start(ctx, telemetry.Options{Endpoint: j.Settings.OTLPEndpoint, Command: cmd, Version: j.Settings.Version,
+		Backend: s.Backend.Name(), Devices: names, Hosts: len(hosts), Started: started,
 		Warn: func(err error) { logf("telemetry: %v", err) }})
 	if err != nil {
 		logf("telemetry off: %v", err)

@@ -1,0 +1,10 @@
+// Package run runs collbench's measurements as jobs: it finds this
+// process's place among the job's processes (from any launcher's
+// environment), joins or hosts the rendezvous, picks the backend and
+// opens the communicators, watches for lost ranks and deadlines, and
+// drives the engine through a sweep (Sweep), an overlap experiment
+// (Overlap) or a calibration profile (Profile), gathering the results into
+// documents. It prints nothing: callers hear of progress through hooks and
+// render the results themselves, so a Go program can run any of these
+// without the command line.
+package run

@@ -1,0 +1,299 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/cluster"
+)
+
+// Deadlines are the watchdog's limits for one run.
+type Deadlines struct {
+	Bootstrap  time.Duration // ranks arriving, sharing ids, opening communicators
+	Collective time.Duration // one timed batch of calls (-T)
+	Stall      time.Duration // silence after which a process is given up on
+}
+
+// Defaults for jobs of several processes run without -T: generous enough
+// for a staggered start on a cluster, yet nothing waits forever.
+const (
+	defaultBootstrap  = 120 * time.Second
+	defaultCollective = 300 * time.Second
+	maxStall          = 10 * time.Second
+)
+
+// DeadlinesFor applies -T (0 = not given). A one-process run keeps
+// nccl-tests' behaviour for its calls, no limit unless -T is given, but
+// its start-up is bounded like any job's: nothing waits forever to begin.
+func DeadlinesFor(timeout time.Duration, multi bool) Deadlines {
+	switch {
+	case timeout > 0:
+		return Deadlines{Bootstrap: timeout, Collective: timeout, Stall: min(timeout, maxStall)}
+	case multi:
+		return Deadlines{Bootstrap: defaultBootstrap, Collective: defaultCollective, Stall: maxStall}
+	}
+	return Deadlines{Bootstrap: defaultBootstrap}
+}
+
+// Settings are what every measuring command shares: how many ranks a
+// process runs, on which backend and devices, how the job is formed and
+// split, and its deadlines.
+type Settings struct {
+	RanksPerProc int           // ranks (GPUs) in each process (-g)
+	Timeout      time.Duration // -T; 0 keeps the defaults of DeadlinesFor
+	Backend      string        // auto, nccl or host
+	NCCLLib      string        // libnccl file or folder; empty searches
+	Devices      string        // GPU of each local rank, comma-separated; empty: NCCL_TESTS_DEVICE+i or 0..g-1
+	Rendezvous   string        // host:port; empty: the launcher's
+	Grouping     bench.Grouping
+	OTLPEndpoint string // telemetry collector; empty: the OTEL_* environment
+	Version      string // collbench's, recorded in documents and telemetry
+}
+
+// WorldRanks is the ranks of a job of nprocs processes.
+func (s Settings) WorldRanks(nprocs int) int { return nprocs * s.RanksPerProc }
+
+// Job is this process's place in the run and, when there are several
+// processes, its link to the others through the rendezvous.
+type Job struct {
+	cluster.Job
+	Addr        string // rendezvous host:port
+	Limits      Deadlines
+	Settings    Settings
+	tokenSource string
+	getenv      func(string) string
+	logf        func(string, ...any)
+	store       *cluster.Store // rank 0 only
+	client      *cluster.Client
+}
+
+// NewJob reads the launcher's environment through getenv: this process's
+// place in the job and the watchdog's deadlines. Nothing is contacted
+// yet. logf hears what the rendezvous has to say (who is missing).
+func NewJob(s Settings, getenv func(string) string, logf func(string, ...any)) (*Job, error) {
+	cj, err := cluster.FromEnv(getenv)
+	if err != nil {
+		return nil, Usagef("reading the launcher's environment: %v", err)
+	}
+	if logf == nil {
+		logf = func(string, ...any) {}
+	}
+	j := &Job{Job: cj, Settings: s, getenv: getenv, logf: logf}
+	j.Limits = DeadlinesFor(s.Timeout, cj.Size > 1)
+	// The address is resolved (and --rendezvous checked) even for a job
+	// of one process, where it goes unused, so a typo is not ignored.
+	if cj.Size > 1 || s.Rendezvous != "" {
+		if j.Addr, err = cj.Rendezvous(s.Rendezvous, getenv); err != nil {
+			return nil, UsageError{err}
+		}
+	}
+	return j, nil
+}
+
+// World is the number of ranks in the job.
+func (j *Job) World() int { return j.Settings.WorldRanks(j.Size) }
+
+// connect joins the rendezvous in a job of several processes, hosting it
+// on rank 0.
+func (j *Job) connect(ctx context.Context) error {
+	if j.Size == 1 || j.client != nil {
+		return nil
+	}
+	var token string
+	token, j.tokenSource = cluster.Token(j.getenv, j.Addr)
+	if j.Rank == 0 {
+		ln, err := listenStore(j.Addr, j.getenv)
+		if err != nil {
+			return err
+		}
+		j.store = cluster.Serve(ln, cluster.StoreConfig{Token: token, Size: j.Size,
+			Join: j.Limits.Bootstrap, Stall: j.Limits.Stall, Logf: j.logf, PerProc: j.Settings.RanksPerProc})
+	}
+	// A little longer than the store's own deadline, so that the store's
+	// report of who is missing arrives first.
+	dctx, cancel := context.WithTimeout(ctx, j.Limits.Bootstrap+3*time.Second)
+	defer cancel()
+	var err error
+	if j.client, err = cluster.Dial(dctx, j.Addr, token, j.Rank, j.Size, j.Limits.Stall); err != nil {
+		return fmt.Errorf("joining the job as rank %d of %d: %w", j.Rank, j.Size, err)
+	}
+	return nil
+}
+
+// listenStore opens the rendezvous port: the listener collbench launch
+// opened and handed down, else on loopback when the address is local, else
+// on every interface (the address may be a name that resolves elsewhere
+// than where the listener should be).
+func listenStore(addr string, getenv func(string) string) (net.Listener, error) {
+	if v := getenv(cluster.ListenerFDVar); v != "" {
+		fd, err := strconv.Atoi(v)
+		if err != nil || fd < 3 {
+			return nil, fmt.Errorf("%s=%q is not an inherited descriptor", cluster.ListenerFDVar, v)
+		}
+		f := os.NewFile(uintptr(fd), "rendezvous")
+		defer f.Close()
+		ln, err := net.FileListener(f)
+		if err != nil {
+			return nil, fmt.Errorf("%s=%s: the inherited rendezvous listener: %w", cluster.ListenerFDVar, v, err)
+		}
+		return ln, nil
+	}
+	host, port, _ := net.SplitHostPort(addr)
+	bind := addr
+	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+		bind = net.JoinHostPort("", port)
+	}
+	ln, err := net.Listen("tcp", bind)
+	if err != nil {
+		return nil, fmt.Errorf("rank 0 cannot host the rendezvous at %s: %w (pick another with --rendezvous or MASTER_PORT)", addr, err)
+	}
+	return ln, nil
+}
+
+// Multi says whether the job has other processes.
+func (j *Job) Multi() bool { return j.client != nil }
+
+// Close leaves the job; rank 0 gives the others a moment to finish
+// with the rendezvous first.
+func (j *Job) Close() {
+	if j.client != nil {
+		j.client.Close()
+	}
+	if j.store != nil {
+		j.store.Drain(2 * time.Second)
+		j.store.Close()
+	}
+}
+
+// Explain puts the job's failure in front of a local error: when a rank
+// is lost, the local symptom (a reset connection, an aborted call) comes
+// a moment before the rendezvous says which rank it was. An interruption
+// (ctx, the process's signal context) wins over both: a Ctrl-C sent to
+// every rank may reach this one just after its peers reacted to theirs.
+//
+// It is applied before a failure is recorded in a results file, so the
+// file blames what stderr blames, and applying it again changes nothing.
+func (j *Job) Explain(ctx context.Context, err error) error {
+	var ue UsageError
+	var done *jobError
+	var seen explained
+	if err == nil || !j.Multi() || errors.As(err, &ue) || errors.As(err, &done) || errors.As(err, &seen) || errors.Is(err, context.Canceled) {
+		return err
+	}
+	interrupted := func() error { return &jobError{cause: context.Cause(ctx), local: err} }
+	select {
+	case <-ctx.Done():
+		return interrupted()
+	case <-j.client.Failed():
+		select {
+		case <-ctx.Done():
+			return interrupted()
+		case <-time.After(200 * time.Millisecond):
+		}
+		if errors.Is(err, cluster.ErrPeerLost) {
+			return explained{err}
+		}
+		return &jobError{cause: j.client.Err(), local: err}
+	case <-time.After(2 * time.Second):
+		return explained{err}
+	}
+}
+
+// Peers is the engine's view of the other processes.
+func (j *Job) Peers() bench.Peers {
+	if !j.Multi() {
+		return bench.Solo{}
+	}
+	return cluster.Peers{C: j.client}
+}
+
+// exchange is the backends' all-gather across processes; nil alone.
+func (j *Job) exchange() func(ctx context.Context, mine []byte) ([][]byte, error) {
+	if !j.Multi() {
+		return nil
+	}
+	return j.client.AllGather
+}
+
+// advertise is the address other hosts reach this process at: the local
+// end of its connection to the rendezvous, which is on the interface that
+// routes to the job.
+func (j *Job) advertise() string {
+	if !j.Multi() {
+		return ""
+	}
+	host, _, err := net.SplitHostPort(j.client.LocalAddr().String())
+	if err != nil {
+		return ""
+	}
+	return host
+}
+
+// watch cancels ctx with the job's failure as its cause, so a process
+// blocked inside a collective aborts as soon as another rank is lost.
+func (j *Job) watch(ctx context.Context) (context.Context, context.CancelFunc) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	if j.Multi() {
+		j.client.OnFail(func(err error) { cancel(err) })
+	}
+	return cctx, func() { cancel(context.Canceled) }
+}
+
+// agreeMin returns the smallest v over the processes, so that every
+// process sweeps the same sizes.
+func (j *Job) agreeMin(ctx context.Context, v int64) (int64, error) {
+	got, err := j.Peers().AllReduce(ctx, []float64{float64(v)}, bench.ReduceMin)
+	if err != nil {
+		return 0, err
+	}
+	return int64(got[0]), nil
+}
+
+// allDevices gathers every process's devices in rank order, for the
+// preamble that rank 0 prints.
+func (j *Job) allDevices(ctx context.Context, mine []bench.Device) ([]bench.Device, error) {
+	if !j.Multi() {
+		return mine, nil
+	}
+	blob, err := json.Marshal(mine)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := j.client.AllGather(ctx, blob)
+	if err != nil {
+		return nil, err
+	}
+	var all []bench.Device
+	for proc, part := range parts {
+		var devs []bench.Device
+		if err := json.Unmarshal(part, &devs); err != nil {
+			return nil, fmt.Errorf("process %d sent an unreadable device list: %w", proc, err)
+		}
+		all = append(all, devs...)
+	}
+	return all, nil
+}
+
+// notes are the preamble lines that describe the job and its groups.
+func (j *Job) notes(g bench.Grouping, nranks, ngpus int) []string {
+	var out []string
+	if j.Multi() {
+		out = append(out, fmt.Sprintf("Job: %d processes × %d rank(s) from %s, rendezvous %s, token from %s",
+			j.Size, ngpus, j.Launcher, j.Addr, j.tokenSource))
+	}
+	if g.Of(nranks) != nranks {
+		mode := "all at once"
+		if g.Isolated {
+			mode = "isolated: only group 0 runs"
+		}
+		out = append(out, fmt.Sprintf("Groups: %d of %d ranks, %s, %s", nranks/g.Of(nranks), g.Of(nranks), g.Layout(), mode))
+	}
+	return out
+}

@@ -1,0 +1,344 @@
+package run
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/machine"
+)
+
+// ProfileSpec is a calibration profile, as collbench profile runs it:
+// every collective at every group size and layout, every size, then the
+// overlap probes, under one time budget.
+type ProfileSpec struct {
+	Colls  []*bench.Collective
+	Sweep  bench.Sweep
+	Type   numeric.DataType
+	RedOp  numeric.RedOp
+	Groups []int    // group sizes; empty: the world and every power of two from 2 that divides it
+	Layout []string // "consecutive", "strided" or both
+	// Iters is the most timed iterations per size; the budget may trim
+	// them down to MinIters.
+	Iters, MinIters int
+	Warmup, Check   int
+	Budget          time.Duration // 0 = no limit
+	// NoOverlap leaves the overlap probes out. OverlapGEMMs (m,n,k),
+	// OverlapBytes and OverlapTarget choose them; zero values take the
+	// backend's defaults (see Probes).
+	NoOverlap     bool
+	OverlapGEMMs  []string
+	OverlapBytes  int64
+	OverlapTarget time.Duration
+	Args          []string // the command line, recorded in the document
+}
+
+// ProfileHooks hear of a profile as it goes; nil hooks are skipped, and
+// only rank 0 runs them.
+type ProfileHooks struct {
+	// Before runs once the spec is checked and before any process is
+	// contacted.
+	Before func() error
+	// Start runs when the communicators are open, with the number of
+	// points planned.
+	Start func(s *Session, points int)
+	// Log hears a line of progress: a curve done, a probe measured.
+	Log func(format string, a ...any)
+	// Progress hears of every planned point as it is measured or left
+	// out: done so far, and which.
+	Progress func(done int, what string)
+	// Write renders the outputs, timed as the telemetry's "write" phase;
+	// complete says the whole suite ran.
+	Write func(doc *document.Profile, complete bool) error
+}
+
+// Plan is the suite a spec asks for on a job of world ranks: the message
+// sizes, the group sizes (largest first) and every grouping measured.
+type Plan struct {
+	Sizes      []int64
+	GroupSizes []int
+	Groupings  []bench.Grouping
+}
+
+// Plan checks the spec against a job of world ranks and lays out its
+// suite; isolated runs one group of each size at a time.
+func (s *ProfileSpec) Plan(world int, isolated bool) (Plan, error) {
+	var p Plan
+	if err := s.Sweep.Validate(); err != nil {
+		return p, UsageError{err}
+	}
+	p.Sizes = s.Sweep.Sizes()
+	if world < 2 {
+		return p, Usagef("a profile needs at least 2 ranks (got %d); use -g or launch several processes", world)
+	}
+	if len(s.Groups) == 0 {
+		// Every power of two that divides the world, and the world.
+		p.GroupSizes = []int{world}
+		for n := 2; n < world; n *= 2 {
+			if world%n == 0 {
+				p.GroupSizes = append(p.GroupSizes, n)
+			}
+		}
+	} else {
+		for _, n := range s.Groups {
+			if n < 2 || n > world || world%n != 0 {
+				return p, Usagef("--group-sizes: %d is not a group size of 2 or more that divides the %d ranks", n, world)
+			}
+			p.GroupSizes = append(p.GroupSizes, n)
+		}
+	}
+	sort.Sort(sort.Reverse(sort.IntSlice(p.GroupSizes)))
+	for _, l := range s.Layout {
+		if l != "consecutive" && l != "strided" {
+			return p, Usagef("--layouts: unknown layout %q (want consecutive, strided or both)", l)
+		}
+	}
+	for _, n := range p.GroupSizes {
+		for _, l := range s.Layout {
+			if l == "strided" && n == world && len(s.Layout) > 1 {
+				continue // one group of everybody: both layouts are the same
+			}
+			p.Groupings = append(p.Groupings, bench.Grouping{Size: n, Strided: l == "strided", Isolated: isolated})
+		}
+	}
+	return p, nil
+}
+
+// GalvatronProbe is Galvatron's overlap probe (profile_overlap.py): an
+// fp32 Linear 4096→4096 on 1024 rows against a 64 MiB fp32 all-reduce of
+// the whole world, the covering side four times longer, about a second
+// measured.
+var GalvatronProbe = struct {
+	GEMM   string
+	Type   string
+	Size   int64
+	Cover  float64
+	Target float64 // seconds
+}{"1024,4096,4096", "float", 64 << 20, 4, 1}
+
+// probeCover is how many times longer the covering side of a profile's
+// overlap probes runs, as in Galvatron.
+const probeCover = 4
+
+// Probes are the spec's overlap probes on a backend, and the time each
+// overlapped phase runs. The defaults: on GPUs, Galvatron's probe plus a
+// 4096³ GEMM in the profile's type (bfloat16 unless half or float) next
+// to a 64 MiB all-reduce, half a second a phase; on the host, a float
+// 256³ GEMM next to 1 MiB, 50 ms a phase.
+func (s *ProfileSpec) Probes(onGPU bool) ([]bench.Probe, time.Duration, error) {
+	if s.NoOverlap {
+		return nil, 0, nil
+	}
+	target := s.OverlapTarget
+	if target == 0 {
+		target = map[bool]time.Duration{true: 500 * time.Millisecond, false: 50 * time.Millisecond}[onGPU]
+	}
+	allreduce, _ := bench.LookupCollective("allreduce")
+	bytes := s.OverlapBytes
+	if bytes == 0 {
+		bytes = map[bool]int64{true: 64 << 20, false: 1 << 20}[onGPU]
+	}
+	var out []bench.Probe
+	gemms := s.OverlapGEMMs
+	if len(gemms) == 0 {
+		if onGPU {
+			w, err := bench.ParseGEMM(GalvatronProbe.GEMM, numeric.Float32)
+			if err != nil {
+				return nil, 0, err
+			}
+			out = append(out, bench.Probe{Name: "galvatron", Coll: allreduce, Type: numeric.Float32, RedOp: numeric.Sum,
+				Size: GalvatronProbe.Size, Workload: w})
+			gemms = []string{"4096,4096,4096"}
+		} else {
+			gemms = []string{"256,256,256"}
+		}
+	}
+	gt := s.Type
+	if !onGPU || (gt != numeric.Float16 && gt != numeric.Bfloat16 && gt != numeric.Float32) {
+		gt = map[bool]numeric.DataType{true: numeric.Bfloat16, false: numeric.Float32}[onGPU]
+	}
+	for _, g := range gemms {
+		w, err := bench.ParseGEMM(g, gt)
+		if err != nil {
+			return nil, 0, Usagef("--overlap-gemm: %v", err)
+		}
+		out = append(out, bench.Probe{Name: w.String(), Coll: allreduce, Type: gt, RedOp: numeric.Sum, Size: bytes, Workload: w})
+	}
+	return out, target, nil
+}
+
+// Profile measures the suite and gathers it into a profile document,
+// which Write receives (on rank 0) even when the suite failed part way,
+// with the error inside. It returns the document and an error: Write's if
+// it failed, else the measurement's.
+func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*document.Profile, error) {
+	world := j.World()
+	p, err := spec.Plan(world, j.Settings.Grouping.Isolated)
+	if err != nil {
+		return nil, err
+	}
+	if h.Before != nil {
+		if err := h.Before(); err != nil {
+			return nil, err
+		}
+	}
+	start := time.Now()
+	sizing := bench.Sweep{Min: p.Sizes[0], Max: p.Sizes[len(p.Sizes)-1], Factor: spec.Sweep.Factor}
+	outer := ctx // the signal context, before the job's failure is joined to it
+	ctx, sess, err := j.Open(ctx, sizing, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	rec := sess.startTelemetry(ctx, "profile", start)
+	probes, target, err := spec.Probes(sess.OnGPU())
+	if err != nil {
+		return nil, err
+	}
+	doc := &document.Profile{Schema: document.ProfileSchemaName, Version: document.ProfileSchemaVersion, Collbench: j.Settings.Version,
+		Created: start.UTC().Format(time.RFC3339), Args: spec.Args, Backend: sess.Backend.Name(), Units: document.SIUnits,
+		Curves: []document.ProfileCurve{}, Overlap: []document.ProfileOverlap{}, Errors: []string{}}
+	devs := document.DeviceRecords(sess.Devices)
+	if doc.Meta, err = j.profileMeta(ctx, sess.OnGPU(), devs); err != nil {
+		return nil, err
+	}
+	doc.Suite = document.SuiteConfig{Type: spec.Type.String(), RedOp: spec.RedOp.String(), GroupSizes: p.GroupSizes, Layouts: spec.Layout,
+		Concurrent: !j.Settings.Grouping.Isolated, Warmup: spec.Warmup, Iters: spec.Iters, MinIters: spec.MinIters, Check: spec.Check,
+		BudgetS: spec.Budget.Seconds(), Sizes: p.Sizes}
+	for _, c := range spec.Colls {
+		doc.Suite.Collectives = append(doc.Suite.Collectives, c.Name)
+	}
+	rank0 := func(f func()) {
+		if j.Rank == 0 {
+			f()
+		}
+	}
+	progress := func(format string, a ...any) {
+		if h.Log != nil {
+			rank0(func() { h.Log(format, a...) })
+		}
+	}
+	if h.Start != nil {
+		rank0(func() { h.Start(sess, len(spec.Colls)*len(p.Groupings)*len(p.Sizes)) })
+	}
+	for _, n := range sess.Notes {
+		progress("%s", strings.TrimPrefix(n, "# "))
+	}
+	overlap := bench.OverlapOptions{Target: target, Cover: probeCover, Timeout: j.Limits.Collective}
+	suite := bench.Suite{Colls: spec.Colls, Groupings: p.Groupings, Sizes: p.Sizes, Type: spec.Type, RedOp: spec.RedOp, World: world,
+		Warmup: spec.Warmup, Check: spec.Check, Timeout: j.Limits.Collective, Peers: j.Peers(), Probes: probes, Log: progress,
+		Progress: func(done, _ int, what string) {
+			if h.Progress != nil {
+				rank0(func() { h.Progress(done, what) })
+			}
+		},
+		Budget:  bench.Budget{Limit: spec.Budget, MinIters: spec.MinIters, MaxIters: spec.Iters, Reserve: time.Duration(len(probes)) * overlap.Duration()},
+		Overlap: overlap,
+		Open: func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
+			if g.Of(world) == world && !g.Strided && need <= sess.Sweep.Max {
+				return sess.Comm, sess.Sweep.Max, func() {}, nil // the session's own
+			}
+			comm, maxBytes, err := sess.OpenGroups(ctx, g, bench.Sweep{Min: min(need, p.Sizes[0]), Max: need, Factor: spec.Sweep.Factor})
+			if err != nil {
+				return nil, 0, nil, err
+			}
+			return comm, maxBytes, func() { comm.Close() }, nil
+		}}
+	progress("%d curves × %d sizes on %d ranks, then %d overlap probe(s)", len(spec.Colls)*len(p.Groupings), len(p.Sizes), world, len(probes))
+	suiteCtx, endSuite := rec.Span(ctx, "suite", time.Now())
+	steps := newPhases(suiteCtx, rec)
+	runErr := suite.Run(ctx, func(r bench.CurveResult) {
+		steps.done(fmt.Sprintf("curve %s n=%d %s", r.Coll.Name, r.GroupSize, r.Grouping.Layout()),
+			attribute.String("collbench.collective", r.Coll.Name), attribute.Int("collbench.group.size", r.GroupSize),
+			attribute.String("collbench.layout", r.Grouping.Layout()), attribute.Int("collbench.sizes", len(r.Rows)))
+		for _, row := range r.Rows {
+			recordRow(suiteCtx, rec, r.Coll.Name, r.GroupSize, row)
+		}
+		doc.Curves = append(doc.Curves, document.NewProfileCurve(r, spec.Type.String(), spec.RedOp.String(), world, devs))
+	}, func(r bench.ProbeResult) {
+		steps.done("overlap "+r.Probe.Name, attribute.String("collbench.workload", r.Probe.Workload.String()))
+		rec.Overlap(suiteCtx, r.Probe.Name, r.Probe.Coll.Name, r.Probe.Size, r.Probe.Workload.String(), r.Figures.CommSlowdown, r.Figures.ComputeSlowdown)
+		doc.Overlap = append(doc.Overlap, document.ProfileOverlap{Name: r.Probe.Name, Collective: r.Probe.Coll.Name,
+			Type: r.Probe.Type.String(), GroupSize: r.GroupSize, OverlapResult: document.MakeOverlapResult(r.Probe.Size, r.Probe.Workload, r.Figures)})
+	})
+	endSuite(time.Now(), runErr)
+	if runErr == nil && j.Multi() {
+		runErr = j.Peers().Barrier(ctx)
+	}
+	doc.Finished = time.Now().UTC().Format(time.RFC3339)
+	doc.Suite.ElapsedS = time.Since(start).Seconds()
+	if runErr = j.Explain(outer, runErr); runErr != nil {
+		doc.Errors = append(doc.Errors, runErr.Error())
+	}
+	if j.Rank != 0 {
+		return doc, runErr
+	}
+	err = writeAndFlush(ctx, rec, runErr, j.logf, func() error {
+		if h.Write == nil {
+			return nil
+		}
+		return h.Write(doc, runErr == nil)
+	})
+	if err != nil {
+		return doc, err
+	}
+	return doc, runErr
+}
+
+// profileMeta gathers the job's hosts, their inventory (on GPUs) and the
+// NCCL environment.
+func (j *Job) profileMeta(ctx context.Context, onGPU bool, devs []document.DeviceRecord) (document.ProfileMeta, error) {
+	m := document.ProfileMeta{WorldSize: len(devs), NProcs: j.Size, Hosts: document.Hosts(devs), Devices: devs, Env: map[string]string{}}
+	m.NumNodes = len(m.Hosts)
+	if m.NumNodes > 0 && m.WorldSize%m.NumNodes == 0 {
+		m.RanksPerNode = m.WorldSize / m.NumNodes
+	} else {
+		return m, fmt.Errorf("the ranks are spread unevenly over %d hosts; profiles need the same number of ranks on every host", m.NumNodes)
+	}
+	addNCCLEnv(m.Env)
+	if v, ok := os.LookupEnv("CUDA_VISIBLE_DEVICES"); ok {
+		m.Env["CUDA_VISIBLE_DEVICES"] = v
+	}
+	var mine []byte
+	if onGPU && j.LocalRank == 0 {
+		inv, _ := machine.Inspect(machine.Options{NCCLLib: j.Settings.NCCLLib})
+		mine, _ = json.Marshal(struct {
+			Host string
+			Inv  *machine.Report
+		}{inv.Hostname, inv})
+	}
+	parts := [][]byte{mine}
+	if j.Multi() {
+		var err error
+		if parts, err = j.client.AllGather(ctx, mine); err != nil {
+			return m, err
+		}
+	}
+	for _, part := range parts {
+		var got struct {
+			Host string
+			Inv  *machine.Report
+		}
+		if len(part) == 0 || json.Unmarshal(part, &got) != nil || got.Inv == nil {
+			continue
+		}
+		for i := range m.Hosts {
+			if m.Hosts[i].Hostname == got.Host && m.Hosts[i].Inventory == nil {
+				m.Hosts[i].Inventory = got.Inv
+			}
+		}
+		if m.NCCLVersion == "" {
+			m.NCCLVersion, m.CUDADriver, m.Driver = got.Inv.NCCL.Version, got.Inv.Driver.Version, got.Inv.NVML.Version
+		}
+	}
+	return m, nil
+}

@@ -1,0 +1,262 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/gpu"
+	"github.com/collbench/collbench/bench/host"
+	"github.com/collbench/collbench/cuda"
+	"github.com/collbench/collbench/libpath"
+	"github.com/collbench/collbench/nccl"
+)
+
+// Session is a job with its communicators open.
+type Session struct {
+	Backend bench.Backend
+	Comm    bench.Comm
+	Devices []bench.Device // every rank's, in rank order
+	Notes   []string       // preamble lines: backend, memory cap, job, groups
+	// Sweep is the sizes the communicators were opened for: the one
+	// asked for, its largest size lowered to what the devices hold.
+	Sweep bench.Sweep
+	local []int // this process's devices
+	job   *Job
+	close func()
+}
+
+// Open joins the job, picks the backend and opens the communicators of
+// this process's ranks, split by the settings' grouping. sweep's largest
+// size sizes the buffers; Session.Sweep says whether it was lowered to
+// what the devices hold. check says whether results are verified (it
+// costs a buffer); adjust, if set, adds command-specific settings such as
+// -R. The returned context ends when the job fails; Session.Close
+// releases everything.
+func (j *Job) Open(ctx context.Context, sweep bench.Sweep, check bool, adjust func(*bench.Setup)) (context.Context, *Session, error) {
+	if err := j.connect(ctx); err != nil {
+		return ctx, nil, err
+	}
+	backend, notes, err := pickBackend(j.Settings.Backend, j.Settings.NCCLLib, j.getenv)
+	if err != nil {
+		return ctx, nil, err
+	}
+	if backend.Name() != "nccl" && j.Settings.Devices != "" {
+		return ctx, nil, Usagef("--devices applies to the nccl backend only")
+	}
+	devs, err := deviceList(j.Settings.Devices, j.Settings.RanksPerProc, j.LocalRank, j.getenv)
+	if err != nil {
+		return ctx, nil, UsageError{err}
+	}
+	wctx, stop := j.watch(ctx)
+	s := &Session{Backend: backend, Notes: notes, local: devs, job: j}
+	groups := j.Settings.Grouping
+	comm, allDevs, swept, limitNote, err := s.open(wctx, groups, sweep, check, adjust)
+	if err != nil {
+		stop()
+		return ctx, nil, err
+	}
+	if limitNote != "" {
+		s.Notes = append(s.Notes, limitNote)
+	}
+	s.Comm, s.Devices, s.Sweep = comm, allDevs, swept
+	s.Notes = append(s.Notes, j.notes(groups, j.World(), j.Settings.RanksPerProc)...)
+	s.close = func() { comm.Close(); stop() }
+	return wctx, s, nil
+}
+
+// Close closes the session's communicators and stops watching the job.
+func (s *Session) Close() { s.close() }
+
+// OnGPU says whether the session runs on the nccl backend.
+func (s *Session) OnGPU() bool { return s.Backend.Name() == "nccl" }
+
+// OpenGroups opens another set of communicators in the session's job,
+// split by g, for messages of up to need bytes (collbench profile opens
+// one set per grouping). It returns them and the largest message they
+// hold.
+func (s *Session) OpenGroups(ctx context.Context, g bench.Grouping, sweep bench.Sweep) (bench.Comm, int64, error) {
+	comm, _, swept, _, err := s.open(ctx, g, sweep, false, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	return comm, swept.Max, nil
+}
+
+func (s *Session) open(ctx context.Context, g bench.Grouping, sweep bench.Sweep, check bool, adjust func(*bench.Setup)) (bench.Comm, []bench.Device, bench.Sweep, string, error) {
+	j, per := s.job, s.job.Settings.RanksPerProc
+	setup := bench.Setup{JobRanks: j.World(), FirstRank: j.Rank * per, LocalRanks: per, Devices: s.local,
+		Groups: g, Exchange: j.exchange(), Addr: j.advertise()}
+	if adjust != nil {
+		adjust(&setup)
+	}
+	return openComm(ctx, s.Backend, setup, sweep, check, j)
+}
+
+// openComm applies the backend's memory cap (agreed across processes) to
+// the sweep, opens the communicators within the bootstrap deadline and
+// gathers every process's devices. The note says when -e was lowered.
+func openComm(ctx context.Context, backend bench.Backend, setup bench.Setup, sweep bench.Sweep, check bool, j *Job) (bench.Comm, []bench.Device, bench.Sweep, string, error) {
+	note := ""
+	fail := func(err error) (bench.Comm, []bench.Device, bench.Sweep, string, error) {
+		return nil, nil, sweep, "", err
+	}
+	if lim, ok := backend.(bench.MemoryLimiter); ok {
+		limit, err := lim.MaxBytes(setup, check)
+		if err != nil {
+			return fail(err)
+		}
+		if j.Multi() {
+			if limit, err = j.agreeMin(ctx, limit); err != nil {
+				return fail(err)
+			}
+		}
+		if sweep.Max > limit {
+			sweep.Max = max(limit, 0)
+			sweep.Min = min(sweep.Min, sweep.Max)
+			note = fmt.Sprintf("Reducing maxBytes to %d due to memory limitation", sweep.Max)
+		}
+	}
+	setup.BufBytes = sweep.Max
+	octx := ctx
+	if j.Limits.Bootstrap > 0 {
+		var cancel context.CancelFunc
+		octx, cancel = context.WithTimeout(ctx, j.Limits.Bootstrap)
+		defer cancel()
+	}
+	comm, err := backend.Open(octx, setup)
+	if err != nil {
+		if errors.Is(err, bench.ErrTooLarge) {
+			return fail(UsageError{err})
+		}
+		if errors.Is(octx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+			return fail(&StartTimeout{What: "opening the " + backend.Name() + " backend", After: j.Limits.Bootstrap, Err: err})
+		}
+		if cause := context.Cause(ctx); cause != nil && cause != ctx.Err() && !errors.Is(err, cause) {
+			err = fmt.Errorf("%w (%v)", cause, err)
+		}
+		return fail(fmt.Errorf("opening the %s backend: %w", backend.Name(), err))
+	}
+	devs, err := j.allDevices(octx, comm.Devices())
+	if err != nil {
+		comm.Close()
+		return fail(err)
+	}
+	return comm, devs, sweep, note, nil
+}
+
+// pickBackend resolves --backend. auto takes the nccl backend when the
+// CUDA driver, at least one GPU and NCCL are all present, and says in a
+// preamble note why it chose what it chose.
+func pickBackend(name, ncclLib string, getenv func(string) string) (bench.Backend, []string, error) {
+	g := gpu.Backend{NCCLLib: ncclLib}
+	switch name {
+	case "host":
+		return host.Backend{}, nil, nil
+	case "nccl":
+		note, err := probeGPU(g)
+		if err != nil {
+			return nil, nil, fmt.Errorf("the nccl backend is not available: %w", err)
+		}
+		return g, []string{note}, nil
+	}
+	note, err := probeGPU(g)
+	if err != nil {
+		why := err.Error()
+		if errors.Is(err, cuda.ErrNoDriver) && getenv(libpath.CUDA.EnvVar) == "" {
+			if _, statErr := os.Stat("/dev/nvidiactl"); statErr != nil {
+				why = "no NVIDIA GPU driver found"
+			}
+		}
+		return host.Backend{}, []string{"Backend: host (auto: " + why + ")"}, nil
+	}
+	return g, []string{"Backend: nccl (auto)", note}, nil
+}
+
+// probeGPU loads the driver and NCCL and checks for a GPU. It returns a
+// preamble note naming the libraries in use, as nccl-tests' first line
+// names its NCCL, or why the nccl backend cannot run here.
+func probeGPU(g gpu.Backend) (string, error) {
+	cudaPath, err := cuda.Load(g.CUDALib)
+	if err != nil {
+		return "", err
+	}
+	if n, err := cuda.DeviceCount(); err != nil || n == 0 {
+		return "", fmt.Errorf("the CUDA driver sees no GPU")
+	}
+	ncclPath, err := g.Load()
+	if err != nil {
+		return "", err
+	}
+	drv, _ := cuda.DriverVersion()
+	return fmt.Sprintf("NCCL %s (%s), CUDA driver %s (%s)", nccl.RuntimeVersion(), ncclPath, cuda.FormatVersion(drv), cudaPath), nil
+}
+
+// deviceList resolves the GPU of each local rank: --devices, else
+// NCCL_TESTS_DEVICE as the first of -g consecutive GPUs, else 0..g-1.
+func deviceList(spec string, ngpus, localRank int, getenv func(string) string) ([]int, error) {
+	if spec != "" {
+		var devs []int
+		for _, s := range strings.Split(spec, ",") {
+			d, err := strconv.Atoi(strings.TrimSpace(s))
+			if err != nil || d < 0 {
+				return nil, fmt.Errorf("--devices %q: %q is not a GPU number", spec, s)
+			}
+			devs = append(devs, d)
+		}
+		if len(devs) != ngpus {
+			return nil, fmt.Errorf("--devices lists %d GPU(s) but -g is %d", len(devs), ngpus)
+		}
+		return devs, nil
+	}
+	first := 0
+	if v := getenv("NCCL_TESTS_DEVICE"); v != "" {
+		d, err := strconv.Atoi(v)
+		if err != nil || d < 0 {
+			return nil, fmt.Errorf("NCCL_TESTS_DEVICE=%q is not a GPU number", v)
+		}
+		first = d
+	}
+	devs := make([]int, ngpus)
+	for i := range devs {
+		devs[i] = first + localRank*ngpus + i
+	}
+	return devs, nil
+}
+
+// filterSupport drops the types and ops the backend cannot run when the
+// user asked for "all", as nccl-tests drops fp8 on older GPUs, and refuses
+// them when named.
+func filterSupport(opts bench.Options, caps bench.Capabilities, allTypes, allOps bool) (bench.Options, error) {
+	var err error
+	if opts.Types, err = supported(opts.Types, caps.Type, allTypes); err != nil {
+		return opts, err
+	}
+	if opts.Coll.Reduces {
+		opts.Ops, err = supported(opts.Ops, caps.Op, allOps)
+	}
+	return opts, err
+}
+
+// supported keeps the items check accepts; a refused item is an error
+// unless it came from "all".
+func supported[T any](items []T, check func(T) error, fromAll bool) ([]T, error) {
+	if check == nil {
+		return items, nil
+	}
+	var keep []T
+	for _, it := range items {
+		if err := check(it); err != nil {
+			if !fromAll {
+				return nil, UsageError{err}
+			}
+			continue
+		}
+		keep = append(keep, it)
+	}
+	return keep, nil
+}
