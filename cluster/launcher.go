@@ -1,7 +1,10 @@
-// Package cluster finds out where a process stands in a multi-process job:
-// its rank, the job's size and the ranks that share its host, from the
-// environment the usual launchers set (OpenMPI, MPICH/Hydra and PMI, Slurm
-// srun, torchrun and compatible tools), without linking MPI.
+// Package cluster is the job across processes, without linking MPI: where
+// a process stands (its rank, the job's size and the ranks that share its
+// host) from the environment the usual launchers set (OpenMPI,
+// MPICH/Hydra and PMI, Slurm srun, torchrun and compatible tools), and the
+// TCP rendezvous that rank 0 hosts: a store with a shared token, the
+// all-gather and barrier the engine needs between measurements, and the
+// watch that reports a lost or stalled process.
 package cluster
 
 import (

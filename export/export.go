@@ -1,19 +1,23 @@
+// Package export writes a profile in the formats planners and simulators
+// read (Galvatron, Calculon, ASTRA-sim, SimAI, Alpa), fitting the cost
+// models each needs from the profile's curves. docs/exports.md says what
+// every file holds and which versions read it.
 package export
 
 import (
-	"github.com/collbench/collbench/document"
-	"github.com/collbench/collbench/fileio"
-
 	"bytes"
 	"context"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/fileio"
 )
 
 // Targets are the planners and simulators a profile exports to.
@@ -31,6 +35,49 @@ type Options struct {
 	// PP = 2).
 	TP, DP, EP, PP int
 	Name           string // SimAI's first line
+}
+
+// ParseTargets reads a comma-separated list of targets, or "all"; empty
+// is none.
+func ParseTargets(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	if s == "all" {
+		return Targets, nil
+	}
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		t = strings.TrimSpace(t)
+		if !slices.Contains(Targets, t) {
+			return nil, fmt.Errorf("unknown export target %q (want %s or all)", t, strings.Join(Targets, ", "))
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// CheckDir makes sure dir takes files, creating it if missing, before
+// anything is measured.
+func CheckDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return fileio.Check(filepath.Join(dir, ".collbench-probe"))
+}
+
+// WriteAll writes every target's files into dir and returns their paths;
+// the first target that fails stops it.
+func WriteAll(ctx context.Context, p *document.Profile, targets []string, dir string, o Options) ([]string, error) {
+	var all []string
+	for _, t := range targets {
+		files, err := Write(ctx, p, t, dir, o)
+		all = append(all, files...)
+		if err != nil {
+			return all, err
+		}
+	}
+	return all, nil
 }
 
 // Write writes the files of target into dir and returns their paths.

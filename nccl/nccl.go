@@ -1,9 +1,12 @@
 // Package nccl is a thin binding to NCCL, opened with dlopen at run time
 // (libnccl.so.2) so programs build without NCCL or CUDA headers and start
-// on machines that lack them. Entry points newer than the loaded library
-// return an *UnsupportedError naming the release that added them; the
-// collectives that only recent releases have (all-to-all, gather, scatter)
-// fall back to grouped send/receive as nccl-tests does.
+// on machines that lack them. It exposes what collbench calls from Go:
+// loading and versions, communicators (init, split, abort, destroy),
+// groups, NCCL-allocated memory and buffer registration, with NCCL's types
+// and results; the collectives themselves are issued from C (bench/gpu's
+// batch.c) through the same loaded entry points. Entry points newer than
+// the loaded library return an *UnsupportedError naming the release that
+// added them. Where to look for the library is libpath's decision.
 //
 // Group calls (GroupStart/GroupEnd) are per OS thread in NCCL: callers pin
 // their goroutine with runtime.LockOSThread around a group.

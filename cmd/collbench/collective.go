@@ -11,6 +11,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/progress"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/run"
 )
@@ -46,7 +47,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *run.Job, 
 		return false, err
 	}
 	var table *report.Table
-	var bar *progressBar
+	var bar *progress.Bar
 	spec := run.SweepSpec{Opts: opts, Register: f.register, AllTypes: strings.EqualFold(f.dtype, "all"),
 		AllOps: strings.EqualFold(f.op, "all"), Config: configOf(f), Args: append([]string{"collbench", coll.Name}, args...)}
 	res, err := j.Sweep(ctx, spec, run.SweepHooks{
@@ -64,7 +65,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *run.Job, 
 			if f.format == "table" {
 				table.Preamble()
 			}
-			bar = newProgress(stderr, f.quiet, coll.Name, planned)
+			bar = progress.New(stderr, f.quiet, coll.Name, planned)
 		},
 		Row: func(r bench.Row, seen int) {
 			bar.Clear() // the row may go to the same terminal

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -42,25 +41,11 @@ func (e *exportFlags) registerTuning(fs *pflag.FlagSet) {
 
 // list is the chosen targets, checked.
 func (e *exportFlags) list() ([]string, error) {
-	if e.targets == "" {
-		return nil, nil
+	t, err := export.ParseTargets(e.targets)
+	if err != nil {
+		return nil, usageError{Err: err}
 	}
-	if e.targets == "all" {
-		return export.Targets, nil
-	}
-	var out []string
-	for _, t := range strings.Split(e.targets, ",") {
-		t = strings.TrimSpace(t)
-		known := false
-		for _, k := range export.Targets {
-			known = known || k == t
-		}
-		if !known {
-			return nil, usagef("unknown export target %q (want %s or all)", t, strings.Join(export.Targets, ", "))
-		}
-		out = append(out, t)
-	}
-	return out, nil
+	return t, nil
 }
 
 func (e *exportFlags) check() error {
@@ -79,12 +64,8 @@ func (e *exportFlags) checkDir() error {
 	if e.targets == "" {
 		return nil
 	}
-	if err := os.MkdirAll(e.dir, 0o755); err != nil {
+	if err := export.CheckDir(e.dir); err != nil {
 		return usagef("--export-dir: %v", err)
-	}
-	probe := e.dir + "/.collbench-probe"
-	if err := fileio.Check(probe); err != nil {
-		return usageError{Err: err}
 	}
 	return nil
 }
@@ -95,15 +76,7 @@ func (e *exportFlags) write(ctx context.Context, doc *document.Profile) ([]strin
 	if err != nil {
 		return nil, err
 	}
-	var all []string
-	for _, t := range targets {
-		files, err := export.Write(ctx, doc, t, e.dir, e.opts)
-		all = append(all, files...)
-		if err != nil {
-			return all, err
-		}
-	}
-	return all, nil
+	return export.WriteAll(ctx, doc, targets, e.dir, e.opts)
 }
 
 // runExport is collbench export: a saved profile into planners' formats.

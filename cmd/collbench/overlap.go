@@ -10,6 +10,7 @@ import (
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/progress"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/run"
 )
@@ -136,7 +137,7 @@ func runOverlap(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if err != nil {
 			return false, err
 		}
-		var bar *progressBar
+		var bar *progress.Bar
 		_, err = j.Overlap(ctx, spec, run.OverlapHooks{
 			Before: func() error {
 				for _, path := range []string{f.jsonFile, f.galvatron} {
@@ -152,7 +153,7 @@ func runOverlap(ctx context.Context, args []string, stdout, stderr io.Writer) in
 				if f.format == "table" {
 					report.OverlapHeader(stdout, doc, s.Notes)
 				}
-				bar = newProgress(stderr, f.quiet, "overlap", planned)
+				bar = progress.New(stderr, f.quiet, "overlap", planned)
 			},
 			Result: func(r document.OverlapResult, done int) {
 				bar.Clear() // the row may go to the same terminal

@@ -13,6 +13,7 @@ import (
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/progress"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/run"
 )
@@ -148,7 +149,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if err != nil {
 			return false, err
 		}
-		var bar *progressBar
+		var bar *progress.Bar
 		_, err = j.Profile(ctx, spec, run.ProfileHooks{
 			Before: func() error {
 				if j.Rank == 0 {
@@ -156,7 +157,7 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 				}
 				return nil
 			},
-			Start: func(_ *run.Session, points int) { bar = newProgress(stderr, f.quiet, "profile", points) },
+			Start: func(_ *run.Session, points int) { bar = progress.New(stderr, f.quiet, "profile", points) },
 			Log: func(format string, a ...any) {
 				if f.quiet {
 					return

@@ -77,3 +77,11 @@ func TestProgressOnTerminal(t *testing.T) {
 		}
 	}
 }
+
+// A run whose stderr is not a terminal prints no bar.
+func TestNoProgressWithoutTerminal(t *testing.T) {
+	code, _, errOut := runCLI("allreduce", "-b", "1K", "-e", "64K", "-f", "2", "-g", "2", "-n", "2")
+	if code != 0 || strings.Contains(errOut, "\x1b") || errOut != "" {
+		t.Errorf("exit %d, stderr %q; want nothing on stderr", code, errOut)
+	}
+}

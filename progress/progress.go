@@ -1,4 +1,6 @@
-package main
+// Package progress draws the live progress line on a terminal's standard
+// error during long measurements, and nothing anywhere else.
+package progress
 
 import (
 	"fmt"
@@ -11,11 +13,11 @@ import (
 	"golang.org/x/term"
 )
 
-// progressBar is the live line on stderr during sweeps, profiles and
+// Bar is the live line on stderr during sweeps, profiles and
 // overlap runs. It is drawn only when stderr is a terminal (not a pipe,
-// file or launcher) and --quiet is not given; a nil *progressBar is off
+// file or launcher) and --quiet is not given; a nil *Bar is off
 // and every method is a no-op.
-type progressBar struct {
+type Bar struct {
 	mu    sync.Mutex
 	w     io.Writer
 	label string
@@ -33,9 +35,9 @@ type progressBar struct {
 // time painting the terminal.
 const redrawEvery = 100 * time.Millisecond
 
-// newProgress returns the bar for a job of total steps, drawn at once at
+// New returns the bar for a job of total steps, drawn at once at
 // 0, or nil when stderr is not a terminal, TERM is dumb, or quiet is set.
-func newProgress(stderr io.Writer, quiet bool, label string, total int) *progressBar {
+func New(stderr io.Writer, quiet bool, label string, total int) *Bar {
 	f, ok := stderr.(*os.File)
 	if quiet || !ok || !term.IsTerminal(int(f.Fd())) || os.Getenv("TERM") == "dumb" {
 		return nil
@@ -44,17 +46,17 @@ func newProgress(stderr io.Writer, quiet bool, label string, total int) *progres
 	if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
 		width = w
 	}
-	p := startProgress(stderr, label, total, width, time.Now)
+	p := start(stderr, label, total, width, time.Now)
 	p.Update(0, "")
 	return p
 }
 
-func startProgress(w io.Writer, label string, total, width int, now func() time.Time) *progressBar {
-	return &progressBar{w: w, label: label, total: max(total, 1), width: width, now: now, start: now()}
+func start(w io.Writer, label string, total, width int, now func() time.Time) *Bar {
+	return &Bar{w: w, label: label, total: max(total, 1), width: width, now: now, start: now()}
 }
 
 // Update says done steps are done, the last one described by what.
-func (p *progressBar) Update(done int, what string) {
+func (p *Bar) Update(done int, what string) {
 	if p == nil {
 		return
 	}
@@ -68,7 +70,7 @@ func (p *progressBar) Update(done int, what string) {
 }
 
 // Print writes a line of its own above the bar.
-func (p *progressBar) Print(line string) {
+func (p *Bar) Print(line string) {
 	if p == nil {
 		return
 	}
@@ -81,7 +83,7 @@ func (p *progressBar) Print(line string) {
 
 // Clear takes the bar off the screen, before something else is printed
 // on the terminal (a table row on stdout) or at the end.
-func (p *progressBar) Clear() {
+func (p *Bar) Clear() {
 	if p == nil {
 		return
 	}
@@ -90,14 +92,14 @@ func (p *progressBar) Clear() {
 	p.clear()
 }
 
-func (p *progressBar) clear() {
+func (p *Bar) clear() {
 	if p.shown {
 		io.WriteString(p.w, "\r\x1b[K")
 		p.shown = false
 	}
 }
 
-func (p *progressBar) draw(t time.Time) {
+func (p *Bar) draw(t time.Time) {
 	const cells = 20
 	filled := cells * p.done / p.total
 	bar := strings.Repeat("#", filled) + strings.Repeat(".", cells-filled)
