@@ -165,8 +165,8 @@ func TestWriteFIFO(t *testing.T) {
 			got <- err.Error()
 			return
 		}
-		defer f.Close()
 		b, _ := io.ReadAll(f)
+		f.Close() // before the test goes on: an open reader would take the next write
 		got <- string(b)
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
