@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"path/filepath"
 	"strings"
 )
 
@@ -142,3 +143,33 @@ func mdRow(b *strings.Builder, cells []string) {
 
 // mdText keeps text from being read as Markdown markup.
 var mdText = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`, "\n", " ").Replace
+
+// File is one file of a rendered report: where it goes and what it holds.
+type File struct {
+	Path string
+	Data []byte
+}
+
+// Page renders the report for the page out (.html, .htm or .md) in
+// memory, so that a failure leaves no file: for Markdown, an SVG file per
+// chart beside the page (named after it), then the page itself, last.
+func Page(out, title string, entries []Entry) ([]File, error) {
+	var page bytes.Buffer
+	var files []File
+	var err error
+	if strings.EqualFold(filepath.Ext(out), ".md") {
+		base := strings.TrimSuffix(out, filepath.Ext(out))
+		save := func(name string, svg []byte) (string, error) {
+			path := base + "-" + name + ".svg"
+			files = append(files, File{path, svg})
+			return filepath.Base(path), nil
+		}
+		err = WriteMarkdown(&page, title, entries, save)
+	} else {
+		err = WriteHTML(&page, title, entries)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(files, File{out, page.Bytes()}), nil
+}

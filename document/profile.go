@@ -418,3 +418,20 @@ func (p *Profile) PlannerProbe() (*ProfileOverlap, error) {
 	}
 	return best, nil
 }
+
+// GPUMemory is the smallest GPU's memory in the profile's inventory, 0 if
+// none was taken (the host backend).
+func (p *Profile) GPUMemory() float64 {
+	var least float64
+	for _, h := range p.Meta.Hosts {
+		if h.Inventory == nil {
+			continue
+		}
+		for _, g := range h.Inventory.GPUs {
+			if v := float64(g.MemoryBytes); v > 0 && (least == 0 || v < least) {
+				least = v
+			}
+		}
+	}
+	return least
+}

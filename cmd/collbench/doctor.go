@@ -3,30 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 
+	"github.com/collbench/collbench/run"
 	"github.com/spf13/pflag"
-
-	"github.com/collbench/collbench/bench/host"
-	"github.com/collbench/collbench/machine"
 )
-
-// doctorReport is what doctor prints: the GPU stack as found, and the
-// backend the measuring commands will use here with --backend auto.
-type doctorReport struct {
-	*machine.Report
-	Backend string      `json:"backend"`           // "nccl" or "host"
-	Missing []string    `json:"missing,omitempty"` // what the nccl backend lacks here
-	Host    hostSummary `json:"host"`
-}
-
-// hostSummary is what the host backend has to run on.
-type hostSummary struct {
-	CPUs           int   `json:"cpus"`
-	AvailableBytes int64 `json:"available_memory_bytes"`
-}
 
 // runDoctor prints what collbench finds of the GPU stack: driver, CUDA,
 // NCCL, GPUs and their topology, and which backend the measuring commands
@@ -44,25 +26,13 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "collbench doctor: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
-	rep, err := machine.Inspect(machine.Options{NCCLLib: *ncclLib})
-	var noGPU *machine.ErrNoGPU
-	if err != nil && !errors.As(err, &noGPU) {
+	d, err := run.Diagnose(*ncclLib)
+	if err != nil {
 		fmt.Fprintf(stderr, "collbench doctor: %v\n", err)
 		return exitFailure
 	}
 	if ctx.Err() != nil {
 		return exitCode(ctx.Err())
-	}
-	d := doctorReport{Report: rep, Backend: "nccl"}
-	d.Host.CPUs, d.Host.AvailableBytes = host.Resources()
-	if noGPU != nil {
-		d.Missing = append(d.Missing, noGPU.Error())
-	}
-	if rep.NCCL.Error != "" {
-		d.Missing = append(d.Missing, "NCCL: "+rep.NCCL.Error)
-	}
-	if len(d.Missing) > 0 {
-		d.Backend = "host"
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -72,7 +42,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitFailure
 		}
 	} else {
-		d.writeText(stdout)
+		writeDiagnosis(stdout, d)
 	}
 	if len(d.Missing) > 0 {
 		fmt.Fprintf(stderr, "collbench doctor: %s; measuring commands will run on the host backend\n", d.Missing[0])
@@ -81,7 +51,8 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	return exitOK
 }
 
-func (d *doctorReport) writeText(w io.Writer) {
+// writeDiagnosis prints the inventory and the backend that runs here.
+func writeDiagnosis(w io.Writer, d *run.Diagnosis) {
 	d.Report.WriteText(w)
 	if d.Backend == "nccl" {
 		fmt.Fprintf(w, "%-15s%s\n", "backend:", "nccl (--backend auto picks it here)")

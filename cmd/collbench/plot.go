@@ -116,28 +116,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		*title = "collbench report: " + entryNames(entries)
 	}
 	// Everything is rendered in memory first, so a failure leaves no file.
-	var page bytes.Buffer
-	type svgFile struct {
-		path string
-		data []byte
-	}
-	var images []svgFile
-	if ext == ".md" {
-		base := strings.TrimSuffix(*out, filepath.Ext(*out))
-		save := func(name string, svg []byte) (string, error) {
-			images = append(images, svgFile{base + "-" + name + ".svg", svg})
-			return filepath.Base(base + "-" + name + ".svg"), nil
-		}
-		err = chart.WriteMarkdown(&page, *title, entries, save)
-	} else {
-		err = chart.WriteHTML(&page, *title, entries)
-	}
+	files, err := chart.Page(*out, *title, entries)
 	if err != nil {
 		return fail(err)
 	}
-	files := append(images, svgFile{*out, page.Bytes()})
-	for _, img := range images { // the page itself was checked before reading
-		if err := fileio.Distinct(img.path, fs.Args()); err != nil {
+	for _, img := range files[:len(files)-1] { // the page itself was checked before reading
+		if err := fileio.Distinct(img.Path, fs.Args()); err != nil {
 			return fail(usageError{Err: err})
 		}
 	}
@@ -145,11 +129,11 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(err)
 	}
 	var written []string
-	for _, img := range files {
-		if err := fileio.WriteBytes(ctx, img.path, img.data); err != nil {
+	for _, f := range files {
+		if err := fileio.WriteBytes(ctx, f.Path, f.Data); err != nil {
 			return fail(err)
 		}
-		written = append(written, img.path)
+		written = append(written, f.Path)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", strings.Join(written, ", "))
 	return exitOK

@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/model"
 	"github.com/collbench/collbench/report"
 )
@@ -162,7 +161,7 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 			}{ranked, skipped})
 		}
 		fmt.Fprintf(stdout, "# %s on %d ranks of %s: every dp×tp×pp split (ZeRO-%d), least exposed communication first\n", m.Name, world, f.profile, s.ZeRO)
-		report.RankTable(stdout, ranked, skipped, gpuMemory(doc))
+		report.RankTable(stdout, ranked, skipped, doc.GPUMemory())
 		return nil
 	}
 	if s.DP == 0 {
@@ -187,23 +186,6 @@ func firstReason(m map[string]string) string {
 		return k + ": " + v
 	}
 	return "none"
-}
-
-// gpuMemory is the smallest GPU's memory in the profile's inventory, 0 if
-// none was taken (the host backend).
-func gpuMemory(p *document.Profile) float64 {
-	var least float64
-	for _, h := range p.Meta.Hosts {
-		if h.Inventory == nil {
-			continue
-		}
-		for _, g := range h.Inventory.GPUs {
-			if v := float64(g.MemoryBytes); v > 0 && (least == 0 || v < least) {
-				least = v
-			}
-		}
-	}
-	return least
 }
 
 func encodeJSON(w io.Writer, v any) error {

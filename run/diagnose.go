@@ -1,0 +1,47 @@
+package run
+
+import (
+	"errors"
+
+	"github.com/collbench/collbench/bench/host"
+	"github.com/collbench/collbench/machine"
+)
+
+// Diagnosis is the GPU stack as found here, and the backend the measuring
+// commands use with the automatic choice.
+type Diagnosis struct {
+	*machine.Report
+	Backend string        `json:"backend"`           // "nccl" or "host"
+	Missing []string      `json:"missing,omitempty"` // what the nccl backend lacks here
+	Host    HostResources `json:"host"`
+}
+
+// HostResources is what the host backend has to run on.
+type HostResources struct {
+	CPUs           int   `json:"cpus"`
+	AvailableBytes int64 `json:"available_memory_bytes"`
+}
+
+// Diagnose takes the inventory (ncclLib: a libnccl file or folder, empty
+// to search) and says which backend runs here and, when it is the host
+// one, what the nccl backend lacks. A missing GPU is a finding, not an
+// error.
+func Diagnose(ncclLib string) (*Diagnosis, error) {
+	rep, err := machine.Inspect(machine.Options{NCCLLib: ncclLib})
+	var noGPU *machine.ErrNoGPU
+	if err != nil && !errors.As(err, &noGPU) {
+		return nil, err
+	}
+	d := &Diagnosis{Report: rep, Backend: "nccl"}
+	d.Host.CPUs, d.Host.AvailableBytes = host.Resources()
+	if noGPU != nil {
+		d.Missing = append(d.Missing, noGPU.Error())
+	}
+	if rep.NCCL.Error != "" {
+		d.Missing = append(d.Missing, "NCCL: "+rep.NCCL.Error)
+	}
+	if len(d.Missing) > 0 {
+		d.Backend = "host"
+	}
+	return d, nil
+}
