@@ -27,13 +27,37 @@ type OverlapSpec struct {
 	GEMMs    []string
 	GEMMType string
 	Copies   []int64
-	Cover    float64       // the covering side runs this many times longer
-	Target   time.Duration // how long the measured side runs
+	Cover    float64       // the covering side runs this many times longer (at least 1)
+	Target   time.Duration // how long the measured side runs (up to an hour)
 	// CommPriority ("normal" or "high"), MinCTAs and MaxCTAs tune NCCL
 	// (nccl backend only; 0 keeps NCCL's default).
 	CommPriority     string
 	MinCTAs, MaxCTAs int
 	Args             []string // the command line, recorded in the document
+}
+
+// check refuses settings the experiment cannot run with.
+func (o *OverlapSpec) check() error {
+	switch {
+	case o.Coll == nil:
+		return Usagef("no collective given")
+	case o.Cover < 1:
+		return Usagef("--cover must be at least 1 (got %g)", o.Cover)
+	case o.Target <= 0 || o.Target > time.Hour:
+		return Usagef("--target must be between 0 and 3600 seconds (got %g)", o.Target.Seconds())
+	case o.CommPriority != "normal" && o.CommPriority != "high":
+		return Usagef("unknown --comm-priority %q (want normal or high)", o.CommPriority)
+	case o.MaxCTAs < 0 || o.MinCTAs < 0:
+		return Usagef("--nccl-max-ctas and --nccl-min-ctas cannot be negative")
+	case o.MaxCTAs > 0 && o.MinCTAs > o.MaxCTAs:
+		return Usagef("--nccl-min-ctas %d is above --nccl-max-ctas %d", o.MinCTAs, o.MaxCTAs)
+	}
+	for _, n := range o.Copies {
+		if n <= 0 {
+			return Usagef("--copy %d: want a positive size", n)
+		}
+	}
+	return nil
 }
 
 // Workloads are the compute workloads the spec asks for on a backend:
@@ -88,6 +112,9 @@ type OverlapHooks struct {
 // failed, else the measurement's.
 func (j *Job) Overlap(ctx context.Context, spec OverlapSpec, h OverlapHooks) (*document.OverlapRun, error) {
 	nranks, groups := j.World(), j.Settings.Grouping
+	if err := spec.check(); err != nil {
+		return nil, err
+	}
 	if err := groups.Validate(nranks); err != nil {
 		return nil, Usagef("--group-size: %v", err)
 	}

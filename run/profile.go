@@ -73,6 +73,20 @@ type Plan struct {
 // suite; isolated runs one group of each size at a time.
 func (s *ProfileSpec) Plan(world int, isolated bool) (Plan, error) {
 	var p Plan
+	switch {
+	case len(s.Colls) == 0:
+		return p, Usagef("no collective given")
+	case s.Sweep.Factor < 2:
+		return p, Usagef("-f must be at least 2 (got %d)", s.Sweep.Factor)
+	case s.Iters < 1 || s.MinIters < 1 || s.MinIters > s.Iters:
+		return p, Usagef("want 1 <= --min-iters (%d) <= -n (%d)", s.MinIters, s.Iters)
+	case s.Warmup < 0 || s.Check < 0:
+		return p, Usagef("-w and -c cannot be negative")
+	case s.Budget < 0:
+		return p, Usagef("--budget cannot be negative")
+	case s.OverlapTarget < 0 || s.OverlapTarget > time.Hour:
+		return p, Usagef("--overlap-target must be between 0 and 3600 seconds")
+	}
 	if err := s.Sweep.Validate(); err != nil {
 		return p, UsageError{err}
 	}
