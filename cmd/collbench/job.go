@@ -10,6 +10,7 @@ import (
 	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/nccl"
 	"github.com/collbench/collbench/run"
+	"github.com/spf13/pflag"
 )
 
 // settings are the job flags as the run package takes them.
@@ -21,6 +22,16 @@ func (jf *jobFlags) settings() (run.Settings, error) {
 	return run.Settings{RanksPerProc: jf.ngpus, Timeout: timeout, Backend: jf.backend, NCCLLib: jf.ncclLib,
 		Devices: jf.devices, Rendezvous: jf.rendezvous, Grouping: jf.grouping(), OTLPEndpoint: jf.otlpEndpoint,
 		Version: version}, nil
+}
+
+// measuring runs a measuring command: its own parse (flags and checks,
+// synopsis for the help), then body in its job, with runJob's exit code.
+func measuring(ctx context.Context, name, synopsis string, fs *pflag.FlagSet, parse func() error, jf *jobFlags,
+	stdout, stderr io.Writer, body func(j *run.Job) (bool, error)) int {
+	if code, done := parseWith(fs, parse, synopsis, stdout, stderr); done {
+		return code
+	}
+	return runJob(ctx, name, jf, stderr, body)
 }
 
 // runJob reads this process's place in the job from the environment, runs

@@ -121,10 +121,8 @@ func (f *overlapFlags) spec(args []string) (run.OverlapSpec, error) {
 // runOverlap is collbench overlap.
 func runOverlap(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newOverlapFlags()
-	if code, done := parseWith(f.fs, func() error { return f.parse(args) }, "collbench overlap [flags]", stdout, stderr); done {
-		return code
-	}
-	return runJob(ctx, "overlap", &f.jobFlags, stderr, func(j *run.Job) (bool, error) {
+	parse := func() error { return f.parse(args) }
+	return measuring(ctx, "overlap", "collbench overlap [flags]", f.fs, parse, &f.jobFlags, stdout, stderr, func(j *run.Job) (bool, error) {
 		spec, err := f.spec(args)
 		if err != nil {
 			return false, err

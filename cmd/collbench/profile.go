@@ -132,10 +132,8 @@ func (f *profileFlags) spec(args []string) (run.ProfileSpec, error) {
 // runProfile is collbench profile.
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newProfileFlags()
-	if code, done := parseWith(f.fs, func() error { return f.parse(args) }, "collbench profile [-o profile.json] [flags]", stdout, stderr); done {
-		return code
-	}
-	return runJob(ctx, "profile", &f.jobFlags, stderr, func(j *run.Job) (bool, error) {
+	parse := func() error { return f.parse(args) }
+	return measuring(ctx, "profile", "collbench profile [-o profile.json] [flags]", f.fs, parse, &f.jobFlags, stdout, stderr, func(j *run.Job) (bool, error) {
 		spec, err := f.spec(args)
 		if err != nil {
 			return false, err
