@@ -27,6 +27,28 @@ type Strategy struct {
 	SP   bool `json:"sequence_parallel"`
 }
 
+// ForWorld completes the training for world ranks: a global batch of 0
+// becomes 16 micro-batches per rank.
+func (t Training) ForWorld(world int) Training {
+	if t.GlobalBatch == 0 {
+		t.GlobalBatch = 16 * world * t.MicroBatch
+	}
+	return t
+}
+
+// ForWorld completes the strategy for world ranks: a data-parallel size
+// of 0 becomes the ranks that TP×PP leave.
+func (s Strategy) ForWorld(world int) (Strategy, error) {
+	if s.DP != 0 {
+		return s, nil
+	}
+	if s.TP < 1 || s.PP < 1 || world%(s.TP*s.PP) != 0 {
+		return s, fmt.Errorf("tp×pp = %d×%d does not divide the profile's %d ranks", s.TP, s.PP, world)
+	}
+	s.DP = world / (s.TP * s.PP)
+	return s, nil
+}
+
 func (s Strategy) String() string {
 	out := fmt.Sprintf("dp=%d tp=%d pp=%d", s.DP, s.TP, s.PP)
 	if s.EP > 1 {

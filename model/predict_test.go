@@ -196,3 +196,30 @@ func TestRank(t *testing.T) {
 		}
 	}
 }
+
+// A strategy and a training complete themselves for a world: DP from the
+// ranks TP×PP leave, 16 micro-batches per rank by default.
+func TestForWorld(t *testing.T) {
+	for _, tt := range []struct {
+		s      Strategy
+		world  int
+		wantDP int
+		ok     bool
+	}{
+		{Strategy{TP: 2, PP: 2}, 16, 4, true},
+		{Strategy{DP: 3, TP: 2, PP: 1}, 16, 3, true}, // given, kept
+		{Strategy{TP: 3, PP: 1}, 16, 0, false},
+		{Strategy{TP: 0, PP: 1}, 16, 0, false},
+	} {
+		got, err := tt.s.ForWorld(tt.world)
+		if (err == nil) != tt.ok || (tt.ok && got.DP != tt.wantDP) {
+			t.Errorf("%+v on %d: %+v, %v", tt.s, tt.world, got, err)
+		}
+	}
+	if got := (Training{MicroBatch: 2}).ForWorld(8); got.GlobalBatch != 256 {
+		t.Errorf("global batch %d, want 256", got.GlobalBatch)
+	}
+	if got := (Training{MicroBatch: 2, GlobalBatch: 64}).ForWorld(8); got.GlobalBatch != 64 {
+		t.Errorf("a given global batch changed: %d", got.GlobalBatch)
+	}
+}

@@ -140,10 +140,7 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 		return err
 	}
 	world := doc.Meta.WorldSize
-	t := model.Training{Seq: f.seq, MicroBatch: f.micro, GlobalBatch: f.global, Bytes: bytes, BucketBytes: float64(f.bucket)}
-	if t.GlobalBatch == 0 {
-		t.GlobalBatch = 16 * world * f.micro
-	}
+	t := model.Training{Seq: f.seq, MicroBatch: f.micro, GlobalBatch: f.global, Bytes: bytes, BucketBytes: float64(f.bucket)}.ForWorld(world)
 	s := f.strategy
 	if f.fsdp {
 		s.ZeRO = 3
@@ -164,11 +161,8 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 		report.RankTable(stdout, ranked, skipped, doc.GPUMemory())
 		return nil
 	}
-	if s.DP == 0 {
-		if s.TP < 1 || s.PP < 1 || world%(s.TP*s.PP) != 0 {
-			return usagef("tp×pp = %d×%d does not divide the profile's %d ranks", s.TP, s.PP, world)
-		}
-		s.DP = world / (s.TP * s.PP)
+	if s, err = s.ForWorld(world); err != nil {
+		return usageError{Err: err}
 	}
 	p, err := model.Predict(m, t, s, mc)
 	if err != nil {
