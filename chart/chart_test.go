@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -206,5 +207,26 @@ func TestParseMetricsAndFormat(t *testing.T) {
 		if got != want || (want == "") != (err != nil) {
 			t.Errorf("FormatOf(%q) = %q, %v", in, got, err)
 		}
+	}
+}
+
+// Several entries label their lines with their names; a filter keeps the
+// lines whose label matches.
+func TestSelect(t *testing.T) {
+	run := func() document.Document {
+		return document.Document{Run: &document.Run{Collective: "allreduce", Results: []document.Result{
+			{Size: 1024, Type: "float", RedOp: "sum", Root: -1, OutOfPlace: document.Measure{Time: 10, BusBW: 1}}}}}
+	}
+	entries := []Entry{{Name: "x", Doc: run()}, {Name: "y", Doc: run()}}
+	all := Select(entries, nil)
+	if len(all) == 0 || !strings.HasPrefix(all[0].Label, "x") {
+		t.Fatalf("series %+v", all)
+	}
+	only := Select(entries, regexp.MustCompile(`^y`))
+	if len(only) == 0 || len(only) >= len(all) || !strings.HasPrefix(only[0].Label, "y") {
+		t.Errorf("filtered series %+v of %d", only, len(all))
+	}
+	if one := Select(entries[:1], nil); len(one) == 0 || strings.HasPrefix(one[0].Label, "x") {
+		t.Errorf("a single entry's lines carry its name: %+v", one)
 	}
 }

@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 
 	"github.com/collbench/collbench/document"
@@ -95,6 +96,25 @@ func FromProfile(p *document.Profile, prefix string) []Series {
 		}
 		if len(s.Points) > 0 {
 			out = append(out, sorted(s))
+		}
+	}
+	return out
+}
+
+// Select returns the series of every entry, labelled with the entry's
+// name when there are several, and only those whose label keep matches
+// (all of them when keep is nil).
+func Select(entries []Entry, keep *regexp.Regexp) []Series {
+	var out []Series
+	for _, e := range entries {
+		prefix := ""
+		if len(entries) > 1 {
+			prefix = e.Name
+		}
+		for _, s := range FromDocument(e.Doc, prefix) {
+			if keep == nil || keep.MatchString(s.Label) {
+				out = append(out, s)
+			}
 		}
 	}
 	return out

@@ -54,18 +54,7 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	var series []chart.Series
-	for _, e := range entries {
-		prefix := ""
-		if len(entries) > 1 {
-			prefix = e.Name
-		}
-		for _, s := range chart.FromDocument(e.Doc, prefix) {
-			if keep == nil || keep.MatchString(s.Label) {
-				series = append(series, s)
-			}
-		}
-	}
+	series := chart.Select(entries, keep)
 	if len(series) == 0 {
 		return fail(usagef("nothing to plot: no line has a measured size (or none matches --only)"))
 	}
