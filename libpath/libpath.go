@@ -178,6 +178,33 @@ func sitePackages(env Env) []string {
 	return out
 }
 
+// explicit says whether the candidate was named by the user rather than
+// found by the search.
+func (c Candidate) explicit(s Spec) bool {
+	return c.From == "flag" || (s.EnvVar != "" && c.From == s.EnvVar)
+}
+
+// name says who named an explicit candidate.
+func (c Candidate) name() string {
+	if c.From == "flag" {
+		return "the caller"
+	}
+	return c.From
+}
+
+// ExplicitError is a library that was asked for by name and could not be
+// loaded; no other copy was tried.
+type ExplicitError struct {
+	Path string // what was asked for
+	By   string // who asked: "the caller", or the spec's variable
+	Err  error
+}
+
+func (e *ExplicitError) Error() string {
+	return fmt.Sprintf("could not open %s (given by %s): %v", e.Path, e.By, e.Err)
+}
+func (e *ExplicitError) Unwrap() error { return e.Err }
+
 // Describe renders the candidates for an error message: where collbench
 // looked, in order.
 func Describe(cands []Candidate) string {
@@ -192,8 +219,20 @@ func Describe(cands []Candidate) string {
 // says why it could not, and returns the path that loaded. When none does,
 // the error lists every place tried, the first reason a found file was
 // refused, and the spec's hint (how to point at the library).
+//
+// A library named explicitly (by the caller, else by the spec's
+// variable) is the only one tried: when it cannot be loaded that is the
+// error, never another copy found elsewhere, since measuring a different
+// library than the one asked for would be wrong without saying so.
 func Open(s Spec, explicit string, env Env, open func(path string) error) (string, error) {
 	cands := Candidates(s, explicit, env)
+	if len(cands) > 0 && cands[0].explicit(s) {
+		c := cands[0]
+		if err := open(c.Path); err != nil {
+			return "", &ExplicitError{Path: c.Path, By: c.name(), Err: err}
+		}
+		return c.Path, nil
+	}
 	var refused error
 	for _, c := range cands {
 		err := open(c.Path)

@@ -99,13 +99,51 @@ func TestOpen(t *testing.T) {
 		t.Errorf("got %q %v after %v, want %s at the first try", path, err, tried, lib)
 	}
 
-	_, err = Open(spec, "/opt/x/libx.so.1", env, func(p string) error { return errors.New("refused " + p) })
+	_, err = Open(spec, "", env, func(p string) error { return errors.New("refused " + p) })
 	if err == nil {
 		t.Fatal("nothing loads, yet no error")
 	}
-	for _, want := range []string{"could not open libx.so.1", "/opt/x/libx.so.1 (flag)", lib + " (LD_LIBRARY_PATH)", "set X_LIB", "refused /opt/x/libx.so.1"} {
+	for _, want := range []string{"could not open libx.so.1", lib + " (LD_LIBRARY_PATH)", "set X_LIB", "refused " + lib} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+// A library named explicitly, by the caller or by the spec's variable, is
+// the only one tried: when it does not load, that is the error, even
+// though another copy would load.
+func TestOpenExplicitIsFinal(t *testing.T) {
+	dir := t.TempDir()
+	lib := touch(t, filepath.Join(dir, "libx.so.1"))
+	spec := Spec{File: "libx.so.1", EnvVar: "X_LIB", Hint: "set X_LIB"}
+	for _, tt := range []struct {
+		name, flag, envVar, want string
+	}{
+		{"flag", "/nonexistent/libx.so.1", "", "given by the caller"},
+		{"variable", "", "/nonexistent/lib", "given by X_LIB"},
+		{"flag over variable", "/nonexistent/libx.so.1", lib, "given by the caller"},
+	} {
+		env := OSEnv()
+		env.Getenv = func(k string) string {
+			switch k {
+			case "LD_LIBRARY_PATH":
+				return dir
+			case "X_LIB":
+				return tt.envVar
+			}
+			return ""
+		}
+		var tried []string
+		path, err := Open(spec, tt.flag, env, func(p string) error {
+			tried = append(tried, p)
+			if p == lib {
+				return nil
+			}
+			return errors.New("no such file")
+		})
+		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "/nonexistent/") || len(tried) != 1 {
+			t.Errorf("%s: loaded %q (%v) after trying %v; want the explicit choice's error alone", tt.name, path, err, tried)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collbench/collbench/libpath"
 	"github.com/collbench/collbench/nccl"
 )
 
@@ -25,6 +26,10 @@ func TestWithLibFlag(t *testing.T) {
 	notFound := fmt.Errorf("%w: could not open libnccl.so.2", nccl.ErrNotFound)
 	if got := withLibFlag(notFound).Error(); !strings.Contains(got, "--nccl-lib") || !errors.Is(withLibFlag(notFound), nccl.ErrNotFound) {
 		t.Errorf("not found: %q", got)
+	}
+	named := fmt.Errorf("%w: %w", nccl.ErrNotFound, &libpath.ExplicitError{Path: "/x/libnccl.so.2", By: "the caller", Err: errors.New("no such file")})
+	if got := withLibFlag(named).Error(); strings.Contains(got, "--nccl-lib") {
+		t.Errorf("a library that was named gets the advice to name one: %q", got)
 	}
 	other := errors.New("the CUDA driver sees no GPU")
 	if got := withLibFlag(other); got != other {

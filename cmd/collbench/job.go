@@ -8,6 +8,7 @@ import (
 	"os"
 
 	"github.com/collbench/collbench/cluster"
+	"github.com/collbench/collbench/libpath"
 	"github.com/collbench/collbench/nccl"
 	"github.com/collbench/collbench/run"
 	"github.com/spf13/pflag"
@@ -69,9 +70,9 @@ func runJob(ctx context.Context, cmd string, jf *jobFlags, stderr io.Writer, bod
 }
 
 // withLibFlag adds the command line's way of naming NCCL to an error
-// that says it was not found.
+// that says it was not found by searching (not when it was named).
 func withLibFlag(err error) error {
-	if errors.Is(err, nccl.ErrNotFound) {
+	if errors.Is(err, nccl.ErrNotFound) && !errors.As(err, new(*libpath.ExplicitError)) {
 		return fmt.Errorf("%w (or pass --nccl-lib with its path)", err)
 	}
 	return err
