@@ -50,7 +50,10 @@ var ErrNoDriver = errors.New("no CUDA driver")
 
 // Load opens the driver library and initialises it with cuInit. explicit,
 // when not empty, is a file or folder the user named. Only the first call
-// does the work; later calls return its result.
+// does the work; later calls return its result. A library that is not the
+// driver is refused and leaves nothing resolved; the real driver whose
+// cuInit fails (a machine without a GPU) is an error too, but stays
+// loaded, so that DriverVersion still says what it supports.
 func Load(explicit string) (string, error) {
 	return loaded.do(func() (string, error) { return load(explicit) })
 }

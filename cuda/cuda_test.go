@@ -49,6 +49,7 @@ func TestErrorNames(t *testing.T) {
 		{2, "cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY"},
 		{100, "cuMemAlloc: CUDA_ERROR_NO_DEVICE"},
 		{12345, "cuMemAlloc: CUDA error 12345"},
+		{35, "cuMemAlloc: CUDA error 35"}, // a runtime-API code (cudaErrorInsufficientDriver), not a CUresult
 	}
 	for _, tt := range tests {
 		err := ResultError("cuMemAlloc", tt.code)

@@ -45,5 +45,8 @@ void* cb_nccl_sym(const char* name) {
 #define CB_NCCL_LOOKUP(n, params, args) if (strcmp(name, #n) == 0) return (void*)p_##n;
   CB_NCCL_FUNCS(CB_NCCL_LOOKUP)
 #undef CB_NCCL_LOOKUP
+  // Resolved apart from the list, as every caller needs them.
+  if (strcmp(name, "ncclGetErrorString") == 0) return (void*)p_ncclGetErrorString;
+  if (strcmp(name, "ncclGetLastError") == 0) return (void*)p_ncclGetLastError;
   return NULL;
 }

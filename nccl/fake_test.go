@@ -1,0 +1,69 @@
+package nccl
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeNCCL is the smallest library the loader accepts as NCCL 2.22.3: a
+// version, an init that fails, and the two error-text calls.
+const fakeNCCL = `
+int ncclGetVersion(int* v) { *v = 22203; return 0; }
+int ncclCommInitRank(void* c, int n, char id[128], int r) { return 1; }
+const char* ncclGetErrorString(int r) { return "fake error"; }
+const char* ncclGetLastError(void* comm) { return "fake last error"; }
+`
+
+// The loader's view of a real shared library, built here: the version is
+// read, the error-text calls count as exported (they are resolved apart
+// from the other entry points), and what the library lacks is refused.
+// Load keeps its first result for the process, so the checks run in a
+// child process of this test binary.
+func TestFakeLibrary(t *testing.T) {
+	if path := os.Getenv("COLLBENCH_TEST_FAKE_NCCL"); path != "" {
+		fakeLibraryChecks(t, path)
+		return
+	}
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc to build the fake library")
+	}
+	dir := t.TempDir()
+	src, lib := filepath.Join(dir, "fake.c"), filepath.Join(dir, "libnccl.so.2")
+	if err := os.WriteFile(src, []byte(fakeNCCL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
+		t.Fatalf("building the fake library: %v\n%s", err, out)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestFakeLibrary$", "-test.v")
+	cmd.Env = append(os.Environ(), "COLLBENCH_TEST_FAKE_NCCL="+lib)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestFakeLibrary") {
+		t.Errorf("checks against the fake library: %v\n%s", err, out)
+	}
+}
+
+func fakeLibraryChecks(t *testing.T, path string) {
+	got, err := Load(path)
+	if err != nil || got != path {
+		t.Fatalf("Load(%s) = %q, %v", path, got, err)
+	}
+	if v := RuntimeVersion(); v != V(2, 22, 3) {
+		t.Errorf("version %s, want 2.22.3", v)
+	}
+	for _, name := range []string{"ncclGetErrorString", "ncclGetLastError"} {
+		if err := Has(name); err != nil || Proc(name) == nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := Has("ncclAllReduce"); err == nil || !strings.Contains(err.Error(), "not exported by NCCL 2.22.3") {
+		t.Errorf("an entry point the library lacks: %v", err)
+	}
+	if err := Has("ncclCommWindowRegister"); err == nil || !strings.Contains(err.Error(), "2.27") {
+		t.Errorf("an entry point newer than the library: %v", err)
+	}
+}
