@@ -63,12 +63,14 @@ func Inspect(o Options) (*Report, error) {
 	}
 	path, err := cuda.Load(o.CUDALib)
 	r.Driver.Path = path
+	if path != "" { // the driver loaded, even if it found no GPU
+		if v, verr := cuda.DriverVersion(); verr == nil {
+			r.Driver.Version = cuda.FormatVersion(v)
+		}
+	}
 	if err != nil {
 		r.Driver.Error = err.Error()
 		return r, &ErrNoGPU{Reason: err.Error()}
-	}
-	if v, err := cuda.DriverVersion(); err == nil {
-		r.Driver.Version = cuda.FormatVersion(v)
 	}
 	n, err := cuda.DeviceCount()
 	if err != nil {
