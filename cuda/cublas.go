@@ -52,7 +52,17 @@ func (e *BLASError) Error() string {
 	if e.Status == C.CB_CUBLAS_MISSING {
 		return fmt.Sprintf("%s: not in the loaded cuBLAS", e.Call)
 	}
+	if name, ok := blasStatusNames[e.Status]; ok {
+		return fmt.Sprintf("%s failed with %s (cuBLAS status %d)", e.Call, name, e.Status)
+	}
 	return fmt.Sprintf("%s failed with cuBLAS status %d", e.Call, e.Status)
+}
+
+// blasStatusNames are cublasStatus_t's names, from cublas_api.h.
+var blasStatusNames = map[int]string{
+	1: "CUBLAS_STATUS_NOT_INITIALIZED", 3: "CUBLAS_STATUS_ALLOC_FAILED", 7: "CUBLAS_STATUS_INVALID_VALUE",
+	8: "CUBLAS_STATUS_ARCH_MISMATCH", 11: "CUBLAS_STATUS_MAPPING_ERROR", 13: "CUBLAS_STATUS_EXECUTION_FAILED",
+	14: "CUBLAS_STATUS_INTERNAL_ERROR", 15: "CUBLAS_STATUS_NOT_SUPPORTED", 16: "CUBLAS_STATUS_LICENSE_ERROR",
 }
 
 func blasCheck(call string, st C.cublasStatus_t) error {

@@ -23,8 +23,11 @@ func TestLoadBLASRefusals(t *testing.T) {
 }
 
 func TestBLASErrorText(t *testing.T) {
-	if got := (&BLASError{Call: "cublasGemmEx", Status: 13}).Error(); got != "cublasGemmEx failed with cuBLAS status 13" {
+	if got := (&BLASError{Call: "cublasGemmEx", Status: 13}).Error(); got != "cublasGemmEx failed with CUBLAS_STATUS_EXECUTION_FAILED (cuBLAS status 13)" {
 		t.Errorf("%q", got)
+	}
+	if got := (&BLASError{Call: "cublasGemmEx", Status: 99}).Error(); got != "cublasGemmEx failed with cuBLAS status 99" {
+		t.Errorf("an unknown status: %q", got)
 	}
 	if got := (&BLASError{Call: "cublasCreate", Status: -1}).Error(); !strings.Contains(got, "not in the loaded cuBLAS") {
 		t.Errorf("%q", got)

@@ -72,6 +72,9 @@ func OSEnv() Env {
 // container toolkit use, tried after the loader's own cache.
 var systemDirs = []string{
 	"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+	// Debian's libcuda1 and libnvidia-ml1 ship here; the names one level
+	// up are alternatives links that exist only once installed.
+	"/usr/lib/x86_64-linux-gnu/nvidia/current", "/usr/lib/aarch64-linux-gnu/nvidia/current",
 	"/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/local/cuda/targets/sbsa-linux/lib",
 	"/usr/local/nccl/lib", "/usr/local/nvidia/lib64", "/usr/local/nvidia/lib", "/usr/lib/wsl/lib",
 }

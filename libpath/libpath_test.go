@@ -171,3 +171,18 @@ func TestExplicitFileOrFolder(t *testing.T) {
 		}
 	}
 }
+
+// Debian's driver packages put libcuda under …/nvidia/current, which is
+// searched after the folder its alternatives link would be in.
+func TestCandidatesDebianDriver(t *testing.T) {
+	const debian = "/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1"
+	env := OSEnv()
+	env.Getenv = func(string) string { return "" }
+	env.Exists = func(p string) bool { return p == debian }
+	for _, c := range Candidates(Spec{File: "libcuda.so.1"}, "", env) {
+		if c.Path == debian && c.From == "system" {
+			return
+		}
+	}
+	t.Errorf("%s is not a candidate", debian)
+}
