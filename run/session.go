@@ -153,11 +153,12 @@ func openComm(ctx context.Context, backend bench.Backend, setup bench.Setup, swe
 // CUDA driver, at least one GPU and NCCL are all present, and says in a
 // preamble note why it chose what it chose.
 func pickBackend(name, ncclLib string, getenv func(string) string) (bench.Backend, []string, error) {
-	g := gpu.Backend{NCCLLib: ncclLib}
-	switch name {
-	case "host":
+	if name == "host" {
 		return host.Backend{}, nil, nil
-	case "nccl":
+	}
+	debugToStderr()
+	g := gpu.Backend{NCCLLib: ncclLib}
+	if name == "nccl" {
 		note, err := probeGPU(g)
 		if err != nil {
 			return nil, nil, fmt.Errorf("the nccl backend is not available: %w", err)
