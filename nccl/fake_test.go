@@ -1,6 +1,7 @@
 package nccl
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,12 +10,15 @@ import (
 )
 
 // fakeNCCL is the smallest library the loader accepts as NCCL 2.22.3: a
-// version, an init that fails, and the two error-text calls.
+// version, an init that fails, the two error-text calls, and a group
+// start that fails and a group end still in progress.
 const fakeNCCL = `
 int ncclGetVersion(int* v) { *v = 22203; return 0; }
 int ncclCommInitRank(void* c, int n, char id[128], int r) { return 1; }
 const char* ncclGetErrorString(int r) { return "fake error"; }
 const char* ncclGetLastError(void* comm) { return "fake last error"; }
+int ncclGroupStart(void) { return 4; }
+int ncclGroupEnd(void) { return 7; }
 `
 
 // The loader's view of a real shared library, built here: the version is
@@ -65,5 +69,14 @@ func fakeLibraryChecks(t *testing.T, path string) {
 	}
 	if err := Has("ncclCommWindowRegister"); err == nil || !strings.Contains(err.Error(), "2.27") {
 		t.Errorf("an entry point newer than the library: %v", err)
+	}
+	// NCCL's last-error text belongs to a failure read right after it; a
+	// result that sets none (in progress) does not carry an older text.
+	var e *Error
+	if err := GroupStart(); !errors.As(err, &e) || e.Result != InvalidArgument || e.Last != "fake last error" {
+		t.Errorf("a failed call: %#v", err)
+	}
+	if err := GroupEnd(); !errors.As(err, &e) || e.Result != InProgress || e.Last != "" {
+		t.Errorf("a call in progress carries an older failure's text: %#v", err)
 	}
 }

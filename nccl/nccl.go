@@ -115,7 +115,10 @@ func callComm(name string, r C.ncclResult_t, comm C.ncclComm_t) error {
 	if s := C.cb_ncclGetErrorString(r); s != nil {
 		e.Text = C.GoString(s)
 	}
-	if RuntimeVersion() >= Since("ncclGetLastError") {
+	// The text is NCCL's last failure, kept across later successes: read
+	// it right after the failing call only, and not for a result that sets
+	// none (an operation still in progress).
+	if Result(r) != InProgress && RuntimeVersion() >= Since("ncclGetLastError") {
 		if s := C.cb_ncclGetLastError(comm); s != nil {
 			e.Last = C.GoString(s)
 		}
@@ -124,11 +127,18 @@ func callComm(name string, r C.ncclResult_t, comm C.ncclComm_t) error {
 }
 
 // ResultError describes a result that C code got from the entry point
-// call, with the library's text and comm's last error; nil for success.
-func ResultError(call string, result int, comm *Comm) error {
-	var c C.ncclComm_t
-	if comm != nil {
-		c = comm.c
+// call; last is NCCL's last-error text as the C code read it right after
+// the failing call (empty when it did not). nil for success.
+func ResultError(call string, result int, last string) error {
+	if result == 0 {
+		return nil
 	}
-	return callComm(call, C.ncclResult_t(result), c)
+	if result == int(C.CB_NCCL_MISSING) {
+		return gate(call, RuntimeVersion(), false)
+	}
+	e := &Error{Call: call, Result: Result(result), Last: last}
+	if s := C.cb_ncclGetErrorString(C.ncclResult_t(result)); s != nil {
+		e.Text = C.GoString(s)
+	}
+	return e
 }

@@ -1,28 +1,39 @@
 #include <sched.h>
+#include <stdio.h>
 #include <time.h>
 #include "batch.h"
 
-#define NCCL_FAIL(name, r, d) do { st->kind = 1; st->code = (r); st->dev = (d); st->call = (name); return -1; } while (0)
+#define NCCL_FAIL(name, r, d) do { st->kind = 1; st->code = (r); st->dev = (d); st->call = (name); \
+    st->last[0] = 0; keepLast(&c->p, st, (d) >= 0 ? c->comms[d] : NULL); return -1; } while (0)
 #define CUDA_FAIL(name, r, d) do { st->kind = 2; st->code = (r); st->dev = (d); st->call = (name); return -1; } while (0)
 #define NCCL(name, expr, d) do { ncclResult_t r_ = (expr); if (r_ != 0) NCCL_FAIL(name, r_, d); } while (0)
 #define CUDA(name, expr, d) do { CUresult r_ = (expr); if (r_ != 0) CUDA_FAIL(name, r_, d); } while (0)
 
-// set records the first failure of a call; later failures (of the clean-up
-// that follows it) do not overwrite it.
-static void set(cb_status* st, int kind, int code, int d, const char* name) {
+// keepLast copies NCCL's last-error text into a failure just recorded,
+// before any other call can replace it.
+static void keepLast(const cb_procs* p, cb_status* st, ncclComm_t comm) {
+  if (st->kind != 1 || st->last[0] || !p->lastError) return;
+  const char* s = p->lastError(comm);
+  if (s) snprintf(st->last, sizeof st->last, "%s", s);
+}
+
+// set records the first failure of a call, with NCCL's text for it; later
+// failures (of the clean-up that follows it) do not overwrite it.
+static void set(const cb_procs* p, cb_status* st, int kind, int code, int d, const char* name, ncclComm_t comm) {
   if (st->kind) return;
   st->kind = kind; st->code = code; st->dev = d; st->call = name;
+  keepLast(p, st, comm);
 }
 
 // TRY runs an NCCL call inside a function that owns resources: on failure
 // it records the error and jumps to the function's clean-up at out.
-#define TRY(name, expr, d) do { ncclResult_t r_ = (expr); if (r_ != 0) { set(st, 1, r_, d, name); rc = -1; goto out; } } while (0)
+#define TRY(name, expr, d) do { ncclResult_t r_ = (expr); if (r_ != 0) { set(p, st, 1, r_, d, name, comm); rc = -1; goto out; } } while (0)
 
 // endGroup closes a group this code opened. NCCL leaves the group on a
 // failed ncclGroupEnd, so it is never called twice.
 static int endGroup(const cb_procs* p, int d, cb_status* st) {
   ncclResult_t r = p->groupEnd();
-  if (r != 0) { set(st, 1, r, d, "ncclGroupEnd"); return -1; }
+  if (r != 0) { set(p, st, 1, r, d, "ncclGroupEnd", NULL); return -1; }
   return 0;
 }
 
@@ -81,7 +92,7 @@ out:
   if (grouped && endGroup(p, d, st) != 0) rc = -1;
   if (created) {
     ncclResult_t r = p->redOpDestroy(op, comm);
-    if (r != 0) { set(st, 1, r, d, "ncclRedOpDestroy"); rc = -1; }
+    if (r != 0) { set(p, st, 1, r, d, "ncclRedOpDestroy", comm); rc = -1; }
   }
   return rc;
 }

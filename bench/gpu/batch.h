@@ -38,6 +38,7 @@ typedef struct {
   CUresult (*graphLaunch)(void*, stream_t);
   CUresult (*graphDestroy)(void*);
   CUresult (*graphExecDestroy)(void*);
+  const char* (*lastError)(ncclComm_t); // may be NULL (before NCCL 2.13)
 } cb_procs;
 
 // The local GPUs of one process, their communicators and buffers. All
@@ -68,10 +69,13 @@ typedef struct {
   int iters, agg, first_iter, record;
 } cb_op;
 
-// Where a call failed: kind 1 = NCCL, 2 = CUDA.
+// Where a call failed: kind 1 = NCCL, 2 = CUDA. last is NCCL's
+// last-error text, read right after the failing call (it is sticky, and
+// the clean-up that follows a failure may replace it).
 typedef struct {
   int kind, code, dev;
   const char* call;
+  char last[256];
 } cb_status;
 
 int cb_enqueue(cb_comms* c, const cb_op* op, cb_status* st);

@@ -193,15 +193,13 @@ func (c *Comm) prepareEvents(n int) error {
 func (c *Comm) statusError(st C.cb_status) error {
 	call := C.GoString(st.call)
 	where := ""
-	var comm *nccl.Comm
 	if d := int(st.dev); d >= 0 && d < len(c.gpus) {
 		where = fmt.Sprintf("rank %d (GPU %d): ", c.gpus[d].info.Rank, c.gpus[d].info.Ordinal)
-		comm = c.gpus[d].comm
 	}
 	if st.kind == 2 {
 		return fmt.Errorf("%s%w", where, cuda.ResultError(call, int(st.code)))
 	}
-	return fmt.Errorf("%s%w", where, nccl.ResultError(call, int(st.code), comm))
+	return fmt.Errorf("%s%w", where, nccl.ResultError(call, int(st.code), C.GoString(&st.last[0])))
 }
 
 // pollSlice is how long one C poll spins before Go checks for

@@ -328,6 +328,11 @@ func TestEnqueueFailureAtEachCall(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), callName(clean[i].Kind)) {
 					t.Errorf("failure at call %d (%s): error %v", i, clean[i].Kind, err)
 				}
+				// NCCL's last-error text is read right after the failing
+				// call, not after the clean-up that follows it.
+				if k := clean[i].Kind; k != "EventRecord" && err != nil && !strings.Contains(err.Error(), "calltrace: last call "+k) {
+					t.Errorf("failure at call %d (%s): the error's detail is not the failing call's: %v", i, k, err)
+				}
 				checkCleanUp(t, i, clean, calls)
 			}
 		})

@@ -3,6 +3,7 @@
 // backend's enqueue loop asks of the libraries.
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "calltrace.h"
 
 #define U(x) ((uintptr_t)(x))
@@ -34,10 +35,23 @@ static int graphInstantiate(void** e, void* g, unsigned long long flags) { *e = 
 static int graphLaunch(void* e, void* st) { return traceCall(TR_GRAPHLAUNCH, U(e), 0, 0, 0, -1, -1, 0, U(st)); }
 static int graphDestroy(void* g) { return 0; }
 
+// lastError stands for ncclGetLastError: it names the most recent traced
+// call, failed or not, so a test can tell when it was read.
+static const char* kindNames[] = {"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Gather",
+  "Scatter", "Send", "Recv", "GroupStart", "GroupEnd", "PreMulSum", "RedOpDestroy", "EventRecord", "BeginCapture",
+  "EndCapture", "GraphLaunch"};
+static char lastText[64];
+static const char* lastError(void* c) {
+  int k = traceLastKind();
+  if (k < 0) return "";
+  snprintf(lastText, sizeof lastText, "calltrace: last call %s", kindNames[k]);
+  return lastText;
+}
+
 void* trace_procs[TR_PROCS] = {
   (void*)allReduce, (void*)broadcast, (void*)reduce, (void*)allGather, (void*)reduceScatter,
   (void*)alltoAll, (void*)gather, (void*)scatter, (void*)sendFn, (void*)recvFn,
   (void*)groupStart, (void*)groupEnd, (void*)premulCreate, (void*)redOpDestroy, (void*)asyncError,
   (void*)eventRecord, (void*)streamQuery, (void*)ctxSetCurrent, (void*)beginCapture, (void*)endCapture,
-  (void*)graphInstantiate, (void*)graphLaunch, (void*)graphDestroy, (void*)graphDestroy,
+  (void*)graphInstantiate, (void*)graphLaunch, (void*)graphDestroy, (void*)graphDestroy, (void*)lastError,
 };

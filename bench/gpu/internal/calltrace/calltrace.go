@@ -20,7 +20,7 @@ var Names = []string{
 	"ncclAlltoAll", "ncclGather", "ncclScatter", "ncclSend", "ncclRecv",
 	"ncclGroupStart", "ncclGroupEnd", "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy", "ncclCommGetAsyncError",
 	"cuEventRecord", "cuStreamQuery", "cuCtxSetCurrent", "cuStreamBeginCapture", "cuStreamEndCapture",
-	"cuGraphInstantiate", "cuGraphLaunch", "cuGraphDestroy", "cuGraphExecDestroy",
+	"cuGraphInstantiate", "cuGraphLaunch", "cuGraphDestroy", "cuGraphExecDestroy", "ncclGetLastError",
 }
 
 var kinds = []string{"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Gather", "Scatter",
@@ -57,7 +57,15 @@ var (
 	// The failure to inject: the failAt-th call traced since FailAt
 	// returns failCode.
 	failAt, failCode, traced = -1, 0, 0
+	lastKind                 = -1 // the most recent traced call, for ncclGetLastError
 )
+
+//export traceLastKind
+func traceLastKind() C.int {
+	mu.Lock()
+	defer mu.Unlock()
+	return C.int(lastKind)
+}
 
 // FailAt makes the n-th traced call from now on (counting from 0) return
 // code, as a failing NCCL or CUDA call would; n < 0 injects nothing.
@@ -76,6 +84,7 @@ func traceCall(kind C.int, s, r C.uintptr_t, n C.size_t, t, op, root C.int, comm
 		rc = failCode
 	}
 	traced++
+	lastKind = int(kind)
 	calls = append(calls, Call{Kind: kinds[kind], Send: uint64(s), Recv: uint64(r), Count: uint64(n), Type: int(t), Op: int(op),
 		Root: int(root), Comm: uint64(comm), Stream: uint64(stream), Failed: rc != 0})
 	return C.int(rc)

@@ -8,8 +8,9 @@ enum { TR_ALLREDUCE, TR_BROADCAST, TR_REDUCE, TR_ALLGATHER, TR_REDUCESCATTER, TR
        TR_ENDCAPTURE, TR_GRAPHLAUNCH };
 
 // The entry points in the order of their names in calltrace.go.
-#define TR_PROCS 24
+#define TR_PROCS 25
 extern void* trace_procs[TR_PROCS];
 
+int traceLastKind(void);
 int traceCall(int kind, uintptr_t s, uintptr_t r, size_t n, int t, int op, int root, uintptr_t comm, uintptr_t stream);
 #endif
