@@ -1,0 +1,82 @@
+package cuda
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The tests in this file check the binding against a real driver library
+// (COLLBENCH_CUDA_DRIVER: a libcuda.so.1, such as Debian's libcuda1);
+// scripts/real-libs.sh fetches it and sets the variable. They expect a
+// machine without a GPU, run as an unprivileged user.
+
+func realDriver(t *testing.T) string {
+	lib := os.Getenv("COLLBENCH_CUDA_DRIVER")
+	if lib == "" {
+		t.Skip("COLLBENCH_CUDA_DRIVER is not set (scripts/real-libs.sh sets it)")
+	}
+	return lib
+}
+
+// Every entry point the binding resolves is exported by the real driver,
+// under the symbol the binding asks for (the _v2 names included).
+func TestRealDriverExports(t *testing.T) {
+	lib := realDriver(t)
+	out, err := exec.Command("nm", "-D", "--defined-only", lib).Output()
+	if err != nil {
+		t.Fatalf("nm %s: %v", lib, err)
+	}
+	exported := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(line); len(f) == 3 {
+			exported[f[2]] = true
+		}
+	}
+	src, err := os.ReadFile("driver.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	syms := regexp.MustCompile(`X\(\w+, "(\w+)"`).FindAllStringSubmatch(string(src), -1)
+	if len(syms) < 30 {
+		t.Fatalf("read only %d entry points from driver.h", len(syms))
+	}
+	for _, m := range syms {
+		if !exported[m[1]] {
+			t.Errorf("%s does not export %s", lib, m[1])
+		}
+	}
+}
+
+// Without a GPU the real driver loads, cuInit fails with a named CUDA
+// error in one line, and the library stays loaded: it still says which
+// CUDA version it supports. Load keeps its first result, so this runs in a
+// child process.
+func TestRealDriverWithoutGPU(t *testing.T) {
+	if lib := os.Getenv("COLLBENCH_TEST_REAL_CUDA"); lib != "" {
+		path, loadErr := Load(lib)
+		if path != lib || !errors.Is(loadErr, ErrNoDriver) || !strings.Contains(loadErr.Error(), "cuInit") ||
+			!strings.Contains(loadErr.Error(), "CUDA_ERROR_") || strings.Contains(loadErr.Error(), "\n") {
+			t.Fatalf("Load(%s) = %q, %v; want the driver loaded and cuInit's named error in one line", lib, path, loadErr)
+		}
+		if Proc("cuInit") == nil {
+			t.Error("the driver was unloaded after cuInit failed")
+		}
+		v, err := DriverVersion()
+		if err != nil || v < 12000 {
+			t.Errorf("DriverVersion = %d, %v", v, err)
+		}
+		t.Logf("%s: %v; the driver supports CUDA %s", lib, loadErr, FormatVersion(v))
+		return
+	}
+	lib := realDriver(t)
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestRealDriverWithoutGPU$", "-test.v")
+	cmd.Env = append(os.Environ(), "COLLBENCH_TEST_REAL_CUDA="+lib)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestRealDriverWithoutGPU") {
+		t.Errorf("%s: %v\n%s", lib, err, out)
+	}
+}

@@ -1,0 +1,306 @@
+package nccl
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The tests in this file check the binding against real NCCL releases:
+// their nccl.h (COLLBENCH_NCCL_INCLUDE, folders separated by ':') and
+// their libnccl.so.2 (COLLBENCH_NCCL_LIBS, files separated by ':').
+// scripts/real-libs.sh fetches Debian's packages and sets both; without
+// them the tests skip.
+
+func realList(t *testing.T, name string) []string {
+	v := os.Getenv(name)
+	if v == "" {
+		t.Skipf("%s is not set (scripts/real-libs.sh sets it)", name)
+	}
+	return strings.Split(v, ":")
+}
+
+// stubCUDA is the part of the CUDA headers nccl.h needs, so that the
+// check does not need the CUDA toolkit: a runtime version and the stream
+// type, and bfloat16 declared present so ncclBfloat16 is defined.
+var stubCUDA = map[string]string{
+	"cuda_runtime.h": "#include <stddef.h>\n#define CUDART_VERSION 12040\ntypedef struct CUstream_st* cudaStream_t;\n",
+	"cuda_fp16.h":    "",
+	"cuda_bf16.h":    "#define __CUDA_BF16_TYPES_EXIST__\n",
+}
+
+// compileProbe builds and runs a C program against the header in dir.
+func compileProbe(t *testing.T, dir, src string, extra ...string) string {
+	t.Helper()
+	work := t.TempDir()
+	for name, body := range stubCUDA {
+		if err := os.WriteFile(filepath.Join(work, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, bin := filepath.Join(work, "probe.c"), filepath.Join(work, "probe")
+	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"-Wall", "-Werror", "-I", work, "-I", dir, "-o", bin, c}, extra...)
+	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
+		t.Fatalf("compiling against %s/nccl.h: %v\n%s", dir, err, out)
+	}
+	out, err := exec.Command(bin).Output()
+	if err != nil {
+		t.Fatalf("running the probe: %v", err)
+	}
+	return string(out)
+}
+
+// headerVersion is NCCL_VERSION_CODE of the nccl.h in dir.
+func headerVersion(t *testing.T, dir string) Version {
+	out := compileProbe(t, dir, "#include <stdio.h>\n#include \"nccl.h\"\nint main(void) { printf(\"%d\\n\", NCCL_VERSION_CODE); return 0; }\n")
+	code, err := strconv.Atoi(strings.TrimSpace(out))
+	if err != nil {
+		t.Fatalf("version %q: %v", out, err)
+	}
+	return Version(code)
+}
+
+// The config's size and every member's offset, and the enum values the
+// binding spells out, are those of each real nccl.h.
+func TestRealHeaderLayout(t *testing.T) {
+	for _, dir := range realList(t, "COLLBENCH_NCCL_INCLUDE") {
+		t.Run(filepath.Base(filepath.Dir(filepath.Dir(dir))), func(t *testing.T) {
+			v := headerVersion(t, dir)
+			l, ok := LayoutFor(v)
+			if !ok {
+				t.Fatalf("no config layout for %s", v)
+			}
+			var b strings.Builder
+			b.WriteString("#include <stdio.h>\n#include <stddef.h>\n#include \"nccl.h\"\nint main(void) {\n")
+			b.WriteString("  printf(\"sizeof %zu\\n\", sizeof(ncclConfig_t));\n")
+			for name := range l.Offsets {
+				fmt.Fprintf(&b, "  printf(\"offset %s %%zu\\n\", offsetof(ncclConfig_t, %s));\n", name, name)
+			}
+			enums := map[string]int{"ncclSum": int(Sum), "ncclProd": int(Prod), "ncclMax": int(Max), "ncclMin": int(Min), "ncclAvg": int(Avg),
+				"ncclInt8": int(Int8), "ncclUint8": int(Uint8), "ncclInt32": int(Int32), "ncclUint32": int(Uint32), "ncclInt64": int(Int64),
+				"ncclUint64": int(Uint64), "ncclFloat16": int(Float16), "ncclFloat32": int(Float32), "ncclFloat64": int(Float64),
+				"ncclBfloat16": int(Bfloat16), "NCCL_SPLIT_NOCOLOR": NoColor}
+			if v >= TypeSince(Float8e4m3) {
+				enums["ncclFloat8e4m3"], enums["ncclFloat8e5m2"] = int(Float8e4m3), int(Float8e5m2)
+			}
+			if v >= Since("ncclCommWindowRegister") {
+				enums["NCCL_WIN_COLL_SYMMETRIC"] = WinCollSymmetric
+			}
+			for r := Success; r <= InProgress; r++ {
+				enums[r.Name()] = int(r)
+			}
+			for name := range enums {
+				fmt.Fprintf(&b, "  printf(\"enum %s %%d\\n\", (int)%s);\n", name, name)
+			}
+			b.WriteString("  return 0;\n}\n")
+			for _, line := range strings.Split(strings.TrimSpace(compileProbe(t, dir, b.String())), "\n") {
+				f := strings.Fields(line)
+				switch {
+				case f[0] == "sizeof" && f[1] != strconv.Itoa(l.Size):
+					t.Errorf("NCCL %s: sizeof(ncclConfig_t) = %s, binding's layout %d", v, f[1], l.Size)
+				case f[0] == "offset" && f[2] != strconv.Itoa(l.Offsets[f[1]]):
+					t.Errorf("NCCL %s: offsetof %s = %s, binding's layout %d", v, f[1], f[2], l.Offsets[f[1]])
+				case f[0] == "enum" && f[2] != strconv.Itoa(enums[f[1]]):
+					t.Errorf("NCCL %s: %s = %s, binding says %d", v, f[1], f[2], enums[f[1]])
+				}
+			}
+		})
+	}
+}
+
+// Every entry point the binding declares by hand has the real
+// declaration's shape: as many parameters, each of the same kind
+// (pointer, 32-bit integer or enum, size_t, the 128-byte id by value).
+// One the header lacks must be gated above its release.
+func TestRealHeaderSignatures(t *testing.T) {
+	ours := declaredEntryPoints(t)
+	for _, dir := range realList(t, "COLLBENCH_NCCL_INCLUDE") {
+		t.Run(filepath.Base(filepath.Dir(filepath.Dir(dir))), func(t *testing.T) {
+			v := headerVersion(t, dir)
+			work := t.TempDir()
+			aux := filepath.Join(work, "aux.txt")
+			compileProbe(t, dir, "#include \"nccl.h\"\nint main(void) { return 0; }\n", "-aux-info", aux)
+			data, err := os.ReadFile(aux)
+			if err != nil {
+				t.Fatal(err)
+			}
+			theirs := map[string][]string{}
+			re := regexp.MustCompile(`extern ncclResult_t (\w+) \((.*)\);`)
+			for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+				theirs[m[1]] = paramKinds(m[2])
+			}
+			for name, params := range ours {
+				real, ok := theirs[name]
+				switch {
+				case !ok && Since(name) <= v:
+					t.Errorf("NCCL %s: nccl.h does not declare %s, which the binding calls from %s on", v, name, Since(name))
+				case ok && strings.Join(real, ",") != strings.Join(params, ",") && !(len(real) == 0 && len(params) == 0):
+					t.Errorf("NCCL %s: %s takes (%s) in nccl.h, (%s) in the binding", v, name, strings.Join(real, ", "), strings.Join(params, ", "))
+				}
+			}
+			t.Logf("NCCL %s: %d entry points compared", v, len(ours))
+		})
+	}
+}
+
+// declaredEntryPoints reads library.h's list of entry points and the kinds
+// of their parameters.
+func declaredEntryPoints(t *testing.T) map[string][]string {
+	data, err := os.ReadFile("library.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	re := regexp.MustCompile(`X\((\w+), \(([^)]*)\), \(`)
+	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
+		var types []string
+		for _, p := range strings.Split(m[2], ",") {
+			p = strings.TrimSpace(p)
+			if i := strings.LastIndexAny(p, " *"); i >= 0 && p != "void" {
+				p = p[:i+1] // the type without the parameter's name
+			}
+			types = append(types, p)
+		}
+		out[m[1]] = paramKinds(strings.Join(types, ","))
+	}
+	if len(out) < 30 {
+		t.Fatalf("read only %d entry points from library.h", len(out))
+	}
+	return out
+}
+
+// pointerTypedefs are the types NCCL declares as pointers to its structs.
+var pointerTypedefs = map[string]bool{"ncclComm_t": true, "cudaStream_t": true, "ncclWindow_t": true}
+
+// paramKinds classifies a C parameter list by what the ABI passes. An
+// old-style declaration, f() in C, lists nothing: it is taken as f(void),
+// which it means in the C++ NCCL is built with.
+func paramKinds(list string) []string {
+	if strings.Contains(list, "???") {
+		return nil
+	}
+	var out []string
+	for _, p := range strings.Split(list, ",") {
+		p = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(p), "const "))
+		switch {
+		case p == "void" || p == "":
+			continue
+		case strings.Contains(p, "*") || pointerTypedefs[p]:
+			out = append(out, "pointer")
+		case strings.Contains(p, "size_t"):
+			out = append(out, "size_t")
+		case strings.Contains(p, "ncclUniqueId"):
+			out = append(out, "id")
+		default: // int, and the enums NCCL passes as int
+			out = append(out, "int")
+		}
+	}
+	return out
+}
+
+// libVersion is the release a libnccl.so.2 file is, from the name its
+// link resolves to (libnccl.so.2.22.3).
+func libVersion(t *testing.T, lib string) Version {
+	real, err := filepath.EvalSymlinks(lib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b, c int
+	if _, err := fmt.Sscanf(filepath.Base(real), "libnccl.so.%d.%d.%d", &a, &b, &c); err != nil {
+		t.Fatalf("%s: no release in the name %s", lib, real)
+	}
+	return V(a, b, c)
+}
+
+// Every entry point the binding declares is exported by each real
+// library, except those gated above its release.
+func TestRealLibraryExports(t *testing.T) {
+	ours := declaredEntryPoints(t)
+	for _, lib := range realList(t, "COLLBENCH_NCCL_LIBS") {
+		v := libVersion(t, lib)
+		out, err := exec.Command("nm", "-D", "--defined-only", lib).Output()
+		if err != nil {
+			t.Fatalf("nm %s: %v", lib, err)
+		}
+		exported := map[string]bool{}
+		sc := bufio.NewScanner(strings.NewReader(string(out)))
+		for sc.Scan() {
+			if f := strings.Fields(sc.Text()); len(f) == 3 {
+				exported[f[2]] = true
+			}
+		}
+		for _, name := range append(keys(ours), "ncclGetErrorString", "ncclGetLastError") {
+			if !exported[name] && Since(name) <= v {
+				t.Errorf("NCCL %s does not export %s, which the binding calls from %s on", v, name, Since(name))
+			}
+		}
+	}
+}
+
+func keys(m map[string][]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
+}
+
+// Each real library loads and answers as the binding expects, without a
+// GPU: its version, the gating of newer entry points, a unique id, and
+// one line when a communicator cannot be made. Load keeps its first result
+// for the process, so each library is checked in a child process.
+func TestRealLibraryRuntime(t *testing.T) {
+	if lib := os.Getenv("COLLBENCH_TEST_REAL_NCCL"); lib != "" {
+		realRuntimeChecks(t, lib)
+		return
+	}
+	for _, lib := range realList(t, "COLLBENCH_NCCL_LIBS") {
+		cmd := exec.Command(os.Args[0], "-test.run", "^TestRealLibraryRuntime$", "-test.v")
+		cmd.Env = append(os.Environ(), "COLLBENCH_TEST_REAL_NCCL="+lib)
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestRealLibraryRuntime") {
+			t.Errorf("%s: %v\n%s", lib, err, out)
+		}
+	}
+}
+
+func realRuntimeChecks(t *testing.T, lib string) {
+	want := libVersion(t, lib)
+	path, err := Load(lib)
+	if err != nil || path != lib {
+		t.Fatalf("Load(%s) = %q, %v", lib, path, err)
+	}
+	if v := RuntimeVersion(); v != want {
+		t.Errorf("version %s, want %s", v, want)
+	}
+	for _, name := range []string{"ncclAlltoAll", "ncclGather", "ncclScatter", "ncclCommWindowRegister", "ncclGetLastError", "ncclCommSplit"} {
+		err := Has(name)
+		if (err == nil) != (Since(name) <= want) {
+			t.Errorf("NCCL %s: Has(%s) = %v; the binding gates it from %s", want, name, err, Since(name))
+		}
+	}
+	id, err := GetUniqueID()
+	if err != nil {
+		t.Fatalf("GetUniqueID: %v", err)
+	}
+	comm, err := InitRank(1, id, 0, nil)
+	var e *Error
+	switch {
+	case err == nil:
+		comm.Destroy()
+		t.Fatal("a communicator was made on a machine without a GPU")
+	case !errors.As(err, &e) || e.Result != UnhandledCudaError || strings.Contains(err.Error(), "\n"):
+		t.Errorf("InitRank without a GPU: %q, want one line with ncclUnhandledCudaError", err)
+	}
+	t.Logf("NCCL %s: InitRank without a GPU: %v", want, err)
+}
