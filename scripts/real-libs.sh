@@ -122,7 +122,7 @@ log "nccl.h, libnccl.so.2 (${NCCL_OLD%%-*}, ${NCCL_NEW%%-*}) and libcuda.so.1 ($
   "$bin/nccl.test" -test.run 'TestReal|TestFakeLibrary|TestLoadFailures' -test.v) | grep -E '^(--- |    real_test|ok|PASS|FAIL)' || fail nccl
 (cd cuda && as COLLBENCH_CUDA_DRIVER="$COLLBENCH_CUDA_DRIVER" LD_LIBRARY_PATH="$drv" "$bin/cuda.test" -test.v) |
   grep -E '^(--- |PASS|FAIL)' || fail cuda
-(cd machine && as LD_LIBRARY_PATH="$drv" "$bin/machine.test" -test.v) | grep -E '^(--- |PASS|FAIL)' || fail machine
+(cd machine && as LD_LIBRARY_PATH="$drv" COLLBENCH_REAL_NVML=1 "$bin/machine.test" -test.v) | grep -E '^(--- |PASS|FAIL)' || fail machine
 
 # collbench with the real libraries and no GPU: one line and exit 1 where
 # the nccl backend is required, the host backend with the reason otherwise.
