@@ -57,7 +57,8 @@ fetch() {
   [ ${#missing[@]} -eq 0 ] && return
   printf 'deb %s trixie main contrib non-free\ndeb %s sid contrib non-free\n' "$mirror" "$mirror" >"$W/apt/sources.list"
   local o=(-o "Dir::Etc::SourceList=$W/apt/sources.list" -o Dir::Etc::SourceParts=/dev/null
-    -o "Dir::State::Lists=$W/apt/lists" -o "Dir::Cache=$W/apt/cache" -o APT::Sandbox::User="$(id -un)")
+    -o "Dir::State::Lists=$W/apt/lists" -o "Dir::Cache=$W/apt/cache" -o "Dir::Cache::archives=$W/apt/cache/archives"
+    -o APT::Sandbox::User="$(id -un)")
   log "fetching ${missing[*]}"
   apt-get "${o[@]}" update -qq
   (cd "$W/debs" && apt-get "${o[@]}" download -qq "${missing[@]}")
