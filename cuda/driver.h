@@ -34,11 +34,8 @@ typedef unsigned long long CUdeviceptr;
   X(cuCtxSetCurrent, "cuCtxSetCurrent", (CUcontext c), (c)) \
   X(cuCtxSynchronize, "cuCtxSynchronize", (void), ()) \
   X(cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange", (int* least, int* greatest), (least, greatest)) \
-  X(cuMemGetInfo, "cuMemGetInfo_v2", (size_t* free, size_t* total), (free, total)) \
   X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr* p, size_t n), (p, n)) \
   X(cuMemFree, "cuMemFree_v2", (CUdeviceptr p), (p)) \
-  X(cuMemAllocHost, "cuMemAllocHost_v2", (void** p, size_t n), (p, n)) \
-  X(cuMemFreeHost, "cuMemFreeHost", (void* p), (p)) \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr dst, const void* src, size_t n), (dst, src, n)) \
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void* dst, CUdeviceptr src, size_t n), (dst, src, n)) \
   X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr p, unsigned char v, size_t n), (p, v, n)) \
@@ -46,11 +43,9 @@ typedef unsigned long long CUdeviceptr;
   X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", (CUstream* s, unsigned int flags, int prio), (s, flags, prio)) \
   X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream s), (s)) \
   X(cuStreamQuery, "cuStreamQuery", (CUstream s), (s)) \
-  X(cuStreamSynchronize, "cuStreamSynchronize", (CUstream s), (s)) \
   X(cuEventCreate, "cuEventCreate", (CUevent* e, unsigned int flags), (e, flags)) \
   X(cuEventDestroy, "cuEventDestroy_v2", (CUevent e), (e)) \
   X(cuEventRecord, "cuEventRecord", (CUevent e, CUstream s), (e, s)) \
-  X(cuEventSynchronize, "cuEventSynchronize", (CUevent e), (e)) \
   X(cuEventElapsedTime, "cuEventElapsedTime", (float* ms, CUevent start, CUevent end), (ms, start, end)) \
   X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream s, int mode), (s, mode)) \
   X(cuStreamEndCapture, "cuStreamEndCapture", (CUstream s, CUgraph* g), (s, g)) \

@@ -47,11 +47,6 @@ func (s *Stream) Query() (bool, error) {
 	return r == 0, check("cuStreamQuery", r)
 }
 
-// Synchronize blocks until the stream is idle.
-func (s *Stream) Synchronize() error {
-	return check("cuStreamSynchronize", C.cb_cuStreamSynchronize(s.s))
-}
-
 // Destroy releases the stream.
 func (s *Stream) Destroy() error { return check("cuStreamDestroy", C.cb_cuStreamDestroy(s.s)) }
 
@@ -79,9 +74,6 @@ func (e *Event) Handle() uintptr { return uintptr(unsafe.Pointer(e.e)) }
 
 // Record captures the stream's position.
 func (e *Event) Record(s *Stream) error { return check("cuEventRecord", C.cb_cuEventRecord(e.e, s.s)) }
-
-// Synchronize waits for the event.
-func (e *Event) Synchronize() error { return check("cuEventSynchronize", C.cb_cuEventSynchronize(e.e)) }
 
 // Destroy releases the event.
 func (e *Event) Destroy() error { return check("cuEventDestroy", C.cb_cuEventDestroy(e.e)) }
