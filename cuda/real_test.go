@@ -80,3 +80,37 @@ func TestRealDriverWithoutGPU(t *testing.T) {
 		t.Errorf("%s: %v\n%s", lib, err, out)
 	}
 }
+
+// A real cuBLAS (COLLBENCH_CUBLAS: libcublas.so.12, with libcublasLt
+// beside it) exports the four entry points the binding resolves and loads
+// by path. The loader keeps the first library, so this runs in a child.
+func TestRealCUBLAS(t *testing.T) {
+	if lib := os.Getenv("COLLBENCH_TEST_REAL_CUBLAS"); lib != "" {
+		if path, err := LoadBLAS(lib); err != nil || path != lib {
+			t.Fatalf("LoadBLAS(%s) = %q, %v", lib, path, err)
+		}
+		return
+	}
+	lib := os.Getenv("COLLBENCH_CUBLAS")
+	if lib == "" {
+		t.Skip("COLLBENCH_CUBLAS is not set (scripts/real-libs.sh sets it with FULL=1)")
+	}
+	out, err := exec.Command("nm", "-D", "--defined-only", lib).Output()
+	if err != nil {
+		t.Fatalf("nm %s: %v", lib, err)
+	}
+	src, err := os.ReadFile("cublas.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range regexp.MustCompile(`X\(\w+, "(\w+)"`).FindAllStringSubmatch(string(src), -1) {
+		if !regexp.MustCompile(`(?m) ` + m[1] + `(@.*)?$`).Match(out) {
+			t.Errorf("%s does not export %s", lib, m[1])
+		}
+	}
+	cmd := exec.Command(os.Args[0], "-test.run", "^TestRealCUBLAS$", "-test.v")
+	cmd.Env = append(os.Environ(), "COLLBENCH_TEST_REAL_CUBLAS="+lib)
+	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestRealCUBLAS") {
+		t.Errorf("%s: %v\n%s", lib, err, out)
+	}
+}

@@ -42,6 +42,12 @@ NCCL_OLD=${NCCL_OLD:-2.22.3-1-1}    # trixie/contrib
 NCCL_NEW=${NCCL_NEW:-2.29.7-1-1}    # sid/contrib
 DRIVER=${DRIVER:-550.163.01-2}      # trixie/non-free: libcuda1, libnvidia-ml1
 LIBC=${LIBC:-2.41-12+deb13u5}       # trixie/main: Debian's libnccl2 needs glibc 2.38
+# With FULL=1 (or when they are already in the cache): the CUDA 12.4
+# headers (cuda.h, cublas_api.h: a 934 MB deb) and cuBLAS, for the driver's
+# and cuBLAS's prototypes, names and constants.
+CUDA_DEV=${CUDA_DEV:-12.4.127~12.4.1-2}  # trixie/non-free: nvidia-cuda-dev
+CUBLAS=${CUBLAS:-12.4.5.8~12.4.1-2}      # trixie/non-free: libcublas12, libcublaslt12
+full_debs=(nvidia-cuda-dev_${CUDA_DEV} libcublas12_${CUBLAS} libcublaslt12_${CUBLAS})
 
 log() { printf 'real-libs: %s\n' "$*" >&2; }
 fail() { log "FAILED: $*"; exit 1; }
@@ -50,6 +56,7 @@ fetch() {
   mkdir -p "$W/apt/lists/partial" "$W/apt/cache/archives/partial" "$W/debs"
   local want=(libnccl2_${NCCL_OLD} libnccl-dev_${NCCL_OLD} libnccl2_${NCCL_NEW} libnccl-dev_${NCCL_NEW}
     libcuda1_${DRIVER} libnvidia-ml1_${DRIVER} libc6_${LIBC})
+  [ "${FULL:-0}" = 1 ] && want+=("${full_debs[@]}")
   local missing=()
   for d in "${want[@]}"; do
     [ -f "$W/debs/${d}_amd64.deb" ] || missing+=("${d/_/=}")
@@ -80,11 +87,24 @@ unpack() {
     dpkg -x "$W"/debs/libnvidia-ml1_*"$DRIVER"*_amd64.deb "$W/drv"
     touch "$W/drv/.done"
   fi
+  if have_full && [ ! -f "$W/cuda/.done" ]; then
+    rm -rf "$W/cuda" && mkdir -p "$W/cuda"
+    dpkg-deb --fsys-tarfile "$W/debs/nvidia-cuda-dev_${CUDA_DEV}_amd64.deb" | tar -x -C "$W/cuda" ./usr/include
+    dpkg -x "$W/debs/libcublas12_${CUBLAS}_amd64.deb" "$W/cuda"
+    dpkg -x "$W/debs/libcublaslt12_${CUBLAS}_amd64.deb" "$W/cuda"
+    touch "$W/cuda/.done"
+  fi
   if [ ! -f "$W/sysroot/.done" ]; then
     rm -rf "$W/sysroot"
     dpkg -x "$W"/debs/libc6_*_amd64.deb "$W/sysroot"
     touch "$W/sysroot/.done"
   fi
+}
+
+# have_full says whether the CUDA headers' and cuBLAS's debs are cached.
+have_full() {
+  local d
+  for d in "${full_debs[@]}"; do [ -f "$W/debs/${d}_amd64.deb" ] || return 1; done
 }
 
 # as runs a probe as an unprivileged user when this script is root.
@@ -105,6 +125,12 @@ sys=$W/sysroot/$lib
 export COLLBENCH_NCCL_INCLUDE=$old/usr/include:$new/usr/include
 export COLLBENCH_NCCL_LIBS=$old/$lib/libnccl.so.2:$new/$lib/libnccl.so.2
 export COLLBENCH_CUDA_DRIVER=$drv/libcuda.so.1
+cudaenv=()
+if have_full; then
+  cudaenv=(COLLBENCH_CUDA_INCLUDE="$W/cuda/usr/include" COLLBENCH_CUBLAS="$W/cuda/$lib/libcublas.so.12")
+else
+  log "the CUDA headers and cuBLAS are not cached: their checks are skipped (FULL=1 fetches them)"
+fi
 
 # Binaries that load Debian's libnccl2 run on trixie's glibc, through its
 # own loader: this machine's may be older than the 2.38 it needs.
@@ -121,8 +147,8 @@ chmod -R a+rX "$W" "$bin"
 log "nccl.h, libnccl.so.2 (${NCCL_OLD%%-*}, ${NCCL_NEW%%-*}) and libcuda.so.1 ($DRIVER), as $(as id -un)"
 (cd nccl && as COLLBENCH_NCCL_INCLUDE="$COLLBENCH_NCCL_INCLUDE" COLLBENCH_NCCL_LIBS="$COLLBENCH_NCCL_LIBS" \
   "$bin/nccl.test" -test.run 'TestReal|TestFakeLibrary|TestLoadFailures' -test.v) | grep -E '^(--- |    real_test|ok|PASS|FAIL)' || fail nccl
-(cd cuda && as COLLBENCH_CUDA_DRIVER="$COLLBENCH_CUDA_DRIVER" LD_LIBRARY_PATH="$drv" "$bin/cuda.test" -test.v) |
-  grep -E '^(--- |PASS|FAIL)' || fail cuda
+(cd cuda && as COLLBENCH_CUDA_DRIVER="$COLLBENCH_CUDA_DRIVER" "${cudaenv[@]}" LD_LIBRARY_PATH="$drv" "$bin/cuda.test" -test.v) |
+  grep -E '^(--- |    real|PASS|FAIL)' || fail cuda
 (cd machine && as LD_LIBRARY_PATH="$drv" COLLBENCH_REAL_NVML=1 "$bin/machine.test" -test.v) | grep -E '^(--- |PASS|FAIL)' || fail machine
 
 # collbench with the real libraries and no GPU: one line and exit 1 where
