@@ -104,9 +104,8 @@ func TestRealHeaderLayout(t *testing.T) {
 			}
 			// The two error-text calls, resolved apart from the others:
 			// the binding calls them as taking a result and a communicator.
-			b.WriteString("  const char* (*errorString)(ncclResult_t) = ncclGetErrorString;\n")
-			b.WriteString("  const char* (*lastError)(ncclComm_t) = ncclGetLastError;\n")
-			b.WriteString("  (void)errorString; (void)lastError;\n")
+			b.WriteString("  _Static_assert(__builtin_types_compatible_p(__typeof__(&ncclGetErrorString), const char* (*)(ncclResult_t)), \"ncclGetErrorString\");\n")
+			b.WriteString("  _Static_assert(__builtin_types_compatible_p(__typeof__(&ncclGetLastError), const char* (*)(ncclComm_t)), \"ncclGetLastError\");\n")
 			b.WriteString("  return 0;\n}\n")
 			for _, line := range strings.Split(strings.TrimSpace(compileProbe(t, dir, b.String())), "\n") {
 				f := strings.Fields(line)
