@@ -3,13 +3,14 @@ package cuda
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/internal/cprobe"
 )
 
 // The real CUDA headers (COLLBENCH_CUDA_INCLUDE: the folder with cuda.h
@@ -25,34 +26,19 @@ func realCUDAInclude(t *testing.T) string {
 	return dir
 }
 
+// cublasStubs stand in for cuda_fp16.h and cuda_bf16.h, which cuBLAS's
+// headers pull in and which need libcu++ (not in the deb); their types
+// are all that is used.
+var cublasStubs = map[string]string{
+	"cuda_fp16.h": "typedef struct { unsigned short x; } __half;\ntypedef struct { unsigned int x; } __half2;\n",
+	"cuda_bf16.h": "typedef struct { unsigned short x; } __nv_bfloat16;\ntypedef struct { unsigned int x; } __nv_bfloat162;\n",
+}
+
 // probeHeaders compiles src against the headers, with extra gcc flags,
 // and returns its output when it runs.
 func probeHeaders(t *testing.T, dir, src string, extra ...string) string {
 	t.Helper()
-	work := t.TempDir()
-	// cuBLAS's headers pull in cuda_fp16.h and cuda_bf16.h, which need
-	// libcu++ (not in the deb); their two types are all that is used.
-	for name, body := range map[string]string{
-		"cuda_fp16.h": "typedef struct { unsigned short x; } __half;\ntypedef struct { unsigned int x; } __half2;\n",
-		"cuda_bf16.h": "typedef struct { unsigned short x; } __nv_bfloat16;\ntypedef struct { unsigned int x; } __nv_bfloat162;\n",
-	} {
-		if err := os.WriteFile(filepath.Join(work, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, bin := filepath.Join(work, "probe.c"), filepath.Join(work, "probe")
-	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"-Wall", "-Werror", "-I", work, "-I", dir, "-o", bin, c}, extra...)
-	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("compiling against %s: %v\n%s", dir, err, out)
-	}
-	out, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatalf("running the probe: %v", err)
-	}
-	return string(out)
+	return cprobe.Run(t, src, cublasStubs, []string{dir}, extra...)
 }
 
 // The values the binding spells out are the headers' own: every CUresult
@@ -119,7 +105,7 @@ func TestRealCUDASignatures(t *testing.T) {
 		text := strings.ReplaceAll(string(src), "\\\n", " ")
 		for _, m := range regexp.MustCompile(`X\(\w+, "(\w+)",\s*\(([^)]*)\),`).FindAllStringSubmatch(text, -1) {
 			n++
-			sym, ours := m[1], cudaParamKinds(stripNames(m[2]))
+			sym, ours := m[1], cudaParamKinds(cprobe.StripNames(m[2]))
 			real, ok := theirs[sym]
 			switch {
 			case !ok:
@@ -135,42 +121,11 @@ func TestRealCUDASignatures(t *testing.T) {
 	t.Logf("%d entry points compared", n)
 }
 
-// stripNames drops the parameter names of a declaration's list.
-func stripNames(list string) string {
-	var out []string
-	for _, p := range strings.Split(list, ",") {
-		p = strings.TrimSpace(p)
-		if i := strings.LastIndexAny(p, " *"); i >= 0 && p != "void" {
-			p = p[:i+1]
-		}
-		out = append(out, p)
-	}
-	return strings.Join(out, ",")
-}
-
 // cudaPointers are the CUDA and cuBLAS types declared as pointers.
 var cudaPointers = map[string]bool{"CUcontext": true, "CUstream": true, "CUevent": true, "CUgraph": true,
 	"CUgraphExec": true, "cublasHandle_t": true, "cudaStream_t": true}
 
 // cudaParamKinds classifies a parameter list by what the ABI passes.
 func cudaParamKinds(list string) []string {
-	var out []string
-	for _, p := range strings.Split(list, ",") {
-		p = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(p), "const "))
-		switch {
-		case p == "void" || p == "":
-			continue
-		case strings.Contains(p, "*") || cudaPointers[p]:
-			out = append(out, "pointer")
-		case p == "CUdeviceptr" || strings.Contains(p, "long long") || p == "cuuint64_t":
-			out = append(out, "64-bit")
-		case p == "size_t":
-			out = append(out, "size_t")
-		case p == "float":
-			out = append(out, "float")
-		default: // int, unsigned int, char, and the enums passed as int
-			out = append(out, "int")
-		}
-	}
-	return out
+	return cprobe.Kinds(list, cudaPointers, map[string]bool{"CUdeviceptr": true, "cuuint64_t": true}, nil)
 }

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/internal/cprobe"
 )
 
 // The tests in this file check the binding against real NCCL releases:
@@ -39,25 +41,7 @@ var stubCUDA = map[string]string{
 // compileProbe builds and runs a C program against the header in dir.
 func compileProbe(t *testing.T, dir, src string, extra ...string) string {
 	t.Helper()
-	work := t.TempDir()
-	for name, body := range stubCUDA {
-		if err := os.WriteFile(filepath.Join(work, name), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c, bin := filepath.Join(work, "probe.c"), filepath.Join(work, "probe")
-	if err := os.WriteFile(c, []byte(src), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"-Wall", "-Werror", "-I", work, "-I", dir, "-o", bin, c}, extra...)
-	if out, err := exec.Command("gcc", args...).CombinedOutput(); err != nil {
-		t.Fatalf("compiling against %s/nccl.h: %v\n%s", dir, err, out)
-	}
-	out, err := exec.Command(bin).Output()
-	if err != nil {
-		t.Fatalf("running the probe: %v", err)
-	}
-	return string(out)
+	return cprobe.Run(t, src, stubCUDA, []string{dir}, extra...)
 }
 
 // headerVersion is NCCL_VERSION_CODE of the nccl.h in dir.
@@ -167,15 +151,7 @@ func declaredEntryPoints(t *testing.T) map[string][]string {
 	out := map[string][]string{}
 	re := regexp.MustCompile(`X\((\w+), \(([^)]*)\), \(`)
 	for _, m := range re.FindAllStringSubmatch(string(data), -1) {
-		var types []string
-		for _, p := range strings.Split(m[2], ",") {
-			p = strings.TrimSpace(p)
-			if i := strings.LastIndexAny(p, " *"); i >= 0 && p != "void" {
-				p = p[:i+1] // the type without the parameter's name
-			}
-			types = append(types, p)
-		}
-		out[m[1]] = paramKinds(strings.Join(types, ","))
+		out[m[1]] = paramKinds(cprobe.StripNames(m[2]))
 	}
 	if len(out) < 30 {
 		t.Fatalf("read only %d entry points from library.h", len(out))
@@ -186,30 +162,9 @@ func declaredEntryPoints(t *testing.T) map[string][]string {
 // pointerTypedefs are the types NCCL declares as pointers to its structs.
 var pointerTypedefs = map[string]bool{"ncclComm_t": true, "cudaStream_t": true, "ncclWindow_t": true}
 
-// paramKinds classifies a C parameter list by what the ABI passes. An
-// old-style declaration, f() in C, lists nothing: it is taken as f(void),
-// which it means in the C++ NCCL is built with.
+// paramKinds classifies a parameter list by what the ABI passes.
 func paramKinds(list string) []string {
-	if strings.Contains(list, "???") {
-		return nil
-	}
-	var out []string
-	for _, p := range strings.Split(list, ",") {
-		p = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(p), "const "))
-		switch {
-		case p == "void" || p == "":
-			continue
-		case strings.Contains(p, "*") || pointerTypedefs[p]:
-			out = append(out, "pointer")
-		case strings.Contains(p, "size_t"):
-			out = append(out, "size_t")
-		case strings.Contains(p, "ncclUniqueId"):
-			out = append(out, "id")
-		default: // int, and the enums NCCL passes as int
-			out = append(out, "int")
-		}
-	}
-	return out
+	return cprobe.Kinds(list, pointerTypedefs, nil, map[string]string{"ncclUniqueId": "id"})
 }
 
 // libVersion is the release a libnccl.so.2 file is, from the name its
