@@ -27,12 +27,7 @@ type Engine struct {
 }
 
 // peers is the job's other processes; none when Peers is not set.
-func (e *Engine) peers() Peers {
-	if e.Peers == nil {
-		return Solo{}
-	}
-	return e.Peers
-}
+func (e *Engine) peers() Peers { return orSolo(e.Peers) }
 
 // TimeoutError reports a collective that did not complete within -T.
 type TimeoutError struct {

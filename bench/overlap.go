@@ -87,12 +87,7 @@ type Overlap struct {
 }
 
 // peers is the job's other processes; none when Peers is not set.
-func (x *Overlap) peers() Peers {
-	if x.Peers == nil {
-		return Solo{}
-	}
-	return x.Peers
-}
+func (x *Overlap) peers() Peers { return orSolo(x.Peers) }
 
 // maxRuns bounds how many calls or runs one phase enqueues.
 const maxRuns = 100000

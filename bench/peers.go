@@ -33,6 +33,15 @@ func (Solo) AllReduce(ctx context.Context, vals []float64, _ Reduction) ([]float
 	return vals, ctx.Err()
 }
 
+// orSolo is p, or Solo when no peers were given: the engine's default,
+// applied where it is used so the caller's value is never written.
+func orSolo(p Peers) Peers {
+	if p == nil {
+		return Solo{}
+	}
+	return p
+}
+
 // Tracker is a Peers that can tell the job what this process is doing, so
 // that a process that stalls is reported with the collective and size it
 // stalled in.

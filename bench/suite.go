@@ -69,12 +69,7 @@ type ProbeResult struct {
 }
 
 // peers is the job's other processes; none when Peers is not set.
-func (s *Suite) peers() Peers {
-	if s.Peers == nil {
-		return Solo{}
-	}
-	return s.Peers
-}
+func (s *Suite) peers() Peers { return orSolo(s.Peers) }
 
 // Points is the number of (curve, size) points the suite plans.
 func (s *Suite) Points() int { return len(s.Colls) * len(s.Groupings) * len(s.Sizes) }
