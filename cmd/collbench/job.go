@@ -77,11 +77,3 @@ func withLibFlag(err error) error {
 	}
 	return err
 }
-
-// output is where this process writes results: rank 0 speaks for the job.
-func output(j *run.Job, stdout io.Writer) io.Writer {
-	if j.Rank != 0 {
-		return io.Discard
-	}
-	return stdout
-}
