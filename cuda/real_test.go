@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/internal/cprobe"
 )
 
 // The tests in this file check the binding against a real driver library
@@ -73,12 +75,7 @@ func TestRealDriverWithoutGPU(t *testing.T) {
 		return
 	}
 	lib := realDriver(t)
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestRealDriverWithoutGPU$", "-test.v")
-	cmd.Env = append(os.Environ(), "COLLBENCH_TEST_REAL_CUDA="+lib)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestRealDriverWithoutGPU") {
-		t.Errorf("%s: %v\n%s", lib, err, out)
-	}
+	cprobe.InChild(t, "COLLBENCH_TEST_REAL_CUDA="+lib)
 }
 
 // A real cuBLAS (COLLBENCH_CUBLAS: libcublas.so.12, with libcublasLt
@@ -108,9 +105,5 @@ func TestRealCUBLAS(t *testing.T) {
 			t.Errorf("%s does not export %s", lib, m[1])
 		}
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestRealCUBLAS$", "-test.v")
-	cmd.Env = append(os.Environ(), "COLLBENCH_TEST_REAL_CUBLAS="+lib)
-	if out, err := cmd.CombinedOutput(); err != nil || !strings.Contains(string(out), "--- PASS: TestRealCUBLAS") {
-		t.Errorf("%s: %v\n%s", lib, err, out)
-	}
+	cprobe.InChild(t, "COLLBENCH_TEST_REAL_CUBLAS="+lib)
 }

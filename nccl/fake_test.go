@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/internal/cprobe"
 )
 
 // fakeNCCL is the smallest library the loader accepts as NCCL 2.22.3: a
@@ -43,12 +45,7 @@ func TestFakeLibrary(t *testing.T) {
 	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
 		t.Fatalf("building the fake library: %v\n%s", err, out)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run", "^TestFakeLibrary$", "-test.v")
-	cmd.Env = append(os.Environ(), "COLLBENCH_TEST_FAKE_NCCL="+lib)
-	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestFakeLibrary") {
-		t.Errorf("checks against the fake library: %v\n%s", err, out)
-	}
+	cprobe.InChild(t, "COLLBENCH_TEST_FAKE_NCCL="+lib)
 }
 
 func fakeLibraryChecks(t *testing.T, path string) {

@@ -224,12 +224,7 @@ func TestRealLibraryRuntime(t *testing.T) {
 		return
 	}
 	for _, lib := range realList(t, "COLLBENCH_NCCL_LIBS") {
-		cmd := exec.Command(os.Args[0], "-test.run", "^TestRealLibraryRuntime$", "-test.v")
-		cmd.Env = append(os.Environ(), "COLLBENCH_TEST_REAL_NCCL="+lib)
-		out, err := cmd.CombinedOutput()
-		if err != nil || !strings.Contains(string(out), "--- PASS: TestRealLibraryRuntime") {
-			t.Errorf("%s: %v\n%s", lib, err, out)
-		}
+		cprobe.InChild(t, "COLLBENCH_TEST_REAL_NCCL="+lib)
 	}
 }
 

@@ -1,5 +1,7 @@
-// Package cprobe compiles and runs small C programs against real library
-// headers, for the tests that check the bindings against them.
+// Package cprobe helps the tests that check the bindings against the real
+// libraries: it compiles and runs small C programs against their headers,
+// classifies C parameter lists, and reruns a test in a child process for
+// loaders that load once per process.
 package cprobe
 
 import (
@@ -86,4 +88,19 @@ func StripNames(list string) string {
 		out = append(out, p)
 	}
 	return strings.Join(out, ",")
+}
+
+// InChild runs the calling top-level test again in a child process of the
+// test binary, with env (NAME=value) added, and fails t unless it passes
+// there. Loaders that keep their first result for the process (nccl.Load,
+// cuda.Load, LoadBLAS) are checked this way, one library per child.
+func InChild(t *testing.T, env string) {
+	t.Helper()
+	name := t.Name()
+	cmd := exec.Command(os.Args[0], "-test.run", "^"+name+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+name) {
+		t.Errorf("%s with %s: %v\n%s", name, env, err, out)
+	}
 }
