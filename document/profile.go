@@ -329,6 +329,11 @@ func (c *ProfileCurve) validate(world int) error {
 		if !finite(f.Alpha, f.Beta, f.BusBWInf, f.NHalf, f.R2, f.MaxRel) || f.Alpha < 0 || f.Beta < 0 {
 			return fmt.Errorf("%s: the fit holds a negative or non-finite number", c.Key())
 		}
+		for _, ci := range []*[2]float64{f.AlphaCI, f.BetaCI} {
+			if ci != nil && (!finite(ci[0], ci[1]) || ci[0] < 0 || ci[1] < ci[0]) {
+				return fmt.Errorf("%s: a fit interval %v is not an ordered pair of non-negative numbers", c.Key(), *ci)
+			}
+		}
 	}
 	return nil
 }

@@ -42,7 +42,7 @@ type Fit struct {
 	// Model is "alpha_beta" (one line) or "piecewise" (Segments, split
 	// where the curve bends).
 	Model  string `json:"model"`
-	Method string `json:"method"`
+	Method string `json:"method"` // huber_relative or theil_sen (wls_relative in older profiles)
 	// Line is the large-message line: the only line, or the last segment.
 	Line
 	BusBWInf float64   `json:"busbw_inf_GBps"` // bus factor / Beta, in GB/s
@@ -52,12 +52,16 @@ type Fit struct {
 	Range    [2]int64  `json:"range_bytes"`
 	Points   int       `json:"points"`
 	Segments []Segment `json:"segments,omitempty"`
+	// AlphaCI and BetaCI are the large-message line's 95 % bootstrap
+	// intervals (model.Bootstrap); profiles before them have none.
+	AlphaCI *[2]float64 `json:"alpha_ci_us,omitempty"`
+	BetaCI  *[2]float64 `json:"beta_ci_us_per_byte,omitempty"`
 }
 
 // FitOf converts a fitted model for the profile.
 func FitOf(f model.Fit) Fit {
 	out := Fit{Model: f.Model, Method: f.Method, Line: Line(f.Line), BusBWInf: f.BusBWInf, NHalf: f.NHalf,
-		R2: f.R2, MaxRel: f.MaxRel, Range: f.Range, Points: f.Points}
+		R2: f.R2, MaxRel: f.MaxRel, Range: f.Range, Points: f.Points, AlphaCI: &f.AlphaCI, BetaCI: &f.BetaCI}
 	for _, s := range f.Segments {
 		out.Segments = append(out.Segments, Segment{From: s.From, To: s.To, Line: Line(s.Line)})
 	}
