@@ -1,5 +1,5 @@
 // Package export writes a profile in the formats planners and simulators
-// read (Galvatron, Calculon, ASTRA-sim, SimAI, Alpa), fitting the cost
+// read (Galvatron, Calculon, ASTRA-sim, SimAI), fitting the cost
 // models each needs from the profile's curves. docs/exports.md says what
 // every file holds and which versions read it.
 package export
@@ -7,6 +7,7 @@ package export
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -21,7 +22,13 @@ import (
 )
 
 // Targets are the planners and simulators a profile exports to.
-var Targets = []string{"galvatron", "calculon", "astra-sim", "simai", "alpa"}
+var Targets = []string{"galvatron", "calculon", "astra-sim", "simai"}
+
+// dropped are targets collbench no longer writes, and why: asking for one
+// says so instead of calling it unknown.
+var dropped = map[string]string{
+	"alpa": "the alpa export was dropped: Alpa is archived and its cost model cannot read a profile right (docs/exports.md, \"Alpa\")",
+}
 
 // Options tune the exports; docs/exports.md explains each.
 type Options struct {
@@ -49,6 +56,9 @@ func ParseTargets(s string) ([]string, error) {
 	var out []string
 	for _, t := range strings.Split(s, ",") {
 		t = strings.TrimSpace(t)
+		if why, ok := dropped[t]; ok {
+			return nil, errors.New(why)
+		}
 		if !slices.Contains(Targets, t) {
 			return nil, fmt.Errorf("unknown export target %q (want %s or all)", t, strings.Join(Targets, ", "))
 		}
@@ -66,22 +76,51 @@ func CheckDir(dir string) error {
 	return fileio.Check(filepath.Join(dir, ".collbench-probe"))
 }
 
-// WriteAll writes every target's files into dir and returns their paths;
-// the first target that fails stops it.
+// TargetError is an export target that could not be made, and why.
+type TargetError struct {
+	Target string
+	Err    error
+}
+
+func (e *TargetError) Error() string { return e.Target + " export: " + e.Err.Error() }
+func (e *TargetError) Unwrap() error { return e.Err }
+
+// WriteAll writes every target's files into dir and returns their paths.
+// Targets are independent: one that cannot be made (a curve missing, a
+// file that cannot be written) is a *TargetError in the joined error and
+// the others are still written. Only the end of ctx stops it early.
 func WriteAll(ctx context.Context, p *document.Profile, targets []string, dir string, o Options) ([]string, error) {
 	var all []string
+	var failed []error
 	for _, t := range targets {
 		files, err := Write(ctx, p, t, dir, o)
 		all = append(all, files...)
+		if ctx.Err() != nil {
+			return all, ctx.Err()
+		}
 		if err != nil {
-			return all, err
+			failed = append(failed, err)
 		}
 	}
-	return all, nil
+	return all, errors.Join(failed...)
+}
+
+// Failures lists the targets WriteAll could not make.
+func Failures(err error) []*TargetError {
+	var out []*TargetError
+	var one *TargetError
+	if joined, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range joined.Unwrap() {
+			out = append(out, Failures(e)...)
+		}
+	} else if errors.As(err, &one) {
+		out = append(out, one)
+	}
+	return out
 }
 
 // Write writes the files of target into dir and returns their paths.
-// Every file is written whole or not at all.
+// Every file is written whole or not at all; a failure is a *TargetError.
 func Write(ctx context.Context, p *document.Profile, target, dir string, o Options) ([]string, error) {
 	var files []exportFile
 	var err error
@@ -94,23 +133,21 @@ func Write(ctx context.Context, p *document.Profile, target, dir string, o Optio
 		files, err = astraFiles(p)
 	case "simai":
 		files, err = simaiFiles(p, o)
-	case "alpa":
-		files, err = alpaFiles(p)
 	default:
 		return nil, fmt.Errorf("unknown export target %q (want %s)", target, strings.Join(Targets, ", "))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s export: %w", target, err)
+		return nil, &TargetError{target, err}
 	}
 	var paths []string
 	for _, f := range files {
 		path := filepath.Join(dir, f.name)
 		if err := fileio.WriteBytes(ctx, path, f.data); err != nil {
-			return paths, err
+			return paths, &TargetError{target, err}
 		}
 		if f.exec {
 			if err := os.Chmod(path, 0o755); err != nil {
-				return paths, err
+				return paths, &TargetError{target, err}
 			}
 		}
 		paths = append(paths, path)

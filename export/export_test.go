@@ -155,10 +155,18 @@ func TestGalvatronUnits(t *testing.T) {
 	}
 }
 
-// Calculon's formula with the exported entries gives back the fitted
-// times of every op on each tier.
-func TestCalculonReproducesFits(t *testing.T) {
-	p := fixture.Profile(t, 2, 4)
+// opAlpha gives each collective its own latency, as on a machine: one
+// latency for all of them is what hides a format that has only one.
+func opAlpha(op string) float64 {
+	return map[string]float64{"allreduce": 1, "allgather": 0.25, "reducescatter": 0.5, "alltoall": 0.75, "sendrecv": 0.2, "broadcast": 0.6}[op]
+}
+
+// Calculon's own formula (calculon/network.py Network.time) on the
+// exported entries gives every op's measured time within the residual the
+// file states, and the residuals are small: one shared latency no longer
+// charges the all-reduce's α to the others.
+func TestCalculonMatchesTable(t *testing.T) {
+	p := fixture.ProfileWith(t, 2, 4, opAlpha)
 	dir := t.TempDir()
 	if _, err := Write(context.Background(), p, "calculon", dir, Options{}); err != nil {
 		t.Fatal(err)
@@ -171,34 +179,126 @@ func TestCalculonReproducesFits(t *testing.T) {
 			MustBeFilled                   bool    `json:"must_be_filled"`
 			ProcessorUsage                 float64 `json:"processor_usage"`
 		}
+		Residuals []struct {
+			Tier      string
+			GroupSize int                `json:"group_size"`
+			MaxRelErr map[string]float64 `json:"max_rel_err"`
+		}
 	}
 	readJSON(t, filepath.Join(dir, "calculon_networks.json"), &doc)
-	if len(doc.Networks) != 2 || doc.Networks[0].Size != 4 || doc.Networks[1].Size != 8 || !doc.Networks[0].MustBeFilled {
-		t.Fatalf("networks: %+v", doc.Networks)
+	if len(doc.Networks) != 2 || doc.Networks[0].Size != 4 || doc.Networks[1].Size != 8 || !doc.Networks[0].MustBeFilled || len(doc.Residuals) != 2 {
+		t.Fatalf("networks: %+v", doc)
 	}
 	tiers := []struct {
 		n      int
 		layout string
 	}{{4, "consecutive"}, {2, "strided"}}
-	s := float64(64 << 20)
 	for i, net := range doc.Networks {
+		if *net.Ops["all_reduce"][0] != 2 || net.Ops["p2p"][1] != nil || *net.Ops["all_gather"][1] != -1 {
+			t.Errorf("tier %d ops %v", i, net.Ops)
+		}
 		for key, coll := range map[string]string{"all_reduce": "allreduce", "all_gather": "allgather", "reduce_scatter": "reducescatter", "p2p": "sendrecv"} {
 			c, err := p.Curve(coll, tiers[i].n, tiers[i].layout)
 			if err != nil {
 				t.Fatal(err)
 			}
-			op := net.Ops[key]
-			scaled := s * *op[0]
-			if op[1] != nil {
-				scaled += scaled / float64(tiers[i].n) * *op[1]
+			res := doc.Residuals[i].MaxRelErr[key]
+			// With α 4–20 µs and 1 MiB taking 7–21 µs of bandwidth time,
+			// one shared latency costs at most ~40 % at the smallest size
+			// (the all-reduce α charged to every op cost 170 %).
+			if res > 0.45 {
+				t.Errorf("tier %d %s: residual %.3f", i, key, res)
 			}
-			got := net.Latency + scaled/(net.Bandwidth*1e9*net.Efficiency)
-			if want := c.Fit.At(s) * 1e-6; math.Abs(got-want) > 1e-9*want+1e-12 {
-				t.Errorf("tier %d %s: Calculon time %v s, fit %v s", i, key, got, want)
+			var worst float64
+			for _, smp := range c.Samples {
+				s := float64(smp.Bytes)
+				scaled := s * *net.Ops[key][0]
+				if op := net.Ops[key][1]; op != nil {
+					scaled += scaled / float64(tiers[i].n) * *op
+				}
+				got := net.Latency + scaled/(net.Bandwidth*1e9*net.Efficiency)
+				worst = max(worst, math.Abs(got-smp.TimeUs*1e-6)/(smp.TimeUs*1e-6))
+			}
+			if math.Abs(worst-res) > 1e-4 {
+				t.Errorf("tier %d %s: Calculon is %.4f off the table at worst, the file says %.4f", i, key, worst, res)
 			}
 		}
 		if !within(net.ProcessorUsage, 1-1/1.1, 1e-5) {
 			t.Errorf("processor_usage %v", net.ProcessorUsage)
+		}
+	}
+}
+
+// ASTRA-sim's analytical backend on the exported network: a ring
+// all-reduce over a Switch dimension of n NPUs sends 2(n−1) times, each
+// charged two link latencies (two hops) and chunk/bandwidth with its GB/s
+// read as 2^30 B/s (NetworkFunction.cpp, Switch.cpp, BasicTopology.cpp).
+// That time must be the profile's all-reduce line.
+func TestAstraSimUnits(t *testing.T) {
+	p := fixture.ProfileWith(t, 2, 4, opAlpha)
+	dir := t.TempDir()
+	if _, err := Write(context.Background(), p, "astra-sim", dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Dimensions []struct {
+			NPUs    int     `json:"npus_count"`
+			BW      float64 `json:"bandwidth_GiBps"`
+			Latency float64 `json:"latency_ns"`
+		}
+	}
+	readJSON(t, filepath.Join(dir, "astra_network.json"), &doc)
+	yml, _ := os.ReadFile(filepath.Join(dir, "astra_network.yml"))
+	for i, tier := range []struct {
+		n      int
+		layout string
+	}{{4, "consecutive"}, {2, "strided"}} {
+		d := doc.Dimensions[i]
+		if !strings.Contains(string(yml), num(d.BW)) || !strings.Contains(string(yml), num(d.Latency)) {
+			t.Errorf("the yml and its twin differ:\n%s", yml)
+		}
+		c, _ := p.Curve("allreduce", tier.n, tier.layout)
+		n := float64(d.NPUs)
+		for _, s := range []float64{1 << 20, 64 << 20, 1 << 30} {
+			bpns := d.BW * (1 << 30) / 1e9
+			simNs := 2*(n-1)*2*d.Latency + 2*(n-1)/n*s/bpns
+			if want := c.Fit.At(s) * 1e3; math.Abs(simNs-want) > 1e-5*want { // 6 significant digits in the file
+				t.Errorf("tier %d, %g bytes: ASTRA-sim %v ns, profile %v ns", i, s, simNs, want)
+			}
+		}
+	}
+}
+
+// SimAI 1.x reads busbw.yaml in GiB/s (Common.hh GBps = 1/2^30) and reads
+// EP's allreduce/allgather/reducescatter for the expert-data-parallel
+// group (DP_EP), its alltoall for the EP group.
+func TestSimAIUnitsAndGroups(t *testing.T) {
+	p := fixture.Profile(t, 1, 8)
+	dir := t.TempDir()
+	if _, err := Write(context.Background(), p, "simai", dir, Options{TP: 2, EP: 2}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "busbw.yaml"))
+	got := map[string]string{}
+	section := ""
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n")[1:] {
+		if strings.HasSuffix(line, ":") {
+			section = strings.TrimSuffix(line, ":")
+			continue
+		}
+		k, v, _ := strings.Cut(line, ": ")
+		got[section+"."+strings.TrimSuffix(k, ",")] = v
+	}
+	gib := num(150 * 1e9 / (1 << 30)) // every group of the one-node fixture runs at 150 GB/s
+	for key, want := range map[string]string{
+		"TP.allreduce": gib, // 2 consecutive
+		"DP.allgather": gib, // 4 ranks of stride 2: the strided layout
+		"EP.allreduce": gib, // DP_EP: 2 ranks of stride TP·EP = 4, strided
+		"EP.alltoall":  "null", // 2 ranks of stride 2: no layout of the profile
+		"PP.busbw":     gib,
+	} {
+		if got[key] != want {
+			t.Errorf("%s = %q, want %q\n%s", key, got[key], want, data)
 		}
 	}
 }

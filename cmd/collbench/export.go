@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -70,13 +71,30 @@ func (e *exportFlags) checkDir() error {
 	return nil
 }
 
-// write exports doc to every chosen target; the first failure stops it.
-func (e *exportFlags) write(ctx context.Context, doc *document.Profile) ([]string, error) {
+// errExportFailed means a chosen export target could not be made
+// (exit code 3): what it lacked is on stderr, one line per target, and
+// the profile and the other targets' files are written.
+var errExportFailed = errors.New("an export target could not be made")
+
+// write exports doc to every chosen target, each independent of the
+// others; the files go to files, a target that fails is one line on
+// stderr and makes the result errExportFailed.
+func (e *exportFlags) write(ctx context.Context, doc *document.Profile, cmd string, files func(string), stderr io.Writer) error {
 	targets, err := e.list()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return export.WriteAll(ctx, doc, targets, e.dir, e.opts)
+	written, err := export.WriteAll(ctx, doc, targets, e.dir, e.opts)
+	for _, f := range written {
+		files(f)
+	}
+	if failed := export.Failures(err); len(failed) > 0 && ctx.Err() == nil {
+		for _, t := range failed {
+			fmt.Fprintf(stderr, "collbench %s: %v\n", cmd, t)
+		}
+		return errExportFailed
+	}
+	return err
 }
 
 // runExport is collbench export: a saved profile into planners' formats.
@@ -88,7 +106,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.StringVar(&e.targets, "to", "", "targets, comma-separated: "+strings.Join(export.Targets, ", ")+" or all")
 	fs.StringVarP(&e.dir, "output", "o", ".", "folder to write the files into (created if missing)")
 	e.registerTuning(fs)
-	synopsis := "collbench export --to galvatron|calculon|astra-sim|simai|alpa|all profile.json [-o DIR]"
+	synopsis := "collbench export --to " + strings.Join(export.Targets, "|") + "|all profile.json [-o DIR]"
 	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
 		return code
 	}
@@ -109,11 +127,11 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := e.checkDir(); err != nil {
 		return fail(err)
 	}
-	files, err := e.write(ctx, doc)
-	for _, f := range files {
-		fmt.Fprintln(stdout, f)
-	}
-	if err != nil {
+	err = e.write(ctx, doc, "export", func(f string) { fmt.Fprintln(stdout, f) }, stderr)
+	switch {
+	case errors.Is(err, errExportFailed):
+		return exitExport
+	case err != nil:
 		return fail(err)
 	}
 	return exitOK

@@ -30,6 +30,7 @@ const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	exitExport  = 3 // the profile is measured and saved, but an export asked for failed
 	exitTimeout = 4
 	exitWrong   = 7
 	exitSignal  = 130
@@ -149,6 +150,8 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ue):
 		return exitUsage
+	case errors.Is(err, errExportFailed):
+		return exitExport
 	case errors.Is(err, context.Canceled): // an interruption wins over what it cut short
 		return exitSignal
 	case errors.As(err, &te), errors.Is(err, cluster.ErrTimedOut), errors.As(err, new(*run.StartTimeout)):

@@ -192,9 +192,5 @@ func (f *profileFlags) write(ctx context.Context, doc *document.Profile, stdout,
 	if !complete {
 		return nil
 	}
-	files, err := f.exports.write(ctx, doc)
-	for _, file := range files {
-		fmt.Fprintf(stderr, "collbench profile: wrote %s\n", file)
-	}
-	return err
+	return f.exports.write(ctx, doc, "profile", func(file string) { fmt.Fprintf(stderr, "collbench profile: wrote %s\n", file) }, stderr)
 }

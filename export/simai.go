@@ -1,0 +1,84 @@
+package export
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/model"
+)
+
+// simaiGroup is one group SimAI 1.x's busbw.yaml describes: its size and
+// the rank distance inside it, in Megatron's rank order (TP innermost,
+// then DP).
+type simaiGroup struct{ n, stride int }
+
+// simaiFiles renders busbw.yaml as SimAI 1.0 and 1.1 read it (the -busbw
+// flag; later SimAI computes bus bandwidths itself and reads no file).
+// Values are fitted busbw∞ in SimAI's GB/s, which is 2^30 bytes per
+// second (Common.hh: GBps = 1/2^30), so busbw·10⁹/2^30. Sections: TP
+// over consecutive TP groups; DP over DP groups (stride TP); under EP,
+// allreduce, allgather and reducescatter describe the expert-data-parallel
+// group SimAI calls DP_EP (the DP/EP ranks holding the same experts,
+// stride TP·EP) and alltoall the EP group itself (EP consecutive DP ranks,
+// stride TP); PP the send/recv over pipeline pairs. A group that is not
+// one of the profile's layouts, or not measured, is null.
+func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
+	w, rpn := p.Meta.WorldSize, p.Meta.RanksPerNode
+	tp, dp, ep, pp := o.TP, o.DP, o.EP, o.PP
+	if tp == 0 {
+		tp = rpn
+	}
+	if dp == 0 {
+		dp = w / tp
+	}
+	if ep == 0 {
+		ep = dp
+	}
+	if pp == 0 {
+		pp = min(2, w)
+	}
+	for name, n := range map[string]int{"TP": tp, "DP": dp, "EP": ep, "PP": pp} {
+		if n < 1 || n > w || w%n != 0 {
+			return nil, fmt.Errorf("%s size %d does not divide the world size %d", name, n, w)
+		}
+	}
+	if tp*dp > w || dp%ep != 0 {
+		return nil, fmt.Errorf("TP %d × DP %d must fit the world of %d, and EP %d must divide DP", tp, dp, w, ep)
+	}
+	name := o.Name
+	if name == "" {
+		name = "collbench"
+	}
+	bw := func(coll string, g simaiGroup) string {
+		layout, ok := model.LayoutOf(w, g.n, g.stride)
+		if !ok || g.n < 2 {
+			return "null"
+		}
+		c, err := p.Curve(coll, g.n, layout)
+		if err != nil {
+			return "null"
+		}
+		m, err := c.Model()
+		if err != nil || m.Fit.BusBWInf <= 0 {
+			return "null"
+		}
+		return num(m.Fit.BusBWInf * 1e9 / (1 << 30))
+	}
+	tpG, dpG := simaiGroup{tp, 1}, simaiGroup{dp, tp}
+	edpG, epG := simaiGroup{dp / ep, tp * ep}, simaiGroup{ep, tp}
+	var b strings.Builder
+	b.WriteString(name + "\n")
+	for _, dim := range []struct {
+		name        string
+		reduce, ata simaiGroup
+	}{{"TP", tpG, tpG}, {"DP", dpG, dpG}, {"EP", edpG, epG}} {
+		fmt.Fprintf(&b, "%s:\n", dim.name)
+		for _, coll := range []string{"allreduce", "allgather", "reducescatter"} {
+			fmt.Fprintf(&b, "%s,: %s\n", coll, bw(coll, dim.reduce))
+		}
+		fmt.Fprintf(&b, "alltoall,: %s\n", bw("alltoall", dim.ata))
+	}
+	fmt.Fprintf(&b, "PP:\nbusbw: %s\n", bw("sendrecv", simaiGroup{pp, w / pp}))
+	return []exportFile{{name: "busbw.yaml", data: []byte(b.String())}}, nil
+}
