@@ -291,9 +291,9 @@ func TestSimAIUnitsAndGroups(t *testing.T) {
 	}
 	gib := num(150 * 1e9 / (1 << 30)) // every group of the one-node fixture runs at 150 GB/s
 	for key, want := range map[string]string{
-		"TP.allreduce": gib, // 2 consecutive
-		"DP.allgather": gib, // 4 ranks of stride 2: the strided layout
-		"EP.allreduce": gib, // DP_EP: 2 ranks of stride TP·EP = 4, strided
+		"TP.allreduce": gib,    // 2 consecutive
+		"DP.allgather": gib,    // 4 ranks of stride 2: the strided layout
+		"EP.allreduce": gib,    // DP_EP: 2 ranks of stride TP·EP = 4, strided
 		"EP.alltoall":  "null", // 2 ranks of stride 2: no layout of the profile
 		"PP.busbw":     gib,
 	} {
