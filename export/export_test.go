@@ -333,3 +333,33 @@ func TestExportErrors(t *testing.T) {
 }
 
 func within(got, want, rel float64) bool { return got >= want*(1-rel) && got <= want*(1+rel) }
+
+// sp_time holds the measured medians; a size the fit sets aside as an
+// outlier gets the fit's time, not the previous size's (a running
+// maximum turned one noisy dip into a time 2.7× the measured one).
+func TestGalvatronTimesAreMeasured(t *testing.T) {
+	p := fixture.Profile(t, 1, 2)
+	c, err := p.Curve("allreduce", 2, "consecutive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := map[int64]int{}
+	for i, s := range c.Samples {
+		at[s.Bytes] = i
+	}
+	exact := func(b int64) float64 { return c.Fit.At(float64(b)) }
+	c.Samples[at[8<<20]].TimeUs = 0.97 * exact(8<<20)  // noise: kept
+	c.Samples[at[64<<20]].TimeUs = 0.2 * exact(64<<20) // a wild dip: the fit's
+	c.Samples[at[256<<20]].TimeUs = 5 * exact(256<<20) // a wild stall: the fit's
+	dir := t.TempDir()
+	if _, err := Write(context.Background(), p, "galvatron", dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	var sp map[string]float64
+	readJSON(t, filepath.Join(dir, "sp_time_1nodes_2gpus_per_node.json"), &sp)
+	for mib, want := range map[int64]float64{8: 0.97 * exact(8<<20), 64: exact(64 << 20), 256: exact(256 << 20), 16: exact(16 << 20)} {
+		if got := sp[fmt.Sprintf("allreduce_size_2_%dMB_time", mib)]; !within(got, want/1e3, 1e-5) {
+			t.Errorf("%d MiB: %v ms, want %v ms", mib, got, want/1e3)
+		}
+	}
+}

@@ -62,17 +62,17 @@ func galvatronFiles(p *document.Profile, o Options) ([]exportFile, error) {
 			if err != nil {
 				return nil, err
 			}
-			m, err := c.Model()
+			pts, err := measured(c)
 			if err != nil {
 				return nil, err
 			}
 			count := 0
-			for _, s := range c.Samples {
-				if s.Bytes%(1<<20) != 0 {
+			for _, pt := range pts {
+				if int64(pt.Bytes)%(1<<20) != 0 {
 					continue // Galvatron's keys hold whole MiB
 				}
-				mib := s.Bytes >> 20
-				sp = append(sp, field{fmt.Sprintf("%s_size_%d_%dMB_time", op.key, n, mib), m.Time(float64(s.Bytes)) / 1e3})
+				mib := int64(pt.Bytes) >> 20
+				sp = append(sp, field{fmt.Sprintf("%s_size_%d_%dMB_time", op.key, n, mib), pt.Time / 1e3})
 				count++
 			}
 			if count < 8 {
