@@ -149,15 +149,20 @@ type Prediction struct {
 	Memory        Memory      `json:"memory"`
 }
 
-// layoutFor follows Megatron's rank order (tp innermost, then dp, then
-// pp) as Galvatron reads it: a data-parallel group is strided when tensor
-// parallelism takes the adjacent ranks, consecutive otherwise; pipeline
-// groups are always strided.
-func layoutFor(s Strategy) string {
-	if s.TP > 1 {
-		return "strided"
+// groupLayout is the profile layout of a group of n ranks stride apart,
+// in Megatron's rank order (TP innermost, then DP, then PP: rank = t +
+// TP·(d + DP·p)). A group that is neither of the profile's layouts cannot
+// be timed from it, and saying so beats timing it on other ranks' curve.
+func groupLayout(world int, dim string, n, stride int) (string, error) {
+	if n < 2 {
+		return "consecutive", nil
 	}
-	return "consecutive"
+	l, ok := LayoutOf(world, n, stride)
+	if !ok {
+		return "", fmt.Errorf("the %s groups are %d ranks %d apart, and a profile times only consecutive groups and groups %d apart; choose a strategy whose %s groups are one of these",
+			dim, n, stride, world/n, dim)
+	}
+	return l, nil
 }
 
 // Predict estimates the communication of one training step of m under s
@@ -185,14 +190,28 @@ func Predict(m Transformer, t Training, s Strategy, mc Machine) (Prediction, err
 	layers := L / float64(s.PP)
 	mb := float64(p.MicroBatches)
 	act := float64(t.MicroBatch) * float64(t.Seq) * float64(m.Hidden) * float64(t.Bytes)
-	layout := layoutFor(s)
+	// Megatron's groups: DP stride TP; EP groups take EP consecutive DP
+	// ranks (stride TP), so the ranks holding the same experts (EDP) are
+	// TP·EP apart; PP is stride TP·DP, the strided layout.
+	dpLayout, err := groupLayout(world, "DP", s.DP, s.TP)
+	if err != nil {
+		return Prediction{}, err
+	}
+	edpLayout, err := groupLayout(world, "expert-data-parallel", s.DP/s.EP, s.TP*s.EP)
+	if err != nil {
+		return Prediction{}, err
+	}
+	epLayout, err := groupLayout(world, "EP", s.EP, s.TP)
+	if err != nil {
+		return Prediction{}, err
+	}
 
 	add := func(tr Traffic) {
 		if tr.Group > 1 && tr.Calls > 0 && tr.Bytes > 0 {
 			p.Traffic = append(p.Traffic, tr)
 		}
 	}
-	grads := func(dim string, params float64, n int) {
+	grads := func(dim string, params float64, n int, layout string) {
 		bytes := params * float64(t.Bytes)
 		if n < 2 || bytes <= 0 {
 			return
@@ -220,8 +239,8 @@ func Predict(m Transformer, t Training, s Strategy, mc Machine) (Prediction, err
 		add(Traffic{Dim: dim, Coll: "reducescatter", Group: n, Layout: layout, Calls: buckets, Bytes: per, Hidden: "backward"})
 		add(Traffic{Dim: dim, Coll: "allgather", Group: n, Layout: layout, Calls: buckets, Bytes: per})
 	}
-	grads("DP", localDense, s.DP)
-	grads("EDP", localExperts, s.DP/s.EP)
+	grads("DP", localDense, s.DP, dpLayout)
+	grads("EDP", localExperts, s.DP/s.EP, edpLayout)
 	if s.TP > 1 {
 		// Megatron: two all-reduces of the layer's activations in forward
 		// and two in backward; with sequence parallelism each becomes an
@@ -245,7 +264,7 @@ func Predict(m Transformer, t Training, s Strategy, mc Machine) (Prediction, err
 	}
 	if s.EP > 1 {
 		// Dispatch and combine in forward, and again in backward.
-		add(Traffic{Dim: "EP", Coll: "alltoall", Group: s.EP, Layout: layout, Calls: 4 * mb * layers, Bytes: act * float64(m.TopK)})
+		add(Traffic{Dim: "EP", Coll: "alltoall", Group: s.EP, Layout: epLayout, Calls: 4 * mb * layers, Bytes: act * float64(m.TopK)})
 	}
 	for i := range p.Traffic {
 		tr := &p.Traffic[i]

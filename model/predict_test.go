@@ -105,14 +105,36 @@ func TestPredictVolumes(t *testing.T) {
 	}
 }
 
+// Each group is timed on the curve of its own ranks, in Megatron's order
+// (rank = t + TP·(d + DP·p)), or refused when the profile has no such
+// layout.
 func TestPredictLayouts(t *testing.T) {
-	net := &flatNet{}
-	if _, err := Predict(tiny, Training{Seq: 16, MicroBatch: 1, GlobalBatch: 8, Bytes: 2}, Strategy{DP: 2, TP: 2, PP: 2, EP: 1}, Machine{Net: net}); err != nil {
-		t.Fatal(err)
-	}
-	want := "allreduce/2/strided allreduce/2/consecutive sendrecv/2/strided"
-	if got := strings.Join(net.asked, " "); got != want {
-		t.Errorf("curves asked %q, want %q", got, want)
+	moe := Transformer{Name: "moe", Layers: 2, Hidden: 64, FFN: 256, Heads: 4, Experts: 4, TopK: 2}
+	for _, c := range []struct {
+		m          Transformer
+		s          Strategy
+		want, fail string
+	}{
+		// DP [0,2],[1,3]: stride 2 of 4 is strided.
+		{tiny, Strategy{DP: 2, TP: 2, PP: 1, EP: 1}, "allreduce/2/strided allreduce/2/consecutive", ""},
+		// EP [0,1],[2,3] consecutive; the experts' data-parallel group
+		// [0,2],[1,3] is strided, not consecutive.
+		{moe, Strategy{DP: 4, TP: 1, PP: 1, EP: 2}, "allreduce/4/consecutive allreduce/2/strided alltoall/2/consecutive", ""},
+		// DP [0,2] in a world of 8: stride TP = 2, not 4 (the PP pairs).
+		{tiny, Strategy{DP: 2, TP: 2, PP: 2, EP: 1}, "", "the DP groups are 2 ranks 2 apart"},
+		// EP [0,2],[1,3] of 8 ranks: neither layout.
+		{moe, Strategy{DP: 4, TP: 2, PP: 1, EP: 2}, "", "the EP groups are 2 ranks 2 apart"},
+	} {
+		net := &flatNet{}
+		_, err := Predict(c.m, Training{Seq: 16, MicroBatch: 1, GlobalBatch: 8, Bytes: 2}, c.s, Machine{Net: net})
+		switch {
+		case c.fail != "" && (err == nil || !strings.Contains(err.Error(), c.fail)):
+			t.Errorf("%s: %v, want %q", c.s, err, c.fail)
+		case c.fail == "" && err != nil:
+			t.Errorf("%s: %v", c.s, err)
+		case c.fail == "" && strings.Join(net.asked, " ") != c.want:
+			t.Errorf("%s: curves asked %q, want %q", c.s, strings.Join(net.asked, " "), c.want)
+		}
 	}
 }
 
@@ -186,8 +208,10 @@ func TestStrategyErrors(t *testing.T) {
 func TestRank(t *testing.T) {
 	m := Transformer{Name: "m", Layers: 4, Hidden: 256, FFN: 1024, Heads: 8}
 	ranked, skipped := Rank(8, m, Training{Seq: 128, MicroBatch: 1, GlobalBatch: 64, Bytes: 2}, Strategy{EP: 1}, Machine{Net: &flatNet{}})
-	// (tp, pp) with tp·pp | 8: 10 pairs; pp=8 cannot split 4 layers.
-	if len(ranked)+len(skipped) != 10 || len(skipped) != 1 || !strings.Contains(skipped["dp=1 tp=1 pp=8"], "layers") {
+	// (tp, pp) with tp·pp | 8: 10 pairs; pp=8 cannot split 4 layers, and
+	// dp=2 tp=2 pp=2's DP groups (stride 2 of 8) are no layout a profile has.
+	if len(ranked)+len(skipped) != 10 || len(skipped) != 2 || !strings.Contains(skipped["dp=1 tp=1 pp=8"], "layers") ||
+		!strings.Contains(skipped["dp=2 tp=2 pp=2"], "2 apart") {
 		t.Fatalf("%d ranked, skipped %v", len(ranked), skipped)
 	}
 	for i := 1; i < len(ranked); i++ {
