@@ -5,17 +5,25 @@ import "time"
 // Budget shares a time limit among the points of a calibration suite.
 // Each point gets an equal share of what is left: the iterations it runs
 // are as many as its share holds, between MinIters and MaxIters. A
-// budget without a limit always gives MaxIters.
+// budget without a limit always gives MaxIters. A limit is a promise:
+// a point that would overrun what is left is left out, whatever it is.
 type Budget struct {
 	Limit              time.Duration // 0 = no limit
 	MinIters, MaxIters int
 	// Reserve is held back for work after the points (the overlap runs).
 	Reserve time.Duration
+	// Since is when the limit started counting (the command's start, so
+	// set-up counts too); zero means at Start.
+	Since time.Time
 
 	start time.Time
 	left  int // points not yet measured
 	now   func() time.Time
 }
+
+// endMargin is the part of a limit kept for what follows the last point:
+// gathering, fitting and writing the results.
+const endMargin = 0.03
 
 // Start begins the clock for points points.
 func (b *Budget) Start(points int) {
@@ -23,6 +31,9 @@ func (b *Budget) Start(points int) {
 		b.now = time.Now
 	}
 	b.start, b.left = b.now(), points
+	if !b.Since.IsZero() {
+		b.start = b.Since
+	}
 }
 
 // Elapsed is the time since Start.
@@ -34,7 +45,7 @@ func (b *Budget) Remaining() time.Duration {
 	if b.Limit <= 0 {
 		return 1 << 62
 	}
-	return max(b.Limit-b.Reserve-b.Elapsed(), 0)
+	return max(b.Limit-time.Duration(endMargin*float64(b.Limit))-b.Reserve-b.Elapsed(), 0)
 }
 
 // share is one remaining point's slice of the time left.
@@ -52,11 +63,14 @@ func (b *Budget) Iters(perCall time.Duration) int {
 	return min(max(n, b.MinIters), b.MaxIters)
 }
 
-// TooLong says whether a point whose calls take perCall overruns its
-// share more than threefold even at MinIters: the suite then drops it and
-// the larger sizes after it.
-func (b *Budget) TooLong(perCall time.Duration) bool {
-	return b.Limit > 0 && perCall*time.Duration(b.MinIters) > 3*b.share()
+// TooLong says whether a point whose calls take perCall, with extra
+// calls still to run before the timed ones (its warm-up, when asked before
+// it), overruns its share more than threefold even at MinIters, or what
+// is left of the whole budget: the suite then drops it and the larger
+// sizes after it.
+func (b *Budget) TooLong(perCall time.Duration, extra int) bool {
+	cost := perCall * time.Duration(b.MinIters+extra)
+	return b.Limit > 0 && (cost > 3*b.share() || cost > b.Remaining())
 }
 
 // Spent says whether nothing is left for further points.

@@ -7,8 +7,10 @@ import (
 
 func TestBudget(t *testing.T) {
 	now := time.Unix(0, 0)
-	b := Budget{Limit: 10 * time.Second, MinIters: 3, MaxIters: 20, Reserve: 2 * time.Second, now: func() time.Time { return now }}
-	b.Start(8) // 8 s for 8 points: 1 s each
+	// 10 s less 3 % kept for the end, less the reserve: 8 s for 8
+	// points, 1 s each.
+	b := Budget{Limit: 10 * time.Second, MinIters: 3, MaxIters: 20, Reserve: 1700 * time.Millisecond, now: func() time.Time { return now }}
+	b.Start(8)
 	cases := []struct {
 		perCall time.Duration
 		iters   int
@@ -23,9 +25,13 @@ func TestBudget(t *testing.T) {
 		if got := b.Iters(c.perCall); got != c.iters {
 			t.Errorf("Iters(%v) = %d, want %d", c.perCall, got, c.iters)
 		}
-		if got := b.TooLong(c.perCall); got != c.tooLong {
+		if got := b.TooLong(c.perCall, 0); got != c.tooLong {
 			t.Errorf("TooLong(%v) = %v", c.perCall, got)
 		}
+	}
+	// Asked before the warm-up, its calls count: 5 + 3 calls of 500 ms.
+	if !b.TooLong(500*time.Millisecond, 5) || b.TooLong(300*time.Millisecond, 5) {
+		t.Error("the warm-up is not counted")
 	}
 	now = now.Add(4 * time.Second)
 	b.Done(6) // 4 s left for 2 points: 2 s each
@@ -35,13 +41,24 @@ func TestBudget(t *testing.T) {
 	if b.Spent() {
 		t.Error("spent too early")
 	}
+	// The last point may not take 3× its share when that is more than is
+	// left: 3 × 1.4 s is within 3 × 2 s but not within the 4 s left.
+	if !b.TooLong(1400*time.Millisecond, 0) || b.TooLong(1300*time.Millisecond, 0) {
+		t.Error("a point may overrun what is left")
+	}
 	now = now.Add(5 * time.Second) // past the limit less the reserve
 	if !b.Spent() || b.Iters(time.Millisecond) != 3 {
 		t.Errorf("spent %v, iters %d", b.Spent(), b.Iters(time.Millisecond))
 	}
 	free := Budget{MinIters: 1, MaxIters: 7}
 	free.Start(100)
-	if free.Iters(time.Hour) != 7 || free.TooLong(time.Hour) || free.Spent() {
+	if free.Iters(time.Hour) != 7 || free.TooLong(time.Hour, 5) || free.Spent() {
 		t.Error("a budget without a limit trims")
+	}
+	// A limit counts from Since (the command's start), not from Start.
+	early := Budget{Limit: 10 * time.Second, MinIters: 1, MaxIters: 7, Since: now.Add(-9 * time.Second), now: func() time.Time { return now }}
+	early.Start(1)
+	if early.Remaining() != 700*time.Millisecond {
+		t.Errorf("remaining %v, want 700ms", early.Remaining())
 	}
 }

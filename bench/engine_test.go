@@ -287,7 +287,7 @@ func TestOptionsAreValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	iters := e.Opts.Iters
-	row, err := e.Point(context.Background(), numeric.Float32, numeric.Sum, -1, 1024, func(time.Duration) int { return iters + 3 })
+	row, err := e.Point(context.Background(), numeric.Float32, numeric.Sum, -1, 1024, PointPlan{Iters: func(time.Duration) int { return iters + 3 }})
 	if err != nil || row.Iters != iters+3 {
 		t.Fatalf("Point: %d iterations, %v", row.Iters, err)
 	}

@@ -7,18 +7,38 @@ import (
 	"github.com/collbench/collbench/bench/numeric"
 )
 
+// PointPlan decides how much of a Point runs. Every process must reach
+// the same decisions, so Skip is taken if any process says so and Iters
+// is the smallest over the processes.
+type PointPlan struct {
+	// Skip, asked before any call, leaves the size out at once (nil: never).
+	Skip func() bool
+	// Iters, given the warm-up's time per call (the slowest process's),
+	// returns the timed iterations, or 0 to leave the size out; nil keeps
+	// Opts.Iters.
+	Iters func(perCall time.Duration) int
+}
+
 // Point measures one size out of place, as a sweep measures each size,
 // for callers that choose sizes and iterations one at a time (collbench
-// profile). Opts.Warmup calls (at least one) run first; their time per
-// call, the slowest process's, is passed to iters, which returns the
-// timed iterations (nil keeps Opts.Iters), or 0 to leave the size out.
-// Every process must reach the same answer, so the smallest over the
-// processes is used. The row's InPlace is left empty; a size left out
-// comes back with Iters 0.
-func (e *Engine) Point(ctx context.Context, t numeric.DataType, redop numeric.RedOp, root int, size int64,
-	iters func(perCall time.Duration) int) (Row, error) {
+// profile) as plan says. Opts.Warmup calls (at least one) run first. The
+// row's InPlace is left empty; a size left out comes back with Iters 0.
+func (e *Engine) Point(ctx context.Context, t numeric.DataType, redop numeric.RedOp, root int, size int64, plan PointPlan) (Row, error) {
 	op := e.op(size, t, redop, root, false)
 	row := Row{Size: op.Footprint(), Count: op.Counts.Param, Type: t, Op: redop, Root: root}
+	if plan.Skip != nil {
+		skip := 0.0
+		if plan.Skip() {
+			skip = 1
+		}
+		any, err := e.peers().AllReduce(ctx, []float64{skip}, ReduceMax)
+		if err != nil {
+			return row, err
+		}
+		if any[0] > 0 {
+			return row, nil
+		}
+	}
 	if err := e.peers().Barrier(ctx); err != nil {
 		return row, err
 	}
@@ -33,8 +53,8 @@ func (e *Engine) Point(ctx context.Context, t numeric.DataType, redop numeric.Re
 		return row, err
 	}
 	n := e.Opts.Iters
-	if iters != nil {
-		n = max(iters(time.Duration(got[0]*float64(time.Second))), 0)
+	if plan.Iters != nil {
+		n = max(plan.Iters(time.Duration(got[0]*float64(time.Second))), 0)
 		agreed, err := e.peers().AllReduce(ctx, []float64{float64(n)}, ReduceMin)
 		if err != nil {
 			return row, err

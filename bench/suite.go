@@ -120,10 +120,6 @@ func (s *Suite) Run(ctx context.Context, onCurve func(CurveResult), onProbe func
 // ErrWrongResults means a checked call (-c) returned wrong elements.
 var ErrWrongResults = errors.New("wrong results")
 
-// minCurveSizes is the fewest sizes a trimmed curve keeps: Galvatron's
-// loader refuses fewer than 8 per group size.
-const minCurveSizes = 8
-
 func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective, maxBytes int64) (CurveResult, error) {
 	r := CurveResult{Coll: c, Grouping: g, GroupSize: g.Of(s.World), Groups: g.Groups(s.World)}
 	root := -1
@@ -137,18 +133,32 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 	eng := &Engine{Comm: comm, Peers: s.peers(), CommRanks: r.GroupSize, Groups: r.Groups, Opts: Options{Coll: c,
 		Iters: s.Budget.MaxIters, Warmup: s.Warmup, Agg: 1, Check: s.Check, Types: []numeric.DataType{s.Type},
 		Ops: []numeric.RedOp{op}, Root: root, IterTiming: true, Timeout: s.Timeout}}
+	var last time.Duration // the previous size's time per call
 	for i, size := range s.Sizes {
 		if size > maxBytes {
 			r.Note = fmt.Sprintf("sizes above %s left out: the devices hold no more", FormatSize(maxBytes))
 			s.advance(len(s.Sizes)-i, c.Name+" trimmed")
 			break
 		}
-		keep := i < minCurveSizes
-		row, err := eng.Point(ctx, s.Type, op, root, size, func(perCall time.Duration) int {
-			if !keep && s.Budget.TooLong(perCall) {
-				return 0
-			}
-			return s.Budget.Iters(perCall)
+		row, err := eng.Point(ctx, s.Type, op, root, size, PointPlan{
+			// Before any call: the warm-up and the fewest iterations,
+			// at the last size's time scaled by size, must fit.
+			Skip: func() bool {
+				if s.Budget.Spent() {
+					return true
+				}
+				if last <= 0 || i == 0 {
+					return false
+				}
+				est := time.Duration(float64(last) * float64(size) / float64(s.Sizes[i-1]))
+				return s.Budget.TooLong(est, max(s.Warmup, 1))
+			},
+			Iters: func(perCall time.Duration) int {
+				if s.Budget.TooLong(perCall, 0) {
+					return 0
+				}
+				return s.Budget.Iters(perCall)
+			},
 		})
 		if err != nil {
 			return r, err
@@ -158,6 +168,7 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 			s.advance(len(s.Sizes)-i, c.Name+" trimmed")
 			break
 		}
+		last = time.Duration(row.OutOfPlace.Time * float64(time.Microsecond))
 		s.advance(1, fmt.Sprintf("%s n=%d %s", c.Name, r.GroupSize, FormatSize(size)))
 		r.Rows = append(r.Rows, row)
 		if w := row.OutOfPlace.Wrong; w > 0 {

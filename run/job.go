@@ -67,6 +67,7 @@ type Job struct {
 	Addr        string // rendezvous host:port
 	Limits      Deadlines
 	Settings    Settings
+	Began       time.Time // when the job was read: a profile's budget counts from here
 	tokenSource string
 	getenv      func(string) string
 	logf        func(string, ...any)
@@ -85,7 +86,7 @@ func NewJob(s Settings, getenv func(string) string, logf func(string, ...any)) (
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
-	j := &Job{Job: cj, Settings: s, getenv: getenv, logf: logf}
+	j := &Job{Job: cj, Settings: s, Began: time.Now(), getenv: getenv, logf: logf}
 	j.Limits = DeadlinesFor(s.Timeout, cj.Size > 1)
 	// The address is resolved (and --rendezvous checked) even for a job
 	// of one process, where it goes unused, so a typo is not ignored.

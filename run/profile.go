@@ -255,7 +255,8 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 				rank0(func() { h.Progress(done, what) })
 			}
 		},
-		Budget:  bench.Budget{Limit: spec.Budget, MinIters: spec.MinIters, MaxIters: spec.Iters, Reserve: time.Duration(len(probes)) * overlap.Duration()},
+		Budget: bench.Budget{Limit: spec.Budget, MinIters: spec.MinIters, MaxIters: spec.Iters, Since: j.Began,
+			Reserve: time.Duration(len(probes)) * overlap.Duration()},
 		Overlap: overlap,
 		Open: func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
 			if g.Of(world) == world && !g.Strided && need <= sess.Sweep.Max {

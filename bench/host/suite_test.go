@@ -59,41 +59,46 @@ func TestSuite(t *testing.T) {
 	}
 }
 
-// A budget far too short (1 ms) still leaves 8 sizes per curve and says so
-// when it drops the rest; once spent, whole curves are left out.
+// A budget is a promise: far too short (1 ms), it leaves sizes and then
+// whole curves out, saying so each time, rather than run past it; a
+// generous one trims nothing.
 func TestSuiteBudget(t *testing.T) {
 	var sizes []int64
 	for s := int64(1 << 10); s <= 4<<20; s *= 2 {
 		sizes = append(sizes, s)
 	}
-	s := suiteFor(t, 2, sizes, time.Millisecond)
-	s.Check = 0
-	var got []bench.CurveResult
-	if err := s.Run(context.Background(), func(r bench.CurveResult) { got = append(got, r) }, nil); err != nil {
-		t.Fatal(err)
-	}
-	trimmed, skipped := 0, 0
-	for _, r := range got {
-		switch {
-		case len(r.Rows) == 0:
-			skipped++
-			if !strings.Contains(r.Note, "time budget was spent") {
-				t.Errorf("skipped without saying why: %q", r.Note)
+	for _, c := range []struct {
+		limit time.Duration
+		short bool
+	}{{time.Millisecond, true}, {10 * time.Minute, false}} {
+		s := suiteFor(t, 2, sizes, c.limit)
+		s.Check = 0
+		var got []bench.CurveResult
+		start := time.Now()
+		if err := s.Run(context.Background(), func(r bench.CurveResult) { got = append(got, r) }, nil); err != nil {
+			t.Fatal(err)
+		}
+		took := time.Since(start)
+		trimmed := 0
+		for _, r := range got {
+			if len(r.Rows) < len(sizes) {
+				trimmed++
+				if !strings.Contains(r.Note, "time budget") {
+					t.Errorf("%v: %s cut without saying why: %q", c.limit, r.Coll.Name, r.Note)
+				}
 			}
-		case len(r.Rows) < len(sizes):
-			trimmed++
-			if len(r.Rows) < 8 || !strings.Contains(r.Note, "time budget") {
-				t.Errorf("%s: %d sizes, note %q", r.Coll.Name, len(r.Rows), r.Note)
+			for _, row := range r.Rows {
+				if row.Iters < 2 || row.Iters > 5 {
+					t.Errorf("%d iterations outside the budget's bounds", row.Iters)
+				}
 			}
 		}
-		for _, row := range r.Rows {
-			if row.Iters < 2 || row.Iters > 5 {
-				t.Errorf("%d iterations outside the budget's bounds", row.Iters)
-			}
+		if c.short && trimmed != len(got) {
+			t.Errorf("a 1 ms budget for %d points left %d of %d curves whole (ran %v)", s.Points(), len(got)-trimmed, len(got), took)
 		}
+		if !c.short && trimmed != 0 {
+			t.Errorf("a 10 min budget trimmed %d curves in %v", trimmed, took)
+		}
+		t.Logf("budget %v: %d of %d curves cut, %v", c.limit, trimmed, len(got), took)
 	}
-	if trimmed+skipped == 0 {
-		t.Errorf("a 1 ms budget for %d points trimmed nothing", s.Points())
-	}
-	t.Logf("%d curves: %d trimmed, %d left out", len(got), trimmed, skipped)
 }
