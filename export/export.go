@@ -40,7 +40,7 @@ type Options struct {
 	// over the measured sizes, as nccl-tests' "Avg bus bandwidth").
 	GalvatronBW string
 	// TP, DP, EP and PP are the group sizes SimAI's sections describe;
-	// 0 picks the defaults (TP = EP = ranks per node, DP = world/TP,
+	// 0 picks the defaults (TP = ranks per node, DP = world/TP, EP = DP,
 	// PP = 2).
 	TP, DP, EP, PP int
 	Name           string // SimAI's first line

@@ -75,17 +75,24 @@ func TestFitWeightsSmallSizes(t *testing.T) {
 	}
 }
 
-// A protocol switch: small messages on a low-latency, low-bandwidth
-// protocol, large ones on another; one line cannot hold both.
-func TestFitPiecewise(t *testing.T) {
+// protocolSwitch is n sizes from 1 MiB of a curve with a protocol
+// switch at 16 MiB: small messages on a low-latency, low-bandwidth
+// protocol, large ones on another; noise is a fixed wobble.
+func protocolSwitch(n int, noise float64) []Point {
 	var pts []Point
-	for _, s := range sizes(11) {
+	for i, s := range sizes(n) {
 		tm := 5 + s/20e3
 		if s >= 16<<20 {
 			tm = 400 + s/150e3
 		}
-		pts = append(pts, Point{Bytes: s, Time: tm})
+		pts = append(pts, Point{Bytes: s, Time: noisy(tm, i, noise)})
 	}
+	return pts
+}
+
+// One line cannot hold a protocol switch: two segments do.
+func TestFitPiecewise(t *testing.T) {
+	pts := protocolSwitch(11, 0)
 	f, err := FitCurve(pts, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -114,15 +114,7 @@ func TestBootstrapIntervals(t *testing.T) {
 // A protocol switch under noise still gives two segments, and the
 // interval belongs to the large-message line.
 func TestFitNoisyProtocolSwitch(t *testing.T) {
-	var pts []Point
-	for i, s := range sizes(12) {
-		tm := 5 + s/20e3
-		if s >= 16<<20 {
-			tm = 400 + s/150e3
-		}
-		pts = append(pts, Point{Bytes: s, Time: noisy(tm, i, 0.01)})
-	}
-	f, err := FitCurve(pts, 1)
+	f, err := FitCurve(protocolSwitch(12, 0.01), 1)
 	if err != nil {
 		t.Fatal(err)
 	}

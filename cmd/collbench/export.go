@@ -35,7 +35,7 @@ func (e *exportFlags) registerTuning(fs *pflag.FlagSet) {
 	fs.StringVar(&e.galvatronBW, "galvatron-bw", "point:32M", "what Galvatron's bandwidth files hold: point:SIZE (busbw at SIZE), asymptotic (fitted busbw∞) or average (mean over the sizes)")
 	fs.IntVar(&e.opts.TP, "simai-tp", 0, "SimAI TP group size (default: ranks per node)")
 	fs.IntVar(&e.opts.DP, "simai-dp", 0, "SimAI DP group size (default: world / TP)")
-	fs.IntVar(&e.opts.EP, "simai-ep", 0, "SimAI EP group size (default: TP)")
+	fs.IntVar(&e.opts.EP, "simai-ep", 0, "SimAI EP group size (default: DP); its expert-data-parallel group is DP/EP ranks")
 	fs.IntVar(&e.opts.PP, "simai-pp", 0, "SimAI PP group size (default: 2)")
 	fs.StringVar(&e.opts.Name, "simai-name", "collbench", "first line of SimAI's busbw.yaml")
 }
