@@ -21,9 +21,11 @@ func TestProfileLaunched(t *testing.T) {
 	selfEnv(t)
 	dir := t.TempDir()
 	file, exports := filepath.Join(dir, "profile.json"), filepath.Join(dir, "exports")
-	// Sizes 16× apart: on a loaded machine the time of the largest still
-	// stands well above the smallest's, so every fit finds a slope.
-	code, out, errOut := runCLI("launch", "-n", "4", "profile", "-b", "128K", "-e", "2M", "-f", "4", "-d", "float", "-n", "3", "-w", "1",
+	// Sizes 64× apart: on a loaded machine a median of the smallest can
+	// take longer than one of a size 16× larger (scheduling, not the
+	// network), but not than one 64× larger, so every export finds its
+	// bandwidth term.
+	code, out, errOut := runCLI("launch", "-n", "4", "profile", "-b", "64K", "-e", "4M", "-f", "8", "-d", "float", "-n", "3", "-w", "1",
 		"-c", "1", "--overlap-gemm", "64,64,64", "--overlap-bytes", "64K", "--overlap-target", "0.02", "-o", file, "--export", "calculon,astra-sim,simai", "--export-dir", exports)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -225,11 +227,13 @@ func TestProfileExitCodes(t *testing.T) {
 }
 
 // An export that cannot be made does not cost the measured profile or the
-// other exports: both are on disk, the failure is one line, exit 3.
+// other exports: both are on disk, the failure is one line, exit 3. The
+// sizes span 512×, so that even on a loaded machine the largest takes
+// longer than the smallest and ASTRA-sim's export has its bandwidth.
 func TestProfileExportFailureKeepsTheRest(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "p.json")
-	code, _, errOut := runCLI("profile", "-g", "2", "-b", "64K", "-e", "256K", "-n", "3", "-w", "0", "--colls", "allreduce", "--no-overlap", "-q",
+	code, _, errOut := runCLI("profile", "-g", "2", "-b", "16K", "-e", "8M", "-f", "8", "-n", "3", "-w", "0", "--colls", "allreduce", "--no-overlap", "-q",
 		"-o", file, "--export", "galvatron,astra-sim", "--export-dir", dir)
 	if code != exitExport || strings.Count(errOut, "galvatron export:") != 1 {
 		t.Fatalf("exit %d, want %d: %s", code, exitExport, errOut)
