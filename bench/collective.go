@@ -33,6 +33,7 @@ const (
 	SendRecv
 	Gather
 	Scatter
+	Pipeline
 )
 
 // Collective describes one collective as data: how it counts bytes, how
@@ -41,7 +42,7 @@ const (
 type Collective struct {
 	ID       ID
 	Name     string   // collbench subcommand, e.g. "allreduce"
-	TestName string   // nccl-tests binary name, e.g. "all_reduce_perf"
+	TestName string   // nccl-tests binary name, e.g. "all_reduce_perf"; empty for one nccl-tests lacks
 	Aliases  []string // other accepted spellings: the binary's name with and without _perf
 	Reduces  bool     // takes a reduction operator
 	Rooted   bool     // has a root rank (-r)
@@ -51,6 +52,15 @@ type Collective struct {
 	busFactor     func(n int) float64
 	counts        func(count int64, elt, n int) Counts
 	expect        func(e expectation, out []byte) bool
+}
+
+// Label names the collective in nccl-tests' output: its binary's name,
+// or collbench's own name for a test nccl-tests lacks.
+func (c *Collective) Label() string {
+	if c.TestName == "" {
+		return c.Name
+	}
+	return c.TestName
 }
 
 // BusFactor converts algorithm bandwidth to bus bandwidth for n ranks.
@@ -147,6 +157,21 @@ var Collectives = []*Collective{
 		ID: Scatter, Name: "scatter", TestName: "scatter_perf", Aliases: []string{"scatter_perf"}, Rooted: true, VerifyInPlace: true,
 		busFactor: ringFactor, counts: scatterCounts,
 		expect: func(e expectation, out []byte) bool { e.input(e.root, int64(e.rank)*e.param, out); return true },
+	},
+	{
+		// A pipeline's stage boundaries, as Galvatron's p2p probe and
+		// pipeline-parallel training send activations: each rank sends
+		// to the next, the last sends nothing and the first receives
+		// nothing. nccl-tests has no such test; sendrecv closes the ring.
+		ID: Pipeline, Name: "pipeline", Aliases: []string{"p2p_chain"}, VerifyInPlace: true,
+		busFactor: func(int) float64 { return 1 }, counts: flatCounts,
+		expect: func(e expectation, out []byte) bool {
+			if e.rank == 0 {
+				return false
+			}
+			e.input(e.rank-1, 0, out)
+			return true
+		},
 	},
 }
 

@@ -84,7 +84,7 @@ func TestLookupCollective(t *testing.T) {
 }
 
 // Every collective has its own ID, and every alias (the nccl-tests binary
-// name with and without _perf) finds it.
+// name with and without _perf, where nccl-tests has one) finds it.
 func TestCollectiveIDsAndAliases(t *testing.T) {
 	seen := map[ID]string{}
 	for _, c := range Collectives {
@@ -92,7 +92,11 @@ func TestCollectiveIDsAndAliases(t *testing.T) {
 			t.Errorf("%s and %s share ID %d", c.Name, other, c.ID)
 		}
 		seen[c.ID] = c.Name
-		for _, name := range []string{c.Name, c.TestName, strings.TrimSuffix(c.TestName, "_perf"), strings.ToUpper(c.Name)} {
+		names := append([]string{c.Name, strings.ToUpper(c.Name)}, c.Aliases...)
+		if c.TestName != "" {
+			names = append(names, c.TestName, strings.TrimSuffix(c.TestName, "_perf"))
+		}
+		for _, name := range names {
 			if got, err := LookupCollective(name); err != nil || got != c {
 				t.Errorf("LookupCollective(%q) = %v, %v; want %s", name, got, err, c.Name)
 			}

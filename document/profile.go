@@ -221,6 +221,20 @@ func (p *Profile) Curve(op string, n int, layout string) (*ProfileCurve, error) 
 	return nil, fmt.Errorf("the profile has no %s curve over %d ranks (%s); profile with that collective and group size", op, n, layout)
 }
 
+// P2PCurve is the point-to-point curve of n ranks: the pipeline chain
+// (what pipeline parallelism and Galvatron's probe send), or, in a profile
+// taken without it, send/recv's ring.
+func (p *Profile) P2PCurve(n int, layout string) (*ProfileCurve, error) {
+	c, err := p.Curve("pipeline", n, layout)
+	if err == nil {
+		return c, nil
+	}
+	if ring, rerr := p.Curve("sendrecv", n, layout); rerr == nil {
+		return ring, nil
+	}
+	return nil, err
+}
+
 // Encode writes the profile as indented JSON.
 func (p *Profile) Encode(w io.Writer) error {
 	enc := json.NewEncoder(w)

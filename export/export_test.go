@@ -158,7 +158,7 @@ func TestGalvatronUnits(t *testing.T) {
 // opAlpha gives each collective its own latency, as on a machine: one
 // latency for all of them is what hides a format that has only one.
 func opAlpha(op string) float64 {
-	return map[string]float64{"allreduce": 1, "allgather": 0.25, "reducescatter": 0.5, "alltoall": 0.75, "sendrecv": 0.2, "broadcast": 0.6}[op]
+	return map[string]float64{"allreduce": 1, "allgather": 0.25, "reducescatter": 0.5, "alltoall": 0.75, "sendrecv": 0.2, "pipeline": 0.15, "broadcast": 0.6}[op]
 }
 
 // Calculon's own formula (calculon/network.py Network.time) on the
@@ -312,14 +312,14 @@ func TestExportErrors(t *testing.T) {
 	p = fixture.Profile(t, 1, 4)
 	var kept []document.ProfileCurve
 	for _, c := range p.Curves {
-		if c.Op != "sendrecv" {
+		if c.Op != "sendrecv" && c.Op != "pipeline" {
 			kept = append(kept, c)
 		}
 	}
 	p.Curves = kept
 	dir := t.TempDir()
-	if _, err := Write(context.Background(), p, "galvatron", dir, Options{}); err == nil || !strings.Contains(err.Error(), "no sendrecv curve") {
-		t.Errorf("no sendrecv: %v", err)
+	if _, err := Write(context.Background(), p, "galvatron", dir, Options{}); err == nil || !strings.Contains(err.Error(), "no pipeline curve") {
+		t.Errorf("no point-to-point curve: %v", err)
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a failed export left %d files", len(entries))
@@ -333,6 +333,37 @@ func TestExportErrors(t *testing.T) {
 }
 
 func within(got, want, rel float64) bool { return got >= want*(1-rel) && got <= want*(1+rel) }
+
+// Galvatron's p2p files come from the pipeline chain its own probe runs
+// (profile_p2p.py: the last stage does not send), and from send/recv's
+// ring only in a profile taken without it.
+func TestGalvatronP2PIsTheChain(t *testing.T) {
+	p := fixture.ProfileWith(t, 1, 4, opAlpha)
+	read := func() float64 {
+		dir := t.TempDir()
+		if _, err := Write(context.Background(), p, "galvatron", dir, Options{GalvatronBW: "point:1M"}); err != nil {
+			t.Fatal(err)
+		}
+		var pp map[string]float64
+		readJSON(t, filepath.Join(dir, "p2p_bandwidth_1nodes_4gpus_per_node.json"), &pp)
+		return pp["pp_size_2"]
+	}
+	s := float64(1 << 20)
+	bw := func(alpha float64) float64 { return s / (alpha + s/150e3) * 1e-3 * 1e9 / (1 << 20) / 1e3 }
+	if got, want := read(), bw(20*opAlpha("pipeline")); !within(got, want, 1e-5) {
+		t.Errorf("pp_size_2 = %v MiB/ms, want the chain's %v", got, want)
+	}
+	var kept []document.ProfileCurve
+	for _, c := range p.Curves {
+		if c.Op != "pipeline" {
+			kept = append(kept, c)
+		}
+	}
+	p.Curves = kept
+	if got, want := read(), bw(20*opAlpha("sendrecv")); !within(got, want, 1e-5) {
+		t.Errorf("without the chain: pp_size_2 = %v MiB/ms, want the ring's %v", got, want)
+	}
+}
 
 // sp_time holds the measured medians; a size the fit sets aside as an
 // outlier gets the fit's time, not the previous size's (a running

@@ -46,11 +46,11 @@ func galvatronFiles(p *document.Profile, o Options) ([]exportFile, error) {
 	ppSizes := halvings(world)
 	for i := len(ppSizes) - 1; i >= 0; i-- {
 		n := ppSizes[i]
-		c, err := p.Curve("sendrecv", n, "strided")
+		c, err := p.P2PCurve(n, "strided")
 		if err != nil {
 			return nil, err
 		}
-		bw, err := ref.busbw(c) // send/recv's bus factor is 1: this is its algbw
+		bw, err := ref.busbw(c) // a pipeline's bus factor is 1: this is its algbw
 		if err != nil {
 			return nil, err
 		}

@@ -79,6 +79,10 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 		}
 		fmt.Fprintf(&b, "alltoall,: %s\n", bw("alltoall", dim.ata))
 	}
-	fmt.Fprintf(&b, "PP:\nbusbw: %s\n", bw("sendrecv", simaiGroup{pp, w / pp}))
+	ppColl := "pipeline"
+	if _, err := p.Curve(ppColl, pp, "strided"); err != nil {
+		ppColl = "sendrecv" // a profile taken without the pipeline curve
+	}
+	fmt.Fprintf(&b, "PP:\nbusbw: %s\n", bw(ppColl, simaiGroup{pp, w / pp}))
 	return []exportFile{{name: "busbw.yaml", data: []byte(b.String())}}, nil
 }

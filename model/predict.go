@@ -260,7 +260,7 @@ func Predict(m Transformer, t Training, s Strategy, mc Machine) (Prediction, err
 		if s.SP {
 			bytes /= float64(s.TP)
 		}
-		add(Traffic{Dim: "PP", Coll: "sendrecv", Group: s.PP, Layout: "strided", Calls: 2 * mb, Bytes: bytes})
+		add(Traffic{Dim: "PP", Coll: "pipeline", Group: s.PP, Layout: "strided", Calls: 2 * mb, Bytes: bytes})
 	}
 	if s.EP > 1 {
 		// Dispatch and combine in forward, and again in backward.
@@ -275,6 +275,13 @@ func Predict(m Transformer, t Training, s Strategy, mc Machine) (Prediction, err
 		// Bus bytes, as nccl-tests counts them: what each GPU sends.
 		tr.Volume = tr.Calls * tr.Bytes * coll.BusFactor(tr.Group)
 		c, err := mc.Net.Curve(tr.Coll, tr.Group, tr.Layout)
+		if err != nil && tr.Coll == "pipeline" {
+			// A profile taken without the pipeline chain: send/recv's
+			// ring moves the same bytes per link.
+			if ring, rerr := mc.Net.Curve("sendrecv", tr.Group, tr.Layout); rerr == nil {
+				c, err, tr.Coll = ring, nil, "sendrecv"
+			}
+		}
 		if err != nil {
 			return p, fmt.Errorf("%s %s: %w", tr.Dim, tr.Coll, err)
 		}

@@ -67,7 +67,7 @@ func TestPredictVolumes(t *testing.T) {
 			map[string]float64{"TP/allgather": 32 * act / 2, "TP/reducescatter": 32 * act / 2}, nil},
 		// Each of 4 micro-batches crosses the boundary forward and back.
 		{"pp", Strategy{DP: 1, TP: 1, PP: 2, EP: 1}, tr,
-			map[string]float64{"PP/sendrecv": 2 * 4 * act}, map[string]float64{"PP/sendrecv": 8}},
+			map[string]float64{"PP/pipeline": 2 * 4 * act}, map[string]float64{"PP/pipeline": 8}},
 		{"dp buckets", Strategy{DP: 2, TP: 1, PP: 1, EP: 1}, Training{Seq: 16, MicroBatch: 1, GlobalBatch: 4, Bytes: 2, BucketBytes: 50000},
 			map[string]float64{"DP/allreduce": 2 * 1.0 / 2 * P * bytes}, map[string]float64{"DP/allreduce": 4}},
 	}

@@ -93,7 +93,7 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	cfg.NRanks, cfg.NProcs, cfg.GroupSize, cfg.Layout, cfg.Groups, cfg.Isolated = nranks, j.Size, groups.Of(nranks), groups.Layout(), groups.Groups(nranks), groups.Isolated
 	cfg.PerIterTime, cfg.Devices = opts.PerIteration(caps), document.DeviceRecords(sess.Devices)
 	doc := &document.Run{Schema: document.SchemaName, Version: document.SchemaVersion, Collbench: j.Settings.Version,
-		Collective: coll.Name, Test: coll.TestName, Backend: sess.Backend.Name(),
+		Collective: coll.Name, Test: coll.Label(), Backend: sess.Backend.Name(),
 		StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args, Config: cfg}
 	eng := &bench.Engine{Comm: sess.Comm, Peers: j.Peers(), Opts: opts, CommRanks: groups.Of(nranks), Groups: groups.Groups(nranks)}
 	kept := newRowKeeper(opts.Cycles, eng.PlannedRows())

@@ -87,6 +87,12 @@ static int one(cb_comms* c, const cb_op* o, int d, size_t shift, cb_status* st) 
     TRY("ncclSend", p->send(send, o->count, o->dtype, (rank + 1) % n, comm, s), d);
     TRY("ncclRecv", p->recv(recv, o->count, o->dtype, (rank - 1 + n) % n, comm, s), d);
     break;
+  case CB_PIPELINE:
+    /* A chain: the last rank sends nothing, the first receives nothing. */
+    TRY("ncclGroupStart", p->groupStart(), d); grouped = 1;
+    if (rank + 1 < n) TRY("ncclSend", p->send(send, o->count, o->dtype, rank + 1, comm, s), d);
+    if (rank > 0) TRY("ncclRecv", p->recv(recv, o->count, o->dtype, rank - 1, comm, s), d);
+    break;
   }
 out:
   if (grouped && endGroup(p, d, st) != 0) rc = -1;

@@ -58,7 +58,7 @@ typedef struct {
 } cb_comms;
 
 // Collective codes.
-enum { CB_ALLREDUCE, CB_ALLGATHER, CB_REDUCESCATTER, CB_ALLTOALL, CB_BROADCAST, CB_REDUCE, CB_SENDRECV, CB_GATHER, CB_SCATTER };
+enum { CB_ALLREDUCE, CB_ALLGATHER, CB_REDUCESCATTER, CB_ALLTOALL, CB_BROADCAST, CB_REDUCE, CB_SENDRECV, CB_GATHER, CB_SCATTER, CB_PIPELINE };
 
 // One batch: the call every GPU makes, repeated iters × agg times.
 typedef struct {

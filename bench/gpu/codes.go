@@ -18,7 +18,8 @@ var (
 	_ = [1]struct{}{}[C.CB_SENDRECV-bench.SendRecv]
 	_ = [1]struct{}{}[C.CB_GATHER-bench.Gather]
 	_ = [1]struct{}{}[C.CB_SCATTER-bench.Scatter]
+	_ = [1]struct{}{}[C.CB_PIPELINE-bench.Pipeline]
 )
 
 // lastCode is the highest collective code the C loop knows.
-const lastCode = bench.ID(C.CB_SCATTER)
+const lastCode = bench.ID(C.CB_PIPELINE)

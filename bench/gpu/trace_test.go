@@ -377,3 +377,17 @@ func checkCleanUp(t *testing.T, i int, clean, calls []calltrace.Call) {
 			i, clean[i].Kind, opened, ended, created, destroyed)
 	}
 }
+
+// TestEnqueuePipeline: a chain, as Galvatron's p2p probe: rank 2 of 4
+// sends to 3 and receives from 1; rank 3, the last, only receives.
+func TestEnqueuePipeline(t *testing.T) {
+	c := traceComm(t, true)
+	if err := c.Enqueue(batch(t, "pipeline", numeric.Float32, numeric.NoOp, -1, false, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{group("GroupStart"),
+		group("GroupStart"), call("Send", send(0), 0, 256, 7, -1, 3, 0), call("Recv", 0, recv(0), 256, 7, -1, 1, 0), group("GroupEnd"),
+		group("GroupStart"), call("Recv", 0, recv(1), 256, 7, -1, 2, 1), group("GroupEnd"),
+		group("GroupEnd")}
+	compare(t, got(), want)
+}

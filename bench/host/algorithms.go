@@ -135,6 +135,25 @@ func (r *rank) sendRecv(c call) error {
 	return r.exchange(r.next(), src, r.prev(), c.out)
 }
 
+// pipeline sends to the next rank and receives from the previous one,
+// except that the last rank sends nothing and the first receives nothing.
+func (r *rank) pipeline(c call) error {
+	switch {
+	case r.n == 1:
+		return nil // a one-stage pipeline moves nothing, as under NCCL
+	case r.id == 0:
+		return <-r.sendAsync(1, c.in)
+	case r.id == r.n-1:
+		return r.recvFull(r.id-1, c.out)
+	}
+	src := c.in
+	if c.InPlace {
+		src = r.scratchBuf(len(c.in))
+		copy(src, c.in)
+	}
+	return r.exchange(r.id+1, src, r.id-1, c.out)
+}
+
 // forwarder writes segments to a peer in order, in the background, so a
 // pipeline stage receives segment k+1 while segment k travels on.
 type forwarder struct {

@@ -68,6 +68,7 @@ var algorithms = map[bench.ID]func(*rank, call) error{
 	bench.SendRecv:      (*rank).sendRecv,
 	bench.Gather:        (*rank).gather,
 	bench.Scatter:       (*rank).scatter,
+	bench.Pipeline:      (*rank).pipeline,
 }
 
 type errUnsupported string

@@ -135,6 +135,10 @@ func usage(w io.Writer) {
 	b.WriteString("collbench measures collective communication the way nccl-tests does.\n\n")
 	b.WriteString("Usage:\n  collbench <collective> [flags]\n  collbench launch -n N [--] <collective|overlap|profile> [flags]\n  collbench overlap [flags]\n  collbench profile [-o profile.json] [--export galvatron,…] [flags]\n  collbench export --to TARGET profile.json [-o DIR]\n  collbench predict --profile profile.json [--model NAME] [--dp N --tp N --pp N …]\n  collbench compare base.json new.json [--threshold PCT] [--min-busbw GB/s]\n  collbench plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf]\n  collbench report run.json|profile.json [more.json …] [-o report.html|report.md]\n  collbench help <collective>\n  collbench doctor\n  collbench version\n\nCollectives:\n")
 	for _, c := range bench.Collectives {
+		if c.TestName == "" {
+			fmt.Fprintf(&b, "  %-14s (also %s; not in nccl-tests)\n", c.Name, strings.Join(c.Aliases, ", "))
+			continue
+		}
 		fmt.Fprintf(&b, "  %-14s (also %s, %s)\n", c.Name, strings.TrimSuffix(c.TestName, "_perf"), c.TestName)
 	}
 	b.WriteString("\nExample:\n  collbench allreduce -b 8 -e 128M -f 2 -g 4\n")

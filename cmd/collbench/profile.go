@@ -39,7 +39,7 @@ type profileFlags struct {
 }
 
 // defaultProfileColls are the collectives planners read.
-const defaultProfileColls = "allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv"
+const defaultProfileColls = "allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv,pipeline"
 
 func newProfileFlags() *profileFlags {
 	f := &profileFlags{fs: pflag.NewFlagSet("profile", pflag.ContinueOnError), minBytes: 1 << 20, maxBytes: 1 << 30, overlapBytes: 0}

@@ -30,7 +30,7 @@ func TestProfileLaunched(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "allreduce      4  consecutive") || !strings.Contains(errOut, "[18/18] sendrecv over groups of 2 (strided, 2 at once)") {
+	if !strings.Contains(out, "allreduce      4  consecutive") || !strings.Contains(errOut, "[21/21] pipeline over groups of 2 (strided, 2 at once)") {
 		t.Errorf("no fit table or progress:\n%s\n%s", out, errOut)
 	}
 	data, err := os.ReadFile(file)
@@ -48,7 +48,7 @@ func TestProfileLaunched(t *testing.T) {
 	if m.WorldSize != 4 || m.NumNodes != 1 || m.RanksPerNode != 4 || m.NProcs != 4 || len(m.Devices) != 4 || len(m.Hosts) != 1 {
 		t.Errorf("meta: %+v", m)
 	}
-	if len(p.Curves) != 18 || len(p.Overlap) != 1 || len(p.Errors) != 0 {
+	if len(p.Curves) != 21 || len(p.Overlap) != 1 || len(p.Errors) != 0 {
 		t.Fatalf("%d curves, %d overlap probes, errors %v", len(p.Curves), len(p.Overlap), p.Errors)
 	}
 	for _, c := range p.Curves {
