@@ -29,7 +29,11 @@ var rowRE = regexp.MustCompile(`^ {0,11}\d+  {1,12}\d+  [ a-z0-9]{8}  [ a-z]{6} 
 // results correct.
 func TestEveryCollectiveRuns(t *testing.T) {
 	for _, c := range bench.Collectives {
-		for _, name := range []string{c.Name, c.TestName, strings.TrimSuffix(c.TestName, "_perf")} {
+		names := append([]string{c.Name}, c.Aliases...)
+		if c.TestName != "" {
+			names = []string{c.Name, c.TestName, strings.TrimSuffix(c.TestName, "_perf")}
+		}
+		for _, name := range names {
 			code, out, errOut := runCLI(name, "-b", "8", "-e", "64K", "-f", "8", "-g", "4", "-n", "2", "-r", "-1")
 			if code != 0 {
 				t.Fatalf("%s: exit %d: %s", name, code, errOut)
@@ -47,7 +51,7 @@ func TestEveryCollectiveRuns(t *testing.T) {
 			if rows == 0 || !strings.Contains(out, "# Out of bounds values : 0 OK") {
 				t.Errorf("%s: no rows or failed checks:\n%s", name, out)
 			}
-			if !strings.Contains(out, "# Collective test starting: "+c.TestName) {
+			if !strings.Contains(out, "# Collective test starting: "+c.Label()) {
 				t.Errorf("%s: preamble names the wrong test:\n%s", name, out)
 			}
 		}

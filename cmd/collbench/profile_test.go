@@ -208,7 +208,7 @@ func TestProfilePlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got := fmt.Sprint(p.GroupSizes); got != c.sizes || len(p.Groupings) != c.groupings || len(p.Sizes) != 11 || len(spec.Colls) != 6 {
+		if got := fmt.Sprint(p.GroupSizes); got != c.sizes || len(p.Groupings) != c.groupings || len(p.Sizes) != 11 || len(spec.Colls) != 7 {
 			t.Errorf("world %d %v: sizes %s, %d groupings, %d message sizes, %d collectives", c.world, c.args, got, len(p.Groupings), len(p.Sizes), len(spec.Colls))
 		}
 	}
