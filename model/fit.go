@@ -340,7 +340,7 @@ func fitTwo(pts []Point, needSlope bool) (Fit, bool) {
 	best, bestErr := Fit{}, math.Inf(1)
 	for k := minSegment; k <= len(pts)-minSegment; k++ {
 		lo, err1 := FitLine(pts[:k])
-		hi, err2 := FitLine(pts[k:])
+		hi, method, err2 := fitLine(pts[k:])
 		if err1 != nil || err2 != nil || (needSlope && !(hi.Beta > 0)) {
 			continue // a single line with a bandwidth term beats segments without one
 		}
@@ -356,7 +356,6 @@ func fitTwo(pts []Point, needSlope bool) (Fit, bool) {
 			}
 		}
 		bestErr = e
-		_, method, _ := fitLine(pts[k:])
 		best = Fit{Model: "piecewise", Method: method, Line: hi, Segments: []Segment{
 			{From: pts[0].Bytes, To: brk, Line: lo},
 			{From: brk, To: pts[len(pts)-1].Bytes, Line: hi}}}
