@@ -140,10 +140,18 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 			s.advance(len(s.Sizes)-i, c.Name+" trimmed")
 			break
 		}
-		row, err := eng.Point(ctx, s.Type, op, root, size, PointPlan{
-			// Before any call: the warm-up and the fewest iterations,
-			// at the last size's time scaled by size, must fit.
-			Skip: func() bool {
+		plan := PointPlan{Iters: func(perCall time.Duration) int {
+			if s.Budget.TooLong(perCall, 0) {
+				return 0
+			}
+			return s.Budget.Iters(perCall)
+		}}
+		if s.Budget.Limit > 0 {
+			// Before any call (an agreement among the processes, so
+			// only under a limit): the warm-up and the fewest
+			// iterations, at the last size's time scaled by size, must
+			// fit.
+			plan.Skip = func() bool {
 				if s.Budget.Spent() {
 					return true
 				}
@@ -152,14 +160,9 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 				}
 				est := time.Duration(float64(last) * float64(size) / float64(s.Sizes[i-1]))
 				return s.Budget.TooLong(est, max(s.Warmup, 1))
-			},
-			Iters: func(perCall time.Duration) int {
-				if s.Budget.TooLong(perCall, 0) {
-					return 0
-				}
-				return s.Budget.Iters(perCall)
-			},
-		})
+			}
+		}
+		row, err := eng.Point(ctx, s.Type, op, root, size, plan)
 		if err != nil {
 			return r, err
 		}
