@@ -48,7 +48,7 @@ func calculonFiles(p *document.Profile) ([]exportFile, error) {
 		lat, slopes := calculonFit(pts)
 		for k, s := range slopes {
 			if !(s > 0) {
-				return nil, fmt.Errorf("%s: the time does not grow with the size, so there is no bandwidth to export", curves[k].Key())
+				return nil, noBandwidth(curves[k])
 			}
 		}
 		n := float64(l.n)

@@ -71,9 +71,15 @@ func overall(p *document.Profile, op string, l level) (*document.ProfileCurve, m
 		return nil, model.Line{}, fmt.Errorf("%s: %w", c.Key(), err)
 	}
 	if !(line.Beta > 0) {
-		return nil, model.Line{}, fmt.Errorf("%s: the time does not grow with the size, so there is no bandwidth to export", c.Key())
+		return nil, model.Line{}, noBandwidth(c)
 	}
 	return c, line, nil
+}
+
+// noBandwidth is the error of a curve whose time does not grow with the
+// size: a format that needs a bandwidth cannot be written from it.
+func noBandwidth(c *document.ProfileCurve) error {
+	return fmt.Errorf("%s: the time does not grow with the size, so there is no bandwidth to export", c.Key())
 }
 
 // busbw is the bus bandwidth in GB/s of a line's slope.

@@ -21,8 +21,8 @@ type simaiGroup struct{ n, stride int }
 // allreduce, allgather and reducescatter describe the expert-data-parallel
 // group SimAI calls DP_EP (the DP/EP ranks holding the same experts,
 // stride TP·EP) and alltoall the EP group itself (EP consecutive DP ranks,
-// stride TP); PP the send/recv over pipeline pairs. A group that is not
-// one of the profile's layouts, or not measured, is null.
+// stride TP); PP the pipeline chain (Profile.P2PCurve) over PP ranks. A
+// group that is not one of the profile's layouts, or not measured, is null.
 func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 	w, rpn := p.Meta.WorldSize, p.Meta.RanksPerNode
 	tp, dp, ep, pp := o.TP, o.DP, o.EP, o.PP
@@ -50,12 +50,14 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 	if name == "" {
 		name = "collbench"
 	}
-	bw := func(coll string, g simaiGroup) string {
+	// bw finds a group's curve with find (p.Curve of a collective, or
+	// p.P2PCurve) and writes its busbw∞.
+	bw := func(find func(n int, layout string) (*document.ProfileCurve, error), g simaiGroup) string {
 		layout, ok := model.LayoutOf(w, g.n, g.stride)
 		if !ok || g.n < 2 {
 			return "null"
 		}
-		c, err := p.Curve(coll, g.n, layout)
+		c, err := find(g.n, layout)
 		if err != nil {
 			return "null"
 		}
@@ -75,14 +77,15 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 	}{{"TP", tpG, tpG}, {"DP", dpG, dpG}, {"EP", edpG, epG}} {
 		fmt.Fprintf(&b, "%s:\n", dim.name)
 		for _, coll := range []string{"allreduce", "allgather", "reducescatter"} {
-			fmt.Fprintf(&b, "%s,: %s\n", coll, bw(coll, dim.reduce))
+			fmt.Fprintf(&b, "%s,: %s\n", coll, bw(curveOf(p, coll), dim.reduce))
 		}
-		fmt.Fprintf(&b, "alltoall,: %s\n", bw("alltoall", dim.ata))
+		fmt.Fprintf(&b, "alltoall,: %s\n", bw(curveOf(p, "alltoall"), dim.ata))
 	}
-	ppColl := "pipeline"
-	if _, err := p.Curve(ppColl, pp, "strided"); err != nil {
-		ppColl = "sendrecv" // a profile taken without the pipeline curve
-	}
-	fmt.Fprintf(&b, "PP:\nbusbw: %s\n", bw(ppColl, simaiGroup{pp, w / pp}))
+	fmt.Fprintf(&b, "PP:\nbusbw: %s\n", bw(p.P2PCurve, simaiGroup{pp, w / pp}))
 	return []exportFile{{name: "busbw.yaml", data: []byte(b.String())}}, nil
+}
+
+// curveOf finds the curves of one collective.
+func curveOf(p *document.Profile, coll string) func(n int, layout string) (*document.ProfileCurve, error) {
+	return func(n int, layout string) (*document.ProfileCurve, error) { return p.Curve(coll, n, layout) }
 }
