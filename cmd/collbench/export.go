@@ -130,7 +130,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	err = e.write(ctx, doc, "export", func(f string) { fmt.Fprintln(stdout, f) }, stderr)
 	switch {
 	case errors.Is(err, errExportFailed):
-		return exitExport
+		return exitCode(err) // each failed target has had its line
 	case err != nil:
 		return fail(err)
 	}

@@ -56,7 +56,7 @@ func runJob(ctx context.Context, cmd string, jf *jobFlags, stderr io.Writer, bod
 	defer j.Close()
 	wrong, err := body(j)
 	if errors.Is(err, errExportFailed) {
-		return exitExport // each failed target has had its line
+		return exitCode(err) // each failed target has had its line
 	}
 	if err = j.Explain(ctx, err); err != nil {
 		who := ""
