@@ -17,11 +17,7 @@ import (
 // machine without a GPU, run as an unprivileged user.
 
 func realDriver(t *testing.T) string {
-	lib := os.Getenv("COLLBENCH_CUDA_DRIVER")
-	if lib == "" {
-		t.Skip("COLLBENCH_CUDA_DRIVER is not set (scripts/real-libs.sh sets it)")
-	}
-	return lib
+	return cprobe.Env(t, "COLLBENCH_CUDA_DRIVER", false)
 }
 
 // Every entry point the binding resolves is exported by the real driver,
@@ -88,10 +84,7 @@ func TestRealCUBLAS(t *testing.T) {
 		}
 		return
 	}
-	lib := os.Getenv("COLLBENCH_CUBLAS")
-	if lib == "" {
-		t.Skip("COLLBENCH_CUBLAS is not set (scripts/real-libs.sh sets it with FULL=1)")
-	}
+	lib := cprobe.Env(t, "COLLBENCH_CUBLAS", true)
 	out, err := exec.Command("nm", "-D", "--defined-only", lib).Output()
 	if err != nil {
 		t.Fatalf("nm %s: %v", lib, err)

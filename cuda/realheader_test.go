@@ -19,11 +19,7 @@ import (
 // headers' deb is in its cache (FULL=1 fetches it).
 
 func realCUDAInclude(t *testing.T) string {
-	dir := os.Getenv("COLLBENCH_CUDA_INCLUDE")
-	if dir == "" {
-		t.Skip("COLLBENCH_CUDA_INCLUDE is not set (scripts/real-libs.sh sets it with FULL=1)")
-	}
-	return dir
+	return cprobe.Env(t, "COLLBENCH_CUDA_INCLUDE", true)
 }
 
 // cublasStubs stand in for cuda_fp16.h and cuda_bf16.h, which cuBLAS's

@@ -22,11 +22,7 @@ import (
 // them the tests skip.
 
 func realList(t *testing.T, name string) []string {
-	v := os.Getenv(name)
-	if v == "" {
-		t.Skipf("%s is not set (scripts/real-libs.sh sets it)", name)
-	}
-	return strings.Split(v, ":")
+	return strings.Split(cprobe.Env(t, name, false), ":")
 }
 
 // stubCUDA is the part of the CUDA headers nccl.h needs, so that the

@@ -12,6 +12,23 @@ import (
 	"testing"
 )
 
+// Env is the variable scripts/real-libs.sh sets to point a test at a real
+// library or header; without it the test skips, saying so. full says the
+// script sets it only with FULL=1 (the packages it does not fetch
+// otherwise).
+func Env(t testing.TB, name string, full bool) string {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		how := ""
+		if full {
+			how = " with FULL=1"
+		}
+		t.Skipf("%s is not set (scripts/real-libs.sh sets it%s)", name, how)
+	}
+	return v
+}
+
 // Run writes stubs (header name → contents, found before the real
 // headers) and src into a temporary folder, compiles src with gcc against
 // the folders in include (warnings are errors) and extra flags, runs it and
