@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/collbench/collbench/bench/numeric"
 )
 
 // Counts is the element accounting of one collective call at one size, as
@@ -15,6 +17,9 @@ type Counts struct {
 	// the receive data RecvInPlace·rank elements into the receive buffer.
 	SendInPlace, RecvInPlace int64
 }
+
+// Empty reports whether a call with these counts moves nothing.
+func (c Counts) Empty() bool { return c.Send == 0 && c.Recv == 0 }
 
 // ID names a collective in code. Backends key their implementations by
 // it: the host backend's algorithm table, and the GPU loop's collective
@@ -34,6 +39,8 @@ const (
 	Gather
 	Scatter
 	Pipeline
+	AllToAllV
+	HyperCube
 )
 
 // Collective describes one collective as data: how it counts bytes, how
@@ -49,9 +56,19 @@ type Collective struct {
 	// VerifyInPlace is false where nccl-tests leaves in-place results
 	// unchecked (all-to-all), so #wrong prints N/A for them.
 	VerifyInPlace bool
-	busFactor     func(n int) float64
-	counts        func(count int64, elt, n int) Counts
-	expect        func(e expectation, out []byte) bool
+	// PowerOfTwo refuses communicators whose size is not a power of two.
+	PowerOfTwo bool
+	// UnnamedOp prints an empty redop column where other collectives
+	// that do not reduce print "none" (nccl-tests' hypercube).
+	UnnamedOp bool
+	// Traffic is the uneven all-to-all's pattern; nil for the others.
+	Traffic   *Traffic
+	busFactor func(n int) float64
+	counts    func(count int64, elt, n int) Counts
+	// algBytes is the bytes over which algorithm bandwidth is computed;
+	// nil means the call's footprint.
+	algBytes func(c Counts, elt, n int) int64
+	expect   func(e expectation, out []byte) bool
 }
 
 // Label names the collective in nccl-tests' output: its binary's name,
@@ -68,7 +85,39 @@ func (c *Collective) BusFactor(n int) float64 { return c.busFactor(n) }
 
 // Counts applies the collective's byte accounting to count elements of elt
 // bytes over n ranks.
-func (c *Collective) Counts(count int64, elt, n int) Counts { return c.counts(count, elt, n) }
+func (c *Collective) Counts(count int64, elt, n int) Counts {
+	if c.Traffic != nil {
+		return c.Traffic.counts(count, elt, n)
+	}
+	return c.counts(count, elt, n)
+}
+
+// AlgBytes is the bytes one call of these counts moves for the algorithm
+// bandwidth: the footprint, except where nccl-tests counts otherwise.
+func (c *Collective) AlgBytes(counts Counts, elt, n int) int64 {
+	if c.algBytes != nil {
+		return c.algBytes(counts, elt, n)
+	}
+	return max(counts.Send, counts.Recv) * int64(elt)
+}
+
+// OpName is the redop column of a row with operator op.
+func (c *Collective) OpName(op numeric.RedOp) string {
+	if c.UnnamedOp {
+		return ""
+	}
+	return op.String()
+}
+
+// WithTraffic returns a copy of an uneven all-to-all that follows t.
+func (c *Collective) WithTraffic(t *Traffic) (*Collective, error) {
+	if c.Traffic == nil {
+		return nil, fmt.Errorf("%s takes no traffic pattern; alltoallv does", c.Name)
+	}
+	cp := *c
+	cp.Traffic = t
+	return &cp, nil
+}
 
 // perRankBase is nccl-tests' per-rank share, rounded down to 16 bytes.
 func perRankBase(count int64, elt, n int) int64 {
@@ -172,6 +221,24 @@ var Collectives = []*Collective{
 			e.input(e.rank-1, 0, out)
 			return true
 		},
+	},
+	{
+		// An uneven all-to-all: each rank sends each peer the share its
+		// Traffic gives, in rank order, and receives the peers' shares
+		// in rank order. In place it runs but is not checked, as in
+		// nccl-tests.
+		ID: AllToAllV, Name: "alltoallv", TestName: "alltoallv_perf", Aliases: []string{"alltoallv_perf", "all_to_allv"},
+		Traffic: &DefaultTraffic, busFactor: ringFactor,
+		expect: func(e expectation, out []byte) bool { e.uneven(out); return true },
+	},
+	{
+		// An all-gather by recursive doubling: a local copy, then
+		// log2(n) exchanges with rank^mask of the blocks gathered so far.
+		ID: HyperCube, Name: "hypercube", TestName: "hypercube_perf", Aliases: []string{"hypercube_perf"},
+		VerifyInPlace: true, PowerOfTwo: true, UnnamedOp: true,
+		busFactor: func(int) float64 { return 1 }, counts: gatherCounts,
+		algBytes: func(c Counts, elt, n int) int64 { return c.Param * int64(elt) * int64(n-1) },
+		expect:   func(e expectation, out []byte) bool { e.concat(out); return true },
 	},
 }
 

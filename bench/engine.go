@@ -434,7 +434,7 @@ func (e *Engine) bandwidth(op Op, us float64) (algBW, busBW float64) {
 	if us <= 0 {
 		return 0, 0
 	}
-	algBW = float64(op.Footprint()) / 1e3 / us
+	algBW = float64(op.Coll.AlgBytes(op.Counts, op.Type.Size(), e.CommRanks)) / 1e3 / us
 	return algBW, algBW * op.Coll.BusFactor(e.CommRanks)
 }
 

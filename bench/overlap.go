@@ -107,7 +107,7 @@ func (x *Overlap) Measure(ctx context.Context, size int64, w Workload) (OverlapF
 	elt := x.Opts.Type.Size()
 	op := Op{Coll: x.Opts.Coll, Type: x.Opts.Type, RedOp: x.Opts.RedOp, Root: 0,
 		Counts: x.Opts.Coll.Counts(size/int64(elt), elt, x.CommRanks)}
-	if op.Counts.Param == 0 {
+	if op.Counts.Empty() {
 		return OverlapFigures{}, fmt.Errorf("%d bytes is too small for %s on %d ranks", size, op.Coll.Name, x.CommRanks)
 	}
 	target := x.Opts.Target.Seconds() * 1e6

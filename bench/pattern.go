@@ -185,6 +185,7 @@ type expectation struct {
 	nranks     int
 	param      int64 // count argument, elements
 	elt        int
+	traffic    *Traffic
 }
 
 func (e expectation) reduced(start int64, out []byte) { e.pat.Reduce(start, out) }
@@ -207,11 +208,33 @@ func (e expectation) transpose(out []byte) {
 	}
 }
 
+// uneven is every rank's share for this rank, in rank order, each taken
+// from where it starts in its sender's input (all-to-all-v). The rest of
+// the buffer, sized for the busiest rank, stays zero.
+func (e expectation) uneven(out []byte) {
+	clear(out)
+	n, elt := e.nranks, int64(e.elt)
+	total := e.param * int64(n) * elt
+	var at int64
+	for src := 0; src < n; src++ {
+		b := e.traffic.PeerBytes(src, e.rank, n, total) / elt * elt
+		if b == 0 {
+			continue
+		}
+		var start int64 // elements src sends the ranks before this one
+		for k := 0; k < e.rank; k++ {
+			start += e.traffic.PeerBytes(src, k, n, total) / elt
+		}
+		e.pat.Fill(src, start, out[at:at+b])
+		at += b
+	}
+}
+
 // Expected computes what rank's receive buffer must hold after the call and
 // reports false when that rank's output is not defined (non-root ranks of
 // reduce and gather).
 func (c *Collective) Expected(p Pattern, counts Counts, rank, root int, out []byte) bool {
 	e := expectation{pat: p, rank: rank, root: root, nranks: p.NRanks, param: counts.Param,
-		elt: p.Type.Size()}
+		elt: p.Type.Size(), traffic: c.Traffic}
 	return c.expect(e, out[:counts.Recv*int64(p.Type.Size())])
 }

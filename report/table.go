@@ -29,6 +29,15 @@ type Info struct {
 	Blocking   int
 	CPUTime    bool
 	Devices    []bench.Device
+	// Coll is the collective measured; it names the redop column and
+	// holds an uneven all-to-all's traffic. Nil prints the operator.
+	Coll *bench.Collective
+	// Ranks is the size of the measured communicator, for the per-rank
+	// summary of an uneven all-to-all.
+	Ranks int
+	// RankSummary prints that summary before each row, as nccl-tests'
+	// NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY does.
+	RankSummary bool
 }
 
 // Table writes a run in nccl-tests' text layout, row by row as results
@@ -81,7 +90,14 @@ func (t *Table) Preamble() {
 
 // Row writes one result line.
 func (t *Table) Row(r bench.Row) {
-	fmt.Fprintf(t.W, "%12d  %12d  %8s  %6s  %6s", r.Size, r.Count, r.Type, r.Op, fmt.Sprintf("%6d", r.Root))
+	op := r.Op.String()
+	if c := t.Info.Coll; c != nil {
+		op = c.OpName(r.Op)
+		if t.Info.RankSummary && c.Traffic != nil {
+			t.rankSummary(c.Traffic, r)
+		}
+	}
+	fmt.Fprintf(t.W, "%12d  %12d  %8s  %6s  %6s", r.Size, r.Count, r.Type, op, fmt.Sprintf("%6d", r.Root))
 	for _, p := range []bench.Placement{r.OutOfPlace, r.InPlace} {
 		fmt.Fprintf(t.W, "  %7s  %6s  %6s", FloatStr(p.Time, 7), FloatStr(p.AlgBW, 6), FloatStr(p.BusBW, 6))
 		if p.Checked {

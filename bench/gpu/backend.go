@@ -349,7 +349,7 @@ func (c *Comm) useProcs(lookup func(name string) unsafe.Pointer) error {
 		{&p.ctxSetCurrent, "cuCtxSetCurrent"}, {&p.beginCapture, "cuStreamBeginCapture"},
 		{&p.endCapture, "cuStreamEndCapture"}, {&p.graphInstantiate, "cuGraphInstantiate"},
 		{&p.graphLaunch, "cuGraphLaunch"}, {&p.graphDestroy, "cuGraphDestroy"},
-		{&p.graphExecDestroy, "cuGraphExecDestroy"},
+		{&p.graphExecDestroy, "cuGraphExecDestroy"}, {&p.memcpyD2D, "cuMemcpyDtoDAsync"},
 	}
 	for _, r := range required {
 		addr := lookup(r.name)

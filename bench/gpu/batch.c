@@ -28,6 +28,7 @@ static void set(const cb_procs* p, cb_status* st, int kind, int code, int d, con
 // TRY runs an NCCL call inside a function that owns resources: on failure
 // it records the error and jumps to the function's clean-up at out.
 #define TRY(name, expr, d) do { ncclResult_t r_ = (expr); if (r_ != 0) { set(p, st, 1, r_, d, name, comm); rc = -1; goto out; } } while (0)
+#define TRY_CU(name, expr, d) do { CUresult r_ = (expr); if (r_ != 0) { set(p, st, 2, r_, d, name, NULL); rc = -1; goto out; } } while (0)
 
 // endGroup closes a group this code opened. NCCL leaves the group on a
 // failed ncclGroupEnd, so it is never called twice.
@@ -86,6 +87,33 @@ static int one(cb_comms* c, const cb_op* o, int d, size_t shift, cb_status* st) 
     TRY("ncclGroupStart", p->groupStart(), d); grouped = 1;
     TRY("ncclSend", p->send(send, o->count, o->dtype, (rank + 1) % n, comm, s), d);
     TRY("ncclRecv", p->recv(recv, o->count, o->dtype, (rank - 1 + n) % n, comm, s), d);
+    break;
+  case CB_ALLTOALLV: {
+    /* nccl-tests' alltoallv: grouped sends and receives of each peer's
+       share, packed in rank order; empty shares are not posted. */
+    const size_t* out = c->shares + (size_t)2 * n * d;
+    const size_t* in = out + n;
+    TRY("ncclGroupStart", p->groupStart(), d); grouped = 1;
+    for (int r = 0; r < n; r++) {
+      if (out[r]) { TRY("ncclSend", p->send(send, out[r] / o->elt, o->dtype, r, comm, s), d); send += out[r]; }
+      if (in[r]) { TRY("ncclRecv", p->recv(recv, in[r] / o->elt, o->dtype, r, comm, s), d); recv += in[r]; }
+    }
+    break;
+  }
+  case CB_HYPERCUBE:
+    /* nccl-tests' hypercube: the own block into place (already there in
+       place), then one grouped swap with rank^mask per dimension. */
+    if (o->count == 0) break;
+    if (recv + rank * block != send)
+      TRY_CU("cuMemcpyDtoDAsync", p->memcpyD2D((uintptr_t)(recv + rank * block), (uintptr_t)send, block, s), d);
+    for (int mask = 1; mask < n; mask <<= 1) {
+      int mine = rank & ~(mask - 1);
+      TRY("ncclGroupStart", p->groupStart(), d); grouped = 1;
+      TRY("ncclSend", p->send(recv + mine * block, o->count * mask, o->dtype, rank ^ mask, comm, s), d);
+      TRY("ncclRecv", p->recv(recv + (mine ^ mask) * block, o->count * mask, o->dtype, rank ^ mask, comm, s), d);
+      grouped = 0;
+      if (endGroup(p, d, st) != 0) { rc = -1; goto out; }
+    }
     break;
   case CB_PIPELINE:
     /* A chain: the last rank sends nothing, the first receives nothing. */

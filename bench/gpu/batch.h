@@ -38,6 +38,7 @@ typedef struct {
   CUresult (*graphLaunch)(void*, stream_t);
   CUresult (*graphDestroy)(void*);
   CUresult (*graphExecDestroy)(void*);
+  CUresult (*memcpyD2D)(unsigned long long, unsigned long long, size_t, stream_t);
   const char* (*lastError)(ncclComm_t); // may be NULL (before NCCL 2.13)
 } cb_procs;
 
@@ -54,11 +55,16 @@ typedef struct {
   uint64_t* scalars;  // PreMulSum scalar per GPU, in the data type's encoding
   void** events;
   int event_cap;
+  // The uneven all-to-all's shares in bytes: for GPU d, shares[2·n·d + p]
+  // is what it sends rank p and shares[2·n·d + n + p] what it receives
+  // from p (n = nranks). Filled for each batch; share_cap entries.
+  size_t* shares;
+  size_t share_cap;
   cb_procs p;
 } cb_comms;
 
 // Collective codes.
-enum { CB_ALLREDUCE, CB_ALLGATHER, CB_REDUCESCATTER, CB_ALLTOALL, CB_BROADCAST, CB_REDUCE, CB_SENDRECV, CB_GATHER, CB_SCATTER, CB_PIPELINE };
+enum { CB_ALLREDUCE, CB_ALLGATHER, CB_REDUCESCATTER, CB_ALLTOALL, CB_BROADCAST, CB_REDUCE, CB_SENDRECV, CB_GATHER, CB_SCATTER, CB_PIPELINE, CB_ALLTOALLV, CB_HYPERCUBE };
 
 // One batch: the call every GPU makes, repeated iters × agg times.
 typedef struct {

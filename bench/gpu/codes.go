@@ -19,7 +19,9 @@ var (
 	_ = [1]struct{}{}[C.CB_GATHER-bench.Gather]
 	_ = [1]struct{}{}[C.CB_SCATTER-bench.Scatter]
 	_ = [1]struct{}{}[C.CB_PIPELINE-bench.Pipeline]
+	_ = [1]struct{}{}[C.CB_ALLTOALLV-bench.AllToAllV]
+	_ = [1]struct{}{}[C.CB_HYPERCUBE-bench.HyperCube]
 )
 
 // lastCode is the highest collective code the C loop knows.
-const lastCode = bench.ID(C.CB_PIPELINE)
+const lastCode = bench.ID(C.CB_HYPERCUBE)

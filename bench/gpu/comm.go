@@ -126,6 +126,9 @@ func (c *Comm) cOp(b bench.Batch) (C.cb_op, error) {
 		}
 	}
 	elt := int64(nt.Size())
+	if b.Coll.Traffic != nil {
+		c.setShares(b)
+	}
 	footprint := b.Footprint()
 	var steps int64
 	if footprint > 0 {
@@ -143,6 +146,29 @@ func (c *Comm) cOp(b bench.Batch) (C.cb_op, error) {
 		o.send_inplace, o.recv_inplace = C.size_t(b.Counts.SendInPlace), C.size_t(b.Counts.RecvInPlace)
 	}
 	return o, nil
+}
+
+// setShares lays out, for the C loop, what each local GPU sends every
+// rank and receives from it in an uneven all-to-all.
+func (c *Comm) setShares(b bench.Batch) {
+	n, ndev := int(c.cc.nranks), int(c.cc.ndev)
+	need := C.size_t(2 * n * ndev)
+	if c.cc.share_cap < need {
+		C.free(unsafe.Pointer(c.cc.shares))
+		c.cc.shares = (*C.size_t)(C.calloc(need, C.size_t(unsafe.Sizeof(C.size_t(0)))))
+		c.cc.share_cap = need
+	}
+	shares := unsafe.Slice(c.cc.shares, int(need))
+	ranks := unsafe.Slice(c.cc.ranks, ndev)
+	elt := b.Type.Size()
+	total := b.Counts.Total(elt, n)
+	for d := range ndev {
+		me := int(ranks[d])
+		for p := range n {
+			shares[2*n*d+p] = C.size_t(b.Coll.Traffic.PeerBytes(me, p, n, total))
+			shares[2*n*d+n+p] = C.size_t(b.Coll.Traffic.PeerBytes(p, me, n, total))
+		}
+	}
 }
 
 // Enqueue implements bench.Comm: one C call enqueues the whole batch on
@@ -276,7 +302,7 @@ func (c *Comm) Close() error {
 	if cc := c.cc; cc != nil {
 		for _, p := range []unsafe.Pointer{unsafe.Pointer(cc.ctxs), unsafe.Pointer(cc.comms), unsafe.Pointer(cc.streams),
 			unsafe.Pointer(cc.send), unsafe.Pointer(cc.recv), unsafe.Pointer(cc.ranks), unsafe.Pointer(cc.scalars),
-			unsafe.Pointer(cc.events)} {
+			unsafe.Pointer(cc.events), unsafe.Pointer(cc.shares)} {
 			C.free(p)
 		}
 		C.free(unsafe.Pointer(cc))

@@ -391,3 +391,68 @@ func TestEnqueuePipeline(t *testing.T) {
 		group("GroupEnd")}
 	compare(t, got(), want)
 }
+
+// TestEnqueueAllToAllV: each rank posts, in peer order, a send of its
+// share for the peer and a receive of the peer's share for it, packed in
+// both buffers, and posts nothing for an empty share, as nccl-tests'
+// alltoallv. 1024 B of int32 over 4 ranks at spread 1 puts 0, 160, 336
+// and 512 bytes on distances 0 to 3.
+func TestEnqueueAllToAllV(t *testing.T) {
+	c := traceComm(t, true)
+	if err := c.Enqueue(batch(t, "alltoallv", numeric.Int32, numeric.NoOp, -1, false, 1024)); err != nil {
+		t.Fatal(err)
+	}
+	sr := func(d int, peer int, sendAt, sendN, recvAt, recvN uint64) []string {
+		var out []string
+		if sendN > 0 {
+			out = append(out, call("Send", send(d)+sendAt, 0, sendN, 2, -1, peer, d))
+		}
+		if recvN > 0 {
+			out = append(out, call("Recv", 0, recv(d)+recvAt, recvN, 2, -1, peer, d))
+		}
+		return out
+	}
+	want := []string{group("GroupStart"), group("GroupStart")}
+	// Rank 2 sends 336, 512, 0, 160 bytes and receives 336, 160, 0, 512.
+	want = append(want, sr(0, 0, 0, 84, 0, 84)...)
+	want = append(want, sr(0, 1, 336, 128, 336, 40)...)
+	want = append(want, sr(0, 3, 848, 40, 496, 128)...)
+	want = append(want, group("GroupEnd"), group("GroupStart"))
+	// Rank 3 sends 160, 336, 512, 0 bytes and receives 512, 336, 160, 0.
+	want = append(want, sr(1, 0, 0, 40, 0, 128)...)
+	want = append(want, sr(1, 1, 160, 84, 512, 84)...)
+	want = append(want, sr(1, 2, 496, 128, 848, 40)...)
+	want = append(want, group("GroupEnd"), group("GroupEnd"))
+	compare(t, got(), want)
+}
+
+// TestEnqueueHyperCube: the own block is copied into place (not in
+// place, where it already is), then each dimension is one grouped swap
+// with rank^mask of the blocks gathered so far, as nccl-tests' hypercube.
+func TestEnqueueHyperCube(t *testing.T) {
+	memcpy := func(d int, src, dst uint64) string {
+		return calltrace.Call{Kind: "Memcpy", Send: src, Recv: dst, Count: 256, Op: -1, Root: -1, Stream: uint64(0x500 + d)}.String()
+	}
+	swap := func(d, peer int, sendBlock, recvBlock, n uint64) []string {
+		return []string{group("GroupStart"), call("Send", recv(d)+sendBlock*256, 0, n, 7, -1, peer, d),
+			call("Recv", 0, recv(d)+recvBlock*256, n, 7, -1, peer, d), group("GroupEnd")}
+	}
+	for _, inPlace := range []bool{false, true} {
+		c := traceComm(t, true)
+		if err := c.Enqueue(batch(t, "hypercube", numeric.Float32, numeric.NoOp, -1, inPlace, 1024)); err != nil {
+			t.Fatal(err)
+		}
+		want := []string{group("GroupStart")}
+		if !inPlace {
+			want = append(want, memcpy(0, send(0), recv(0)+2*256))
+		}
+		want = append(want, swap(0, 3, 2, 3, 64)...)
+		want = append(want, swap(0, 0, 2, 0, 128)...)
+		if !inPlace {
+			want = append(want, memcpy(1, send(1), recv(1)+3*256))
+		}
+		want = append(want, swap(1, 2, 3, 2, 64)...)
+		want = append(want, swap(1, 1, 2, 0, 128)...)
+		compare(t, got(), append(want, group("GroupEnd")))
+	}
+}

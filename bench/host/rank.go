@@ -48,7 +48,7 @@ func (r *rank) run(op bench.Op, shift int64) error {
 		in:  src[shift+sendOff : shift+sendOff+op.Counts.Send*elt],
 		out: r.recv[shift+recvOff : shift+recvOff+op.Counts.Recv*elt],
 	}
-	if op.Counts.Param == 0 {
+	if op.Counts.Empty() {
 		return nil
 	}
 	if algo := algorithms[op.Coll.ID]; algo != nil {
@@ -69,6 +69,8 @@ var algorithms = map[bench.ID]func(*rank, call) error{
 	bench.Gather:        (*rank).gather,
 	bench.Scatter:       (*rank).scatter,
 	bench.Pipeline:      (*rank).pipeline,
+	bench.AllToAllV:     (*rank).allToAllV,
+	bench.HyperCube:     (*rank).hyperCube,
 }
 
 type errUnsupported string

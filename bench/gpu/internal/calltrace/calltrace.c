@@ -34,12 +34,13 @@ static int endCapture(void* st, void** g) { *g = st; return traceCall(TR_ENDCAPT
 static int graphInstantiate(void** e, void* g, unsigned long long flags) { *e = g; return 0; }
 static int graphLaunch(void* e, void* st) { return traceCall(TR_GRAPHLAUNCH, U(e), 0, 0, 0, -1, -1, 0, U(st)); }
 static int graphDestroy(void* g) { return 0; }
+static int memcpyD2D(unsigned long long dst, unsigned long long src, size_t n, void* st) { return traceCall(TR_MEMCPY, U(src), U(dst), n, 0, -1, -1, 0, U(st)); }
 
 // lastError stands for ncclGetLastError: it names the most recent traced
 // call, failed or not, so a test can tell when it was read.
 static const char* kindNames[] = {"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Gather",
   "Scatter", "Send", "Recv", "GroupStart", "GroupEnd", "PreMulSum", "RedOpDestroy", "EventRecord", "BeginCapture",
-  "EndCapture", "GraphLaunch"};
+  "EndCapture", "GraphLaunch", "Memcpy"};
 static char lastText[64];
 static const char* lastError(void* c) {
   int k = traceLastKind();
@@ -54,4 +55,5 @@ void* trace_procs[TR_PROCS] = {
   (void*)groupStart, (void*)groupEnd, (void*)premulCreate, (void*)redOpDestroy, (void*)asyncError,
   (void*)eventRecord, (void*)streamQuery, (void*)ctxSetCurrent, (void*)beginCapture, (void*)endCapture,
   (void*)graphInstantiate, (void*)graphLaunch, (void*)graphDestroy, (void*)graphDestroy, (void*)lastError,
+  (void*)memcpyD2D,
 };

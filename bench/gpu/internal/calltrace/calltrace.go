@@ -21,10 +21,11 @@ var Names = []string{
 	"ncclGroupStart", "ncclGroupEnd", "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy", "ncclCommGetAsyncError",
 	"cuEventRecord", "cuStreamQuery", "cuCtxSetCurrent", "cuStreamBeginCapture", "cuStreamEndCapture",
 	"cuGraphInstantiate", "cuGraphLaunch", "cuGraphDestroy", "cuGraphExecDestroy", "ncclGetLastError",
+	"cuMemcpyDtoDAsync",
 }
 
 var kinds = []string{"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Gather", "Scatter",
-	"Send", "Recv", "GroupStart", "GroupEnd", "PreMulSum", "RedOpDestroy", "EventRecord", "BeginCapture", "EndCapture", "GraphLaunch"}
+	"Send", "Recv", "GroupStart", "GroupEnd", "PreMulSum", "RedOpDestroy", "EventRecord", "BeginCapture", "EndCapture", "GraphLaunch", "Memcpy"}
 
 // Procs returns every recording entry point by name.
 func Procs() map[string]unsafe.Pointer {

@@ -5,10 +5,10 @@
 
 enum { TR_ALLREDUCE, TR_BROADCAST, TR_REDUCE, TR_ALLGATHER, TR_REDUCESCATTER, TR_ALLTOALL, TR_GATHER, TR_SCATTER,
        TR_SEND, TR_RECV, TR_GROUPSTART, TR_GROUPEND, TR_PREMUL, TR_REDOPDESTROY, TR_EVENT, TR_BEGINCAPTURE,
-       TR_ENDCAPTURE, TR_GRAPHLAUNCH };
+       TR_ENDCAPTURE, TR_GRAPHLAUNCH, TR_MEMCPY };
 
 // The entry points in the order of their names in calltrace.go.
-#define TR_PROCS 25
+#define TR_PROCS 26
 extern void* trace_procs[TR_PROCS];
 
 int traceLastKind(void);

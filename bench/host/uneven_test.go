@@ -1,0 +1,119 @@
+package host
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+var everyType = []numeric.DataType{numeric.Int8, numeric.Uint8, numeric.Int32, numeric.Uint32, numeric.Int64,
+	numeric.Uint64, numeric.Float16, numeric.Float32, numeric.Float64, numeric.Bfloat16, numeric.Float8e4m3,
+	numeric.Float8e5m2}
+
+// alltoallv with spreads 0, 0.5 and 1 and with a matrix file, on 1 to 5
+// ranks and every type: every share lands where nccl-tests expects it.
+func TestAllToAllVVerifies(t *testing.T) {
+	f, err := os.Open("../testdata/traffic5.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	matrix, err := bench.ReadTrafficMatrix(f, 3, "traffic5.txt")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := bench.LookupCollective("alltoallv")
+	cases := []struct {
+		name    string
+		traffic *bench.Traffic
+		sweep   bench.Sweep
+	}{
+		{"spread0", &bench.Traffic{Spread: 0}, bench.Sweep{Min: 8, Max: 1 << 16, Factor: 16}},
+		{"spread0.5", &bench.Traffic{Spread: 0.5}, bench.Sweep{Min: 8, Max: 1 << 16, Factor: 16}},
+		{"spread1", &bench.Traffic{Spread: 1}, bench.Sweep{Min: 8, Max: 1 << 16, Factor: 16}},
+		{"matrix", matrix, bench.Sweep{Min: 64 << 10, Max: 64 << 10, Factor: 2}},
+	}
+	for _, tc := range cases {
+		coll, err := base.WithTraffic(tc.traffic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range []int{1, 2, 3, 4, 5} {
+			t.Run(fmt.Sprintf("%s/n=%d", tc.name, n), func(t *testing.T) {
+				comm := open(t, n, tc.sweep.Max)
+				o := bench.Options{Coll: coll, Sweep: tc.sweep, Iters: 2, Warmup: 1, Agg: 1, Cycles: 1, Check: 1,
+					Types: everyType, Root: -1, Average: 1}
+				sum, rows := runEngine(t, comm, n, o)
+				for _, r := range rows {
+					if r.OutOfPlace.Wrong != 0 || !r.OutOfPlace.Checked || r.InPlace.Checked {
+						t.Errorf("%v size %d: #wrong %d checked %v, in place checked %v", r.Type, r.Size,
+							r.OutOfPlace.Wrong, r.OutOfPlace.Checked, r.InPlace.Checked)
+					}
+				}
+				if sum.ErrorCases != 0 || len(rows) == 0 {
+					t.Fatalf("%d error cases in %d rows", sum.ErrorCases, len(rows))
+				}
+			})
+		}
+	}
+}
+
+// The busiest rank's bytes set the size column and the bandwidth, with
+// the ring factor, as nccl-tests' AlltoAllvGetBw.
+func TestAllToAllVBandwidthIsTheBusiestRank(t *testing.T) {
+	f, _ := os.Open("../testdata/traffic5.txt")
+	matrix, err := bench.ReadTrafficMatrix(f, 1.5, "traffic5.txt")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	coll, _ := bench.Collectives[bench.AllToAllV].WithTraffic(matrix)
+	comm := open(t, 4, 4096)
+	o := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 4096, Max: 4096, Factor: 2}, Iters: 3, Warmup: 1, Agg: 1,
+		Cycles: 1, Check: 1, Types: []numeric.DataType{numeric.Float32}, Root: -1, Average: 1}
+	_, rows := runEngine(t, comm, 4, o)
+	r := rows[0]
+	// Of 4 ranks on traffic5.txt ×1.5, rank 2 sends the most: 2448 bytes.
+	if r.Size != 2448 || r.Count != 0 {
+		t.Errorf("size %d count %d, want 2448 and 0", r.Size, r.Count)
+	}
+	p := r.OutOfPlace
+	if alg := 2448 / 1e3 / p.Time; !near(p.AlgBW, alg) || !near(p.BusBW, alg*0.75) {
+		t.Errorf("algbw %g busbw %g for %g µs, want %g and %g", p.AlgBW, p.BusBW, p.Time, alg, alg*0.75)
+	}
+}
+
+func near(a, b float64) bool { return a == b || (a-b)/b < 1e-9 && (b-a)/b < 1e-9 }
+
+// hypercube on 2, 4 and 8 ranks, every type: the gathered blocks are
+// exact in and out of place; 3 and 6 ranks are refused in one line.
+func TestHyperCube(t *testing.T) {
+	coll := bench.Collectives[bench.HyperCube]
+	for _, n := range []int{2, 4, 8} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			comm := open(t, n, 1<<16)
+			o := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 8, Max: 1 << 16, Factor: 16}, Iters: 2, Warmup: 1,
+				Agg: 1, Cycles: 1, Check: 1, Types: everyType, Root: -1, Average: 1}
+			sum, rows := runEngine(t, comm, n, o)
+			if sum.ErrorCases != 0 || len(rows) == 0 {
+				t.Fatalf("%d error cases in %d rows", sum.ErrorCases, len(rows))
+			}
+			// algbw counts the n-1 blocks received: base·elt·(n-1).
+			last := rows[len(rows)-1]
+			if want := float64(last.Count*int64(last.Type.Size())*int64(n-1)) / 1e3 / last.OutOfPlace.Time; !near(last.OutOfPlace.AlgBW, want) || last.OutOfPlace.BusBW != last.OutOfPlace.AlgBW {
+				t.Errorf("algbw %g busbw %g, want %g for both", last.OutOfPlace.AlgBW, last.OutOfPlace.BusBW, want)
+			}
+		})
+	}
+	for _, n := range []int{3, 6} {
+		o := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 8, Max: 8, Factor: 2}, Iters: 1, Agg: 1, Cycles: 1,
+			Types: []numeric.DataType{numeric.Float32}, Root: -1}
+		if _, err := o.Validate(n); err == nil || !strings.Contains(err.Error(), "power-of-two") {
+			t.Errorf("%d ranks: %v", n, err)
+		}
+	}
+}

@@ -1,0 +1,79 @@
+package report
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+// The per-rank summary of an uneven all-to-all reads as nccl-tests'
+// NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY: testdata/alltoallv_summary.golden
+// holds the lines nccl-tests 2.19.6's own code printed for a generated
+// pattern (4 ranks, count 1000 floats, spread 0.5, 123 µs) and for
+// bench/testdata/traffic5.txt at scale 1.5 (4 ranks, 42.7 µs).
+func TestRankSummaryMatchesNcclTests(t *testing.T) {
+	f, err := os.Open("../bench/testdata/traffic5.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	matrix, err := bench.ReadTrafficMatrix(f, 1.5, "traffic5.txt")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := bench.LookupCollective("alltoallv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range []struct {
+		traffic *bench.Traffic
+		count   int64
+		us      float64
+	}{{&bench.Traffic{Spread: 0.5}, 1000, 123}, {matrix, 0, 42.7}} {
+		coll, err := base.WithTraffic(c.traffic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		tb := &Table{W: &buf, Info: Info{Coll: coll, Ranks: 4, RankSummary: true}}
+		p := bench.Placement{Time: c.us}
+		tb.Row(bench.Row{Size: 1, Count: c.count, Type: numeric.Float32, Op: numeric.NoOp, Root: -1, OutOfPlace: p, InPlace: p})
+		lines := strings.Split(buf.String(), "\n")
+		if len(lines) != 12 || !strings.HasPrefix(lines[10], " ") {
+			t.Fatalf("want two summaries of 5 lines and the row:\n%s", buf.String())
+		}
+		if strings.Join(lines[:5], "\n") != strings.Join(lines[5:10], "\n") {
+			t.Errorf("the in-place summary differs for the same time:\n%s", buf.String())
+		}
+		got = append(got, lines[:5]...)
+	}
+	want, err := os.ReadFile("testdata/alltoallv_summary.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := strings.Join(got, "\n") + "\n"; g != string(want) {
+		t.Errorf("summary differs from nccl-tests'\n got:\n%s\nwant:\n%s", g, want)
+	}
+}
+
+// hypercube prints an empty redop column, as nccl-tests does; other
+// collectives that do not reduce print "none".
+func TestRedopColumn(t *testing.T) {
+	for name, want := range map[string]string{"hypercube": "      ", "alltoall": "  none", "allreduce": "   sum"} {
+		c, _ := bench.LookupCollective(name)
+		op := numeric.NoOp
+		if c.Reduces {
+			op = numeric.Sum
+		}
+		var buf bytes.Buffer
+		(&Table{W: &buf, Info: Info{Coll: c}}).Row(bench.Row{Size: 64, Count: 16, Type: numeric.Float32, Op: op, Root: -1})
+		if got := buf.String()[38:44]; got != want {
+			t.Errorf("%s: redop column %q, want %q", name, got, want)
+		}
+	}
+}
