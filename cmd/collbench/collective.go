@@ -61,7 +61,8 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *run.Job, 
 			table = &report.Table{W: stdout, Info: report.Info{Version: version, Backend: s.Backend.Name(), TestName: coll.Label(),
 				NThreads: 1, NGPUs: f.ngpus, MinBytes: opts.Sweep.Min, MaxBytes: opts.Sweep.Max, StepFactor: opts.Sweep.Factor,
 				StepBytes: opts.Sweep.Step, Warmup: opts.Warmup, Iters: opts.Iters, Agg: opts.Agg, Check: opts.Check,
-				Graph: opts.Graph, Blocking: opts.Blocking, CPUTime: opts.CPUTime, Devices: s.Devices, Notes: s.Notes}}
+				Graph: opts.Graph, Blocking: opts.Blocking, CPUTime: opts.CPUTime, Devices: s.Devices, Notes: s.Notes,
+				Coll: opts.Coll, Ranks: j.Settings.Grouping.Of(j.World()), RankSummary: f.traffic != nil && f.traffic.summary}}
 			if f.format == "table" {
 				table.Preamble()
 			}

@@ -119,6 +119,7 @@ type flags struct {
 	register, iterTiming     int
 	iterSkip                 int
 	unsupported              map[string]*int
+	traffic                  *trafficFlags // alltoallv only
 }
 
 // unsupportedFlags are nccl-tests options collbench recognises but does not
@@ -163,6 +164,10 @@ func newFlags(name string) *flags {
 	fs.IntVarP(&f.register, "local_register", "R", 0, "register buffers with NCCL: 1 ncclCommRegister, 2 symmetric windows (nccl backend)")
 	fs.IntVarP(&f.iterTiming, "per_iter_timing", "I", 0, "time every iteration with CUDA events for the statistics columns (always on for the host backend)")
 	fs.IntVarP(&f.iterSkip, "per_iter_skip", "K", 0, "leading iterations left out of the per-iteration statistics")
+	if c, err := bench.LookupCollective(name); err == nil && c.Traffic != nil {
+		f.traffic = &trafficFlags{}
+		f.traffic.register(fs)
+	}
 	f.jobFlags.register(fs)
 	fs.StringVar(&f.format, "format", "table", "stdout format: table, json or csv")
 	f.unsupported = map[string]*int{}
@@ -195,6 +200,11 @@ func (f *flags) parse(args []string) error {
 	default:
 		return usagef("unknown --format %q (want table, json or csv)", f.format)
 	}
+	if f.traffic != nil {
+		if err := f.traffic.fromEnv(f.fs); err != nil {
+			return err
+		}
+	}
 	if f.register < 0 || f.register > 2 {
 		return usagef("-R must be 0, 1 or 2 (got %d)", f.register)
 	}
@@ -217,6 +227,12 @@ func (f *flags) parse(args []string) error {
 
 // options builds the engine options for coll.
 func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
+	if f.traffic != nil {
+		var err error
+		if coll, err = f.traffic.withTraffic(coll); err != nil {
+			return bench.Options{}, err
+		}
+	}
 	o := bench.Options{
 		Coll:  coll,
 		Sweep: bench.Sweep{Min: int64(f.minBytes), Max: int64(f.maxBytes), Factor: f.factor, Step: int64(f.step)},

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+
+	"github.com/spf13/pflag"
+
+	"github.com/collbench/collbench/bench"
+)
+
+// trafficFlags are alltoallv's pattern settings. Each defaults to the
+// nccl-tests variable of the same meaning.
+type trafficFlags struct {
+	spread, scale float64
+	matrix        string
+	summary       bool
+}
+
+func (t *trafficFlags) register(fs *pflag.FlagSet) {
+	fs.Float64Var(&t.spread, "spread", 1, "share of each rank's bytes weighted by distance to the receiver, 0 (uniform) to 1 (default NCCL_TESTS_ALLTOALLV_SPREAD or 1)")
+	fs.StringVar(&t.matrix, "matrix", "", "file of bytes each rank sends each rank, one row per sender; replaces the spread (default NCCL_TESTS_ALLTOALLV_MATRIX_FILE)")
+	fs.Float64Var(&t.scale, "matrix-scale", 1, "factor applied to the matrix (default NCCL_TESTS_ALLTOALLV_MATRIX_SCALE or 1)")
+	fs.BoolVar(&t.summary, "rank-summary", false, "print each rank's bytes and bandwidth before each row (default NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY)")
+}
+
+// fromEnv fills the flags not given from nccl-tests' variables.
+func (t *trafficFlags) fromEnv(fs *pflag.FlagSet) error {
+	for _, v := range []struct {
+		flag, env string
+		dst       *float64
+	}{{"spread", "NCCL_TESTS_ALLTOALLV_SPREAD", &t.spread}, {"matrix-scale", "NCCL_TESTS_ALLTOALLV_MATRIX_SCALE", &t.scale}} {
+		if s := os.Getenv(v.env); s != "" && !fs.Changed(v.flag) {
+			f, err := parseEnvFloat(v.env, s)
+			if err != nil {
+				return err
+			}
+			*v.dst = f
+		}
+	}
+	if s := os.Getenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE"); s != "" && !fs.Changed("matrix") {
+		t.matrix = s
+	}
+	if s := os.Getenv("NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY"); s != "" && !fs.Changed("rank-summary") {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return usagef("NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY=%q is not an integer", s)
+		}
+		t.summary = n != 0
+	}
+	return nil
+}
+
+// traffic builds the pattern: the matrix file when one is named, else
+// the spread.
+func (t *trafficFlags) traffic() (*bench.Traffic, error) {
+	if t.matrix == "" {
+		if t.spread < 0 || t.spread > 1 || !finite(t.spread) {
+			return nil, usagef("--spread must be between 0 and 1 (got %g)", t.spread)
+		}
+		return &bench.Traffic{Spread: t.spread, Scale: 1}, nil
+	}
+	f, err := os.Open(t.matrix)
+	if err != nil {
+		return nil, usagef("traffic matrix: %v", err)
+	}
+	defer f.Close()
+	tr, err := bench.ReadTrafficMatrix(f, t.scale, t.matrix)
+	if err != nil {
+		return nil, usageError{Err: err}
+	}
+	return tr, nil
+}
+
+// withTraffic gives an uneven all-to-all the pattern its flags describe;
+// other collectives are returned as they are.
+func (t *trafficFlags) withTraffic(coll *bench.Collective) (*bench.Collective, error) {
+	if coll.Traffic == nil {
+		return coll, nil
+	}
+	tr, err := t.traffic()
+	if err != nil {
+		return nil, err
+	}
+	c, err := coll.WithTraffic(tr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", coll.Name, err)
+	}
+	return c, nil
+}
