@@ -20,6 +20,11 @@ type Traffic struct {
 	// Matrix[i*Dim+j], scaled and rounded down to 16 bytes. It replaces
 	// the generated pattern, and the sweep size no longer matters.
 	Matrix []int64
+	// Draws, when set, hold one such matrix per call instead (Dim = the
+	// communicator's size): call k of a batch follows Draws[k mod
+	// len(Draws)], as a mixture-of-experts layer routes its tokens
+	// afresh at every step.
+	Draws  [][]int64
 	Dim    int
 	Scale  float64 // applied to the file's values, reported in the summary
 	Source string  // the matrix file, for messages
@@ -30,13 +35,27 @@ var DefaultTraffic = Traffic{Spread: 1, Scale: 1}
 
 // Generated reports whether the pattern comes from the spread rather than
 // from a matrix.
-func (t *Traffic) Generated() bool { return t.Matrix == nil }
+func (t *Traffic) Generated() bool { return t.Matrix == nil && t.Draws == nil }
+
+// matrices are the fixed patterns: the matrix, or every draw.
+func (t *Traffic) matrices() [][]int64 {
+	if t.Draws != nil {
+		return t.Draws
+	}
+	return [][]int64{t.Matrix}
+}
 
 // PeerBytes is what rank i sends rank j among n ranks when each rank
-// sends total bytes in all (total is ignored for a matrix). Each share is
-// rounded down to 16 bytes, as nccl-tests does.
-func (t *Traffic) PeerBytes(i, j, n int, total int64) int64 {
-	if !t.Generated() {
+// sends total bytes in all (total is ignored for a matrix), in a batch's
+// first call. Each share is rounded down to 16 bytes, as nccl-tests does.
+func (t *Traffic) PeerBytes(i, j, n int, total int64) int64 { return t.PeerBytesAt(0, i, j, n, total) }
+
+// PeerBytesAt is PeerBytes for a batch's call number call.
+func (t *Traffic) PeerBytesAt(call, i, j, n int, total int64) int64 {
+	if t.Draws != nil {
+		return t.Draws[call%len(t.Draws)][i*t.Dim+j]
+	}
+	if t.Matrix != nil {
 		return t.Matrix[i*t.Dim+j]
 	}
 	if n == 1 {
@@ -49,11 +68,17 @@ func (t *Traffic) PeerBytes(i, j, n int, total int64) int64 {
 	return int64((1-t.Spread)*uniform+t.Spread*weighted) &^ 15
 }
 
-// RankBytes returns the bytes rank sends and receives in all.
+// RankBytes returns the bytes rank sends and receives in all in a
+// batch's first call.
 func (t *Traffic) RankBytes(rank, n int, total int64) (send, recv int64) {
+	return t.RankBytesAt(0, rank, n, total)
+}
+
+// RankBytesAt is RankBytes for call number call.
+func (t *Traffic) RankBytesAt(call, rank, n int, total int64) (send, recv int64) {
 	for p := 0; p < n; p++ {
-		send += t.PeerBytes(rank, p, n, total)
-		recv += t.PeerBytes(p, rank, n, total)
+		send += t.PeerBytesAt(call, rank, p, n, total)
+		recv += t.PeerBytesAt(call, p, rank, n, total)
 	}
 	return send, recv
 }
@@ -67,15 +92,21 @@ func (t *Traffic) counts(count int64, elt, n int) Counts {
 		c.Param = perRankBase(count, elt, n)
 	}
 	total := c.Param * int64(n) * int64(elt)
-	for r := 0; r < n; r++ {
-		var send, recv int64
-		for p := 0; p < n; p++ {
-			send += t.PeerBytes(r, p, n, total) / int64(elt)
-			recv += t.PeerBytes(p, r, n, total) / int64(elt)
-		}
-		c.Send, c.Recv = max(c.Send, send), max(c.Recv, recv)
-		if t.Generated() {
-			break // every rank sends and receives the same in a generated pattern
+	calls := 1
+	if t.Draws != nil {
+		calls = len(t.Draws)
+	}
+	for k := 0; k < calls; k++ {
+		for r := 0; r < n; r++ {
+			var send, recv int64
+			for p := 0; p < n; p++ {
+				send += t.PeerBytesAt(k, r, p, n, total) / int64(elt)
+				recv += t.PeerBytesAt(k, p, r, n, total) / int64(elt)
+			}
+			c.Send, c.Recv = max(c.Send, send), max(c.Recv, recv)
+			if t.Generated() {
+				break // every rank sends and receives the same in a generated pattern
+			}
 		}
 	}
 	return c
@@ -93,17 +124,17 @@ func (t *Traffic) check(n int, s Sweep) error {
 		}
 		return nil
 	}
+	if t.Draws != nil && n != t.Dim {
+		return fmt.Errorf("routed traffic was drawn for %d ranks, not %d", t.Dim, n)
+	}
 	if n > t.Dim {
 		return fmt.Errorf("traffic matrix %s is %dx%d, smaller than the %d ranks", t.Source, t.Dim, t.Dim, n)
 	}
 	if s.Min != s.Max {
 		return fmt.Errorf("a traffic matrix sets every size: give -b and -e the same value (e.g. -b 32M -e 32M)")
 	}
-	var need int64
-	for r := 0; r < n; r++ {
-		send, recv := t.RankBytes(r, n, 0)
-		need = max(need, send, recv)
-	}
+	c := t.counts(0, 1, n)
+	need := max(c.Send, c.Recv)
 	if s.Max < need {
 		return fmt.Errorf("-e must be at least %d bytes for traffic matrix %s (got %d)", need, t.Source, s.Max)
 	}

@@ -42,7 +42,7 @@ static int endGroup(const cb_procs* p, int d, cb_status* st) {
 // startColl and RunColl do, including the send/receive fallbacks for
 // all-to-all, gather and scatter before NCCL 2.28. Whatever fails, a group
 // it opened is ended and a PreMulSum op it created is destroyed.
-static int one(cb_comms* c, const cb_op* o, int d, size_t shift, cb_status* st) {
+static int one(cb_comms* c, const cb_op* o, int d, int index, size_t shift, cb_status* st) {
   const cb_procs* p = &c->p;
   int rank = c->ranks[d], n = c->nranks;
   ncclComm_t comm = c->comms[d];
@@ -91,7 +91,8 @@ static int one(cb_comms* c, const cb_op* o, int d, size_t shift, cb_status* st) 
   case CB_ALLTOALLV: {
     /* nccl-tests' alltoallv: grouped sends and receives of each peer's
        share, packed in rank order; empty shares are not posted. */
-    const size_t* out = c->shares + (size_t)2 * n * d;
+    int draw = c->share_draws > 1 ? index % c->share_draws : 0;
+    const size_t* out = c->shares + (size_t)2 * n * (draw * c->ndev + d);
     const size_t* in = out + n;
     TRY("ncclGroupStart", p->groupStart(), d); grouped = 1;
     for (int r = 0; r < n; r++) {
@@ -143,7 +144,7 @@ static int call(cb_comms* c, const cb_op* o, int index, cb_status* st) {
   int rc = 0;
   if (c->ndev > 1) NCCL("ncclGroupStart", c->p.groupStart(), -1);
   for (int d = 0; rc == 0 && d < c->ndev; d++)
-    if (one(c, o, d, shift, st) != 0) rc = -1;
+    if (one(c, o, d, index, shift, st) != 0) rc = -1;
   if (c->ndev > 1 && endGroup(&c->p, -1, st) != 0) rc = -1;
   return rc;
 }

@@ -55,11 +55,14 @@ typedef struct {
   uint64_t* scalars;  // PreMulSum scalar per GPU, in the data type's encoding
   void** events;
   int event_cap;
-  // The uneven all-to-all's shares in bytes: for GPU d, shares[2·n·d + p]
-  // is what it sends rank p and shares[2·n·d + n + p] what it receives
-  // from p (n = nranks). Filled for each batch; share_cap entries.
+  // The uneven all-to-all's shares in bytes, share_draws patterns of
+  // ndev·2·n entries (n = nranks): call k of a batch follows pattern
+  // k mod share_draws, in which GPU d sends rank p the bytes at
+  // 2·n·d + p and receives from it those at 2·n·d + n + p. Filled for
+  // each batch; share_cap entries allocated.
   size_t* shares;
   size_t share_cap;
+  int share_draws;
   cb_procs p;
 } cb_comms;
 

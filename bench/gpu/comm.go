@@ -149,24 +149,28 @@ func (c *Comm) cOp(b bench.Batch) (C.cb_op, error) {
 }
 
 // setShares lays out, for the C loop, what each local GPU sends every
-// rank and receives from it in an uneven all-to-all.
+// rank and receives from it in an uneven all-to-all, for each of the
+// traffic's draws.
 func (c *Comm) setShares(b bench.Batch) {
 	n, ndev := int(c.cc.nranks), int(c.cc.ndev)
-	need := C.size_t(2 * n * ndev)
+	draws := max(len(b.Coll.Traffic.Draws), 1)
+	need := C.size_t(2 * n * ndev * draws)
 	if c.cc.share_cap < need {
 		C.free(unsafe.Pointer(c.cc.shares))
 		c.cc.shares = (*C.size_t)(C.calloc(need, C.size_t(unsafe.Sizeof(C.size_t(0)))))
 		c.cc.share_cap = need
 	}
+	c.cc.share_draws = C.int(draws)
 	shares := unsafe.Slice(c.cc.shares, int(need))
 	ranks := unsafe.Slice(c.cc.ranks, ndev)
-	elt := b.Type.Size()
-	total := b.Counts.Total(elt, n)
-	for d := range ndev {
-		me := int(ranks[d])
-		for p := range n {
-			shares[2*n*d+p] = C.size_t(b.Coll.Traffic.PeerBytes(me, p, n, total))
-			shares[2*n*d+n+p] = C.size_t(b.Coll.Traffic.PeerBytes(p, me, n, total))
+	total := b.Counts.Total(b.Type.Size(), n)
+	for k := range draws {
+		for d := range ndev {
+			me, at := int(ranks[d]), 2*n*(k*ndev+d)
+			for p := range n {
+				shares[at+p] = C.size_t(b.Coll.Traffic.PeerBytesAt(k, me, p, n, total))
+				shares[at+n+p] = C.size_t(b.Coll.Traffic.PeerBytesAt(k, p, me, n, total))
+			}
 		}
 	}
 }

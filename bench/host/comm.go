@@ -268,7 +268,7 @@ func (c *Comm) runBatch(r *rank, b bench.Batch) {
 	for it := 0; it < b.Iters; it++ {
 		for a := 0; a < b.Agg; a++ {
 			iter := b.FirstIter + it*b.Agg + a
-			if err := r.run(b.Op, bench.RotationShift(b.Footprint(), int64(len(r.send)), iter)); err != nil {
+			if err := r.run(b.Op, iter, bench.RotationShift(b.Footprint(), int64(len(r.send)), iter)); err != nil {
 				c.fail(fmt.Errorf("rank %d: %s: %w", r.info.Rank, b.Coll.Name, err))
 				return
 			}

@@ -31,20 +31,21 @@ type call struct {
 	bench.Op
 	in, out []byte // send data and receive area
 	elt     int
+	index   int // the call's number in its batch, from the batch's FirstIter
 }
 
 func (r *rank) next() int { return (r.id + 1) % r.n }
 func (r *rank) prev() int { return (r.id - 1 + r.n) % r.n }
 
-// run executes one call with the buffers shifted by shift bytes.
-func (r *rank) run(op bench.Op, shift int64) error {
+// run executes call number index with the buffers shifted by shift bytes.
+func (r *rank) run(op bench.Op, index int, shift int64) error {
 	elt := int64(op.Type.Size())
 	sendKind, sendOff, recvOff := op.Regions(r.id)
 	src := r.send
 	if sendKind == bench.RecvBuf {
 		src = r.recv
 	}
-	c := call{Op: op, elt: int(elt),
+	c := call{Op: op, elt: int(elt), index: index,
 		in:  src[shift+sendOff : shift+sendOff+op.Counts.Send*elt],
 		out: r.recv[shift+recvOff : shift+recvOff+op.Counts.Recv*elt],
 	}

@@ -7,7 +7,7 @@ package host
 func (r *rank) allToAllV(c call) error {
 	t, n, elt := c.Coll.Traffic, r.n, int64(c.elt)
 	total := c.Counts.Total(c.elt, n)
-	share := func(from, to int) int64 { return t.PeerBytes(from, to, n, total) / elt * elt }
+	share := func(from, to int) int64 { return t.PeerBytesAt(c.index, from, to, n, total) / elt * elt }
 	sendAt, recvAt := make([]int64, n+1), make([]int64, n+1)
 	for p := 0; p < n; p++ {
 		sendAt[p+1] = sendAt[p] + share(r.id, p)

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"strings"
@@ -115,5 +116,48 @@ func TestHyperCube(t *testing.T) {
 		if _, err := o.Validate(n); err == nil || !strings.Contains(err.Error(), "power-of-two") {
 			t.Errorf("%d ranks: %v", n, err)
 		}
+	}
+}
+
+// A mixture-of-experts layer's dispatch and combine on 4 ranks: every
+// draw's exchange is exact, a rank sends tokens·top-k hidden vectors on
+// average, and Zipf routing loads the rank holding the popular experts.
+func TestMoEPhases(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		weights []float64
+		skewed  bool
+	}{{"uniform", bench.UniformWeights(8), false}, {"zipf", bench.ZipfWeights(8, 1.2), true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &bench.Routing{Experts: 8, TopK: 2, Tokens: 256, Hidden: 32, Weights: tc.weights, Seed: 5}
+			comm := open(t, 4, 1<<20)
+			e := bench.Engine{Comm: comm, CommRanks: 4, Opts: bench.Options{Iters: 6, Warmup: 1, Agg: 1, Cycles: 1,
+				Check: 1, Average: 1}}
+			phases, err := e.MoE(context.Background(), r, numeric.Bfloat16, 6)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(phases) != 2 || phases[0].Name != "dispatch" || phases[1].Name != "combine" {
+				t.Fatalf("phases %+v", phases)
+			}
+			for _, p := range phases {
+				o := p.Row.OutOfPlace
+				if !o.Checked || o.Wrong != 0 || o.Time <= 0 || o.Iter.N != 6 {
+					t.Errorf("%s: checked %v, #wrong %d, time %g, %d samples", p.Name, o.Checked, o.Wrong, o.Time, o.Iter.N)
+				}
+				if want := float64(256 * 2 * 32 * 2); p.MeanBytes != want {
+					t.Errorf("%s: mean bytes %g, want %g", p.Name, p.MeanBytes, want)
+				}
+				if p.Imbalance < 1 || (p.Imbalance > 1.5) != tc.skewed {
+					t.Errorf("%s: imbalance %.3f", p.Name, p.Imbalance)
+				}
+				if want := p.Busiest / 1e3 / o.Time; !near(o.AlgBW, want) || !near(o.BusBW, want*0.75) {
+					t.Errorf("%s: algbw %g busbw %g, want %g and ×0.75", p.Name, o.AlgBW, o.BusBW, want)
+				}
+			}
+			if phases[0].Busiest != phases[1].Busiest {
+				t.Errorf("combine reverses dispatch, so its busiest rank moves as much: %g and %g", phases[0].Busiest, phases[1].Busiest)
+			}
+		})
 	}
 }

@@ -1,0 +1,245 @@
+package bench
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+)
+
+// Routing is how a mixture-of-experts layer sends its tokens: each of
+// Tokens tokens on every rank picks TopK distinct experts, drawn from
+// Weights, and the experts sit in equal consecutive blocks on the ranks
+// (expert e on rank e/(Experts/n)). Dispatch sends every token's hidden
+// vector to each expert it picked; combine sends the results back.
+type Routing struct {
+	Experts, TopK int
+	Tokens        int64 // per rank per step
+	Hidden        int64 // elements per token
+	// Weights is each expert's popularity, summing to 1.
+	Weights []float64
+	Name    string // how the weights were made, for the report
+	Seed    uint64
+}
+
+// UniformWeights gives every expert the same popularity.
+func UniformWeights(experts int) []float64 {
+	w := make([]float64, experts)
+	for i := range w {
+		w[i] = 1 / float64(experts)
+	}
+	return w
+}
+
+// ZipfWeights gives expert e a popularity proportional to 1/(e+1)^s:
+// expert 0 is the most popular, and s = 0 is uniform.
+func ZipfWeights(experts int, s float64) []float64 {
+	w := make([]float64, experts)
+	var sum float64
+	for i := range w {
+		w[i] = math.Pow(float64(i+1), -s)
+		sum += w[i]
+	}
+	for i := range w {
+		w[i] /= sum
+	}
+	return w
+}
+
+// ReadRoutingHistogram reads a recorded routing histogram: one
+// non-negative count (or weight) per expert, separated by white space, in
+// expert order. It returns the weights, normalised.
+func ReadRoutingHistogram(r io.Reader, source string) ([]float64, error) {
+	var w []float64
+	var sum float64
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for line := 1; sc.Scan(); line++ {
+		text, _, _ := strings.Cut(sc.Text(), "#")
+		for _, f := range splitFields(text) {
+			v, err := strconv.ParseFloat(f, 64)
+			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+				return nil, fmt.Errorf("routing histogram %s: line %d: %q is not a count", source, line, f)
+			}
+			w = append(w, v)
+			sum += v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("routing histogram %s: %w", source, err)
+	}
+	if len(w) == 0 || sum <= 0 || math.IsInf(sum, 0) {
+		return nil, fmt.Errorf("routing histogram %s has no counts", source)
+	}
+	for i := range w {
+		w[i] /= sum
+	}
+	return w, nil
+}
+
+// Check says why the routing cannot run on n ranks, or nil.
+func (r *Routing) Check(n int) error {
+	switch {
+	case r.Experts < 1 || r.TopK < 1:
+		return fmt.Errorf("experts and top-k must be at least 1 (got %d,%d)", r.Experts, r.TopK)
+	case r.TopK > r.Experts:
+		return fmt.Errorf("top-k %d is more than the %d experts", r.TopK, r.Experts)
+	case r.Experts%n != 0:
+		return fmt.Errorf("%d experts do not split evenly over %d ranks", r.Experts, n)
+	case r.Tokens < 1 || r.Hidden < 1:
+		return fmt.Errorf("tokens and hidden size must be at least 1 (got %d, %d)", r.Tokens, r.Hidden)
+	case len(r.Weights) != r.Experts:
+		return fmt.Errorf("the routing weights cover %d experts, not %d", len(r.Weights), r.Experts)
+	}
+	positive := 0
+	for _, w := range r.Weights {
+		if w > 0 {
+			positive++
+		}
+	}
+	if positive < r.TopK {
+		return fmt.Errorf("only %d experts are ever chosen, fewer than top-k %d", positive, r.TopK)
+	}
+	return nil
+}
+
+// Draw routes one step's tokens on n ranks with the random source of
+// draw number k (the same on every process for the same seed) and
+// returns, at [i·n+j], how many (token, expert) pairs rank i sends to
+// experts on rank j.
+func (r *Routing) Draw(n, k int) []int64 {
+	rng := rand.New(rand.NewPCG(r.Seed, uint64(k)))
+	pick := newAlias(r.Weights)
+	perRank := r.Experts / n
+	counts := make([]int64, n*n)
+	chosen := make([]int, 0, r.TopK)
+	for i := 0; i < n; i++ {
+		for t := int64(0); t < r.Tokens; t++ {
+			chosen = r.topK(rng, pick, chosen[:0])
+			for _, e := range chosen {
+				counts[i*n+e/perRank]++
+			}
+		}
+	}
+	return counts
+}
+
+// topK picks TopK distinct experts: each next one from the weights of
+// those not yet chosen, by redrawing a repeat (falling back to an exact
+// walk over the remaining weights when repeats keep coming).
+func (r *Routing) topK(rng *rand.Rand, pick *alias, chosen []int) []int {
+	for len(chosen) < r.TopK {
+		e := -1
+		for try := 0; try < 32 && e < 0; try++ {
+			if c := pick.draw(rng); !contains(chosen, c) {
+				e = c
+			}
+		}
+		if e < 0 {
+			e = r.remaining(rng, chosen)
+		}
+		chosen = append(chosen, e)
+	}
+	return chosen
+}
+
+// remaining draws one expert from the weights of those not in chosen.
+func (r *Routing) remaining(rng *rand.Rand, chosen []int) int {
+	var left float64
+	for e, w := range r.Weights {
+		if !contains(chosen, e) {
+			left += w
+		}
+	}
+	u := rng.Float64() * left
+	last := -1
+	for e, w := range r.Weights {
+		if contains(chosen, e) || w <= 0 {
+			continue
+		}
+		if last = e; u < w {
+			return e
+		}
+		u -= w
+	}
+	return last
+}
+
+func contains(s []int, v int) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// alias is Vose's alias table: one uniform draw picks an index with the
+// given probabilities in constant time.
+type alias struct {
+	prob  []float64
+	alias []int
+}
+
+func newAlias(w []float64) *alias {
+	n := len(w)
+	a := &alias{prob: make([]float64, n), alias: make([]int, n)}
+	scaled := make([]float64, n)
+	var small, large []int
+	for i, p := range w {
+		scaled[i] = p * float64(n)
+		if scaled[i] < 1 {
+			small = append(small, i)
+		} else {
+			large = append(large, i)
+		}
+	}
+	for len(small) > 0 && len(large) > 0 {
+		s, l := small[len(small)-1], large[len(large)-1]
+		small = small[:len(small)-1]
+		a.prob[s], a.alias[s] = scaled[s], l
+		scaled[l] -= 1 - scaled[s]
+		if scaled[l] < 1 {
+			large = large[:len(large)-1]
+			small = append(small, l)
+		}
+	}
+	for _, i := range append(small, large...) {
+		a.prob[i], a.alias[i] = 1, i
+	}
+	return a
+}
+
+func (a *alias) draw(rng *rand.Rand) int {
+	i := rng.IntN(len(a.prob))
+	if rng.Float64() < a.prob[i] {
+		return i
+	}
+	return a.alias[i]
+}
+
+// Traffic turns draws of the routing into an uneven all-to-all's
+// traffic for n ranks and elements of elt bytes: dispatch, or with
+// combine the reverse exchange (each expert's results back to the
+// token's rank).
+func (r *Routing) Traffic(n, elt, draws int, combine bool) *Traffic {
+	t := &Traffic{Dim: n, Draws: make([][]int64, draws), Source: r.Name}
+	for k := range t.Draws {
+		counts := r.Draw(n, k)
+		m := make([]int64, n*n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				from, to := i, j
+				if combine {
+					from, to = j, i
+				}
+				m[from*n+to] = counts[i*n+j] * r.Hidden * int64(elt)
+			}
+		}
+		t.Draws[k] = m
+	}
+	return t
+}

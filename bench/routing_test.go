@@ -1,0 +1,140 @@
+package bench
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// chiSquare is Pearson's statistic of observed counts against expected.
+func chiSquare(obs []int64, want []float64) float64 {
+	var x float64
+	for i, o := range obs {
+		d := float64(o) - want[i]
+		x += d * d / want[i]
+	}
+	return x
+}
+
+// A seeded top-1 Zipf draw matches its expected histogram: with one
+// expert per rank, rank 0's row counts how often each expert was picked.
+// The bound is the chi-square distribution's 99.9% point for 15 degrees
+// of freedom (37.70); the draw is seeded, so the test is deterministic,
+// and a sampler off by a few percent on one expert lands far above it.
+func TestZipfDrawMatchesItsHistogram(t *testing.T) {
+	const experts, tokens = 16, 40000
+	for _, s := range []float64{0, 0.8, 1.5} {
+		r := &Routing{Experts: experts, TopK: 1, Tokens: tokens, Hidden: 1, Weights: ZipfWeights(experts, s), Seed: 7}
+		counts := r.Draw(experts, 0)
+		want := make([]float64, experts)
+		for e, w := range r.Weights {
+			want[e] = tokens * w
+		}
+		if x := chiSquare(counts[:experts], want); x > 37.70 {
+			t.Errorf("zipf %g: chi-square %.1f over 15 degrees of freedom (99.9%% point 37.70): %v", s, x, counts[:experts])
+		}
+		// The same statistic flags a histogram with one expert 5% off.
+		skewed := slices.Clone(want)
+		skewed[0] *= 1.05
+		if s > 0 && chiSquare(counts[:experts], skewed) < 37.70 {
+			t.Errorf("zipf %g: a 5%% error on expert 0 goes unnoticed", s)
+		}
+	}
+}
+
+// Top-k picks k distinct experts per token: with uniform weights each
+// expert gets tokens·k/E picks on average, no expert more than once per
+// token, and every rank routes exactly tokens·k pairs.
+func TestTopKIsDistinct(t *testing.T) {
+	const experts, tokens = 8, 30000
+	r := &Routing{Experts: experts, TopK: 3, Tokens: tokens, Hidden: 1, Weights: UniformWeights(experts), Seed: 1}
+	counts := r.Draw(experts, 0)
+	want := make([]float64, experts)
+	for e := range want {
+		want[e] = tokens * 3 / experts
+	}
+	// 7 degrees of freedom, 99.9% point 24.32 (the multinomial bound is
+	// conservative here: picks without replacement vary less).
+	if x := chiSquare(counts[:experts], want); x > 24.32 {
+		t.Errorf("chi-square %.1f: %v", x, counts[:experts])
+	}
+	// Heavily skewed and k = E: every token must still pick every expert once.
+	all := &Routing{Experts: experts, TopK: experts, Tokens: 100, Hidden: 1, Weights: ZipfWeights(experts, 4), Seed: 3}
+	for i, c := range all.Draw(experts, 0) {
+		if c != 100 {
+			t.Fatalf("pair %d: %d picks, want 100", i, c)
+		}
+	}
+}
+
+// Draws depend on the seed and the draw number alone, so every process
+// computes the same traffic; combine is dispatch reversed.
+func TestRoutingDeterminism(t *testing.T) {
+	r := &Routing{Experts: 8, TopK: 2, Tokens: 512, Hidden: 64, Weights: ZipfWeights(8, 1.2), Seed: 42}
+	if !slices.Equal(r.Draw(4, 3), r.Draw(4, 3)) {
+		t.Fatal("the same draw differs")
+	}
+	if slices.Equal(r.Draw(4, 3), r.Draw(4, 4)) {
+		t.Fatal("two draws are equal")
+	}
+	other := *r
+	other.Seed = 43
+	if slices.Equal(r.Draw(4, 0), other.Draw(4, 0)) {
+		t.Fatal("two seeds give one draw")
+	}
+	d, c := r.Traffic(4, 2, 3, false), r.Traffic(4, 2, 3, true)
+	for k := 0; k < 3; k++ {
+		counts := r.Draw(4, k)
+		for i := 0; i < 4; i++ {
+			for j := 0; j < 4; j++ {
+				if want := counts[i*4+j] * 64 * 2; d.PeerBytesAt(k, i, j, 4, 0) != want || c.PeerBytesAt(k, j, i, 4, 0) != want {
+					t.Fatalf("draw %d %d→%d: dispatch %d combine %d, want %d", k, i, j, d.PeerBytesAt(k, i, j, 4, 0), c.PeerBytesAt(k, j, i, 4, 0), want)
+				}
+			}
+		}
+	}
+	// Zipf puts the popular experts on rank 0: it receives the most.
+	if most, mean := d.load(0, 4); most/mean <= 1.2 {
+		im := most / mean
+		t.Errorf("zipf 1.2 imbalance %.2f", im)
+	}
+	most, mean := (&Routing{Experts: 8, TopK: 2, Tokens: 4096, Hidden: 1, Weights: UniformWeights(8)}).Traffic(4, 1, 1, false).load(0, 4)
+	if im := most / mean; math.Abs(im-1) > 0.05 {
+		t.Errorf("uniform imbalance %.3f", im)
+	}
+}
+
+func TestRoutingCheck(t *testing.T) {
+	ok := Routing{Experts: 8, TopK: 2, Tokens: 16, Hidden: 4, Weights: UniformWeights(8)}
+	if err := ok.Check(4); err != nil {
+		t.Fatal(err)
+	}
+	for want, r := range map[string]Routing{
+		"do not split evenly": ok,
+		"more than the 8":     {Experts: 8, TopK: 9, Tokens: 16, Hidden: 4, Weights: UniformWeights(8)},
+		"at least 1":          {Experts: 8, TopK: 2, Tokens: 0, Hidden: 4, Weights: UniformWeights(8)},
+		"cover 4 experts":     {Experts: 8, TopK: 2, Tokens: 16, Hidden: 4, Weights: UniformWeights(4)},
+		"fewer than top-k":    {Experts: 8, TopK: 2, Tokens: 16, Hidden: 4, Weights: []float64{1, 0, 0, 0, 0, 0, 0, 0}},
+	} {
+		n := 4
+		if want == "do not split evenly" {
+			n = 3
+		}
+		if err := r.Check(n); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%+v on %d ranks: %v, want %q", r, n, err, want)
+		}
+	}
+}
+
+func TestReadRoutingHistogram(t *testing.T) {
+	w, err := ReadRoutingHistogram(strings.NewReader("# expert loads\n3 1\n0 4 # tail\n"), "h.txt")
+	if err != nil || !slices.Equal(w, []float64{0.375, 0.125, 0, 0.5}) {
+		t.Fatalf("%v, %v", w, err)
+	}
+	for _, bad := range []string{"", "0 0", "1 -1", "1 x"} {
+		if _, err := ReadRoutingHistogram(strings.NewReader(bad), "h.txt"); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
