@@ -49,6 +49,12 @@ type Table struct {
 
 // Preamble writes the comment block and column headers.
 func (t *Table) Preamble() {
+	t.head()
+	t.columns()
+}
+
+// head writes the comment block: the run's settings and its devices.
+func (t *Table) head() {
 	in := t.Info
 	p := func(format string, a ...any) { fmt.Fprintf(t.W, format, a...) }
 	p("# collbench version %s backend=%s\n", in.Version, in.Backend)
@@ -76,6 +82,12 @@ func (t *Table) Preamble() {
 		p("#  Rank %2d Group %2d Pid %6d on %10s device %2d [%04x:%02x:%02x] %s\n",
 			d.Rank, d.Group, d.PID, d.Hostname, d.Ordinal, d.BusID[0], d.BusID[1], d.BusID[2], d.Name)
 	}
+}
+
+// columns writes the nccl-tests table's column headers.
+func (t *Table) columns() {
+	in := t.Info
+	p := func(format string, a ...any) { fmt.Fprintf(t.W, format, a...) }
 	timeCol := "time"
 	if in.CPUTime {
 		timeCol = "cputime"

@@ -456,3 +456,47 @@ func TestEnqueueHyperCube(t *testing.T) {
 		compare(t, got(), append(want, group("GroupEnd")))
 	}
 }
+
+// Routed traffic changes with every call: call k of a batch sends what
+// draw k mod draws gives, here two draws alternating over three calls.
+func TestEnqueueAllToAllVDraws(t *testing.T) {
+	c := traceComm(t, true)
+	// Two draws over 4 ranks of 16-byte units: rank r sends peer p
+	// (r+p+k+1)·16 bytes in draw k.
+	tr := &bench.Traffic{Dim: 4, Draws: make([][]int64, 2)}
+	for k := range tr.Draws {
+		tr.Draws[k] = make([]int64, 16)
+		for r := 0; r < 4; r++ {
+			for p := 0; p < 4; p++ {
+				tr.Draws[k][r*4+p] = int64(r+p+k+1) * 16
+			}
+		}
+	}
+	coll, err := bench.Collectives[bench.AllToAllV].WithTraffic(tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := bench.Batch{Op: bench.Op{Coll: coll, Type: numeric.Uint8, RedOp: numeric.NoOp, Counts: coll.Counts(0, 1, 4)}, Iters: 3, Agg: 1}
+	if err := c.Enqueue(b); err != nil {
+		t.Fatal(err)
+	}
+	footprint := uint64(b.Footprint())
+	var want []string
+	for it := 0; it < 3; it++ {
+		k := it % 2
+		shift := footprint * uint64(it%int(bufBytes/footprint))
+		want = append(want, group("GroupStart"))
+		for d, me := range []int{2, 3} {
+			want = append(want, group("GroupStart"))
+			var sent, got uint64
+			for p := 0; p < 4; p++ {
+				out, in := uint64(me+p+k+1)*16, uint64(p+me+k+1)*16
+				want = append(want, call("Send", send(d)+shift+sent, 0, out, 1, -1, p, d), call("Recv", 0, recv(d)+shift+got, in, 1, -1, p, d))
+				sent, got = sent+out, got+in
+			}
+			want = append(want, group("GroupEnd"))
+		}
+		want = append(want, group("GroupEnd"))
+	}
+	compare(t, got(), want)
+}

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/document"
 )
 
 // alltoallv across four processes: generated patterns set by flag and by
@@ -81,5 +85,74 @@ func TestTrafficRefusals(t *testing.T) {
 				t.Errorf("exit %d, stderr %q; want exit 2 and one line with %q", code, errOut, tc.want)
 			}
 		})
+	}
+}
+
+// alltoallv --moe across four processes: dispatch and combine, every
+// result right, a Zipf-routed layer more imbalanced than a uniform one,
+// the per-process spread printed, and the JSON document complete.
+func TestLaunchMoE(t *testing.T) {
+	selfEnv(t)
+	imbalance := map[string]float64{}
+	for _, routing := range []string{"uniform", "zipf:1.5"} {
+		code, out, errOut := runCLI("launch", "-n", "4", "--", "alltoallv", "--moe", "8,2", "--tokens", "256", "--hidden", "64",
+			"--routing", routing, "-d", "bfloat16", "-n", "4", "--format", "json")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", routing, code, errOut)
+		}
+		var doc document.MoERun
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("%s: %v\n%s", routing, err, out)
+		}
+		if doc.Schema != document.MoESchemaName || len(doc.Phases) != 2 || doc.Config.NProcs != 4 || doc.Config.Draws != 4 {
+			t.Fatalf("%s: %+v", routing, doc)
+		}
+		for _, p := range doc.Phases {
+			r := p.Result.OutOfPlace
+			if r.NWrong == nil || *r.NWrong != 0 || r.Time <= 0 || len(r.ProcTimes) != 4 || p.MeanBytes != 256*2*64*2 {
+				t.Errorf("%s %s: %+v", routing, p.Name, p)
+			}
+		}
+		imbalance[routing] = doc.Phases[0].Imbalance
+	}
+	if !(imbalance["zipf:1.5"] > 1.5*imbalance["uniform"]) {
+		t.Errorf("imbalance: uniform %.3f, zipf:1.5 %.3f", imbalance["uniform"], imbalance["zipf:1.5"])
+	}
+	code, out, errOut := runCLI("launch", "-n", "4", "--", "alltoallv", "--moe", "8,2", "--tokens", "64", "--hidden", "16", "-n", "2")
+	if code != 0 {
+		t.Fatalf("table: exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"# MoE layer: 8 experts (2 per rank), top-2, 64 tokens per rank, hidden 16, float, routing uniform, seed 1, 2 draws",
+		"  dispatch  ", "   combine  ", "# Out of bounds values : 0 OK", "# Spread across processes"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing:\n%s", want, out)
+		}
+	}
+}
+
+func TestMoERefusals(t *testing.T) {
+	hist := filepath.Join(t.TempDir(), "hist.txt")
+	if err := os.WriteFile(hist, []byte("5 1 1 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--moe", "8"}, "want EXPERTS,TOPK"},
+		{[]string{"--moe", "8,2", "-b", "1M"}, "--minbytes does not apply with --moe"},
+		{[]string{"--moe", "8,2", "--spread", "0"}, "--spread does not apply"},
+		{[]string{"--moe", "8,2", "-d", "all"}, "one data type"},
+		{[]string{"--moe", "8,2", "--routing", "zipf:-1"}, "skew S ≥ 0"},
+		{[]string{"--moe", "8,2", "--routing", hist}, "has 4 experts; --moe says 8"},
+		{[]string{"--moe", "6,2", "-g", "4"}, "6 experts do not split evenly over 4 ranks"},
+		{[]string{"--moe", "8,9", "-g", "4"}, "top-k 9 is more than the 8 experts"},
+		{[]string{"--moe", "8,2", "--format", "csv"}, "csv is not available"},
+	} {
+		code, out, errOut := runCLI(append([]string{"alltoallv", "-n", "1"}, tc.args...)...)
+		lines := strings.Split(strings.TrimSpace(errOut), "\n")
+		if code != 2 || len(lines) != 1 || !strings.Contains(errOut, tc.want) || strings.Contains(out, "#  Rank") {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, errOut, tc.want)
+		}
 	}
 }

@@ -34,6 +34,9 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 		return exitUsage
 	}
 	return runJob(ctx, coll.Name, &f.jobFlags, stderr, func(j *run.Job) (bool, error) {
+		if f.traffic != nil && f.traffic.moe != "" {
+			return measureMoE(ctx, f, j, args, stdout)
+		}
 		return measure(ctx, coll, f, j, args, stdout, stderr)
 	})
 }

@@ -204,6 +204,11 @@ func (f *flags) parse(args []string) error {
 		if err := f.traffic.fromEnv(f.fs); err != nil {
 			return err
 		}
+		if f.traffic.moe != "" {
+			if err := f.checkMoE(); err != nil {
+				return err
+			}
+		}
 	}
 	if f.register < 0 || f.register > 2 {
 		return usagef("-R must be 0, 1 or 2 (got %d)", f.register)
@@ -227,7 +232,7 @@ func (f *flags) parse(args []string) error {
 
 // options builds the engine options for coll.
 func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
-	if f.traffic != nil {
+	if f.traffic != nil && f.traffic.moe == "" {
 		var err error
 		if coll, err = f.traffic.withTraffic(coll); err != nil {
 			return bench.Options{}, err

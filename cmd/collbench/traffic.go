@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -16,6 +17,11 @@ type trafficFlags struct {
 	spread, scale float64
 	matrix        string
 	summary       bool
+	// A mixture-of-experts layer's routed traffic instead (--moe).
+	moe, routing   string
+	tokens, hidden int64
+	draws          int
+	seed           uint64
 }
 
 func (t *trafficFlags) register(fs *pflag.FlagSet) {
@@ -23,6 +29,12 @@ func (t *trafficFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&t.matrix, "matrix", "", "file of bytes each rank sends each rank, one row per sender; replaces the spread (default NCCL_TESTS_ALLTOALLV_MATRIX_FILE)")
 	fs.Float64Var(&t.scale, "matrix-scale", 1, "factor applied to the matrix (default NCCL_TESTS_ALLTOALLV_MATRIX_SCALE or 1)")
 	fs.BoolVar(&t.summary, "rank-summary", false, "print each rank's bytes and bandwidth before each row (default NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY)")
+	fs.StringVar(&t.moe, "moe", "", "EXPERTS,TOPK: time a mixture-of-experts layer's dispatch and combine, routed as --routing says")
+	fs.Int64Var(&t.tokens, "tokens", 4096, "with --moe: tokens per rank per step")
+	fs.Int64Var(&t.hidden, "hidden", 4096, "with --moe: elements per token")
+	fs.StringVar(&t.routing, "routing", "uniform", "with --moe: uniform, zipf:S (expert e chosen ∝ 1/(e+1)^S), or a file of counts per expert")
+	fs.IntVar(&t.draws, "draws", 0, "with --moe: routing draws, one per call, cycled (default -n)")
+	fs.Uint64Var(&t.seed, "seed", 1, "with --moe: seed of the routing draws")
 }
 
 // fromEnv fills the flags not given from nccl-tests' variables.
@@ -50,6 +62,38 @@ func (t *trafficFlags) fromEnv(fs *pflag.FlagSet) error {
 		t.summary = n != 0
 	}
 	return nil
+}
+
+// routingOf builds the --moe layer's routing for data of type elt.
+func (t *trafficFlags) routingOf() (*bench.Routing, error) {
+	var experts, topK int
+	if _, err := fmt.Sscanf(t.moe, "%d,%d", &experts, &topK); err != nil || fmt.Sprintf("%d,%d", experts, topK) != t.moe {
+		return nil, usagef("--moe %q: want EXPERTS,TOPK, e.g. 64,2", t.moe)
+	}
+	r := &bench.Routing{Experts: experts, TopK: topK, Tokens: t.tokens, Hidden: t.hidden, Name: t.routing, Seed: t.seed}
+	switch name, arg, _ := strings.Cut(t.routing, ":"); {
+	case t.routing == "uniform":
+		r.Weights = bench.UniformWeights(experts)
+	case name == "zipf":
+		s, err := strconv.ParseFloat(arg, 64)
+		if err != nil || s < 0 || !finite(s) {
+			return nil, usagef("--routing %q: want zipf:S with a skew S ≥ 0", t.routing)
+		}
+		r.Weights = bench.ZipfWeights(experts, s)
+	default:
+		f, err := os.Open(t.routing)
+		if err != nil {
+			return nil, usagef("--routing: %v (want uniform, zipf:S or a histogram file)", err)
+		}
+		defer f.Close()
+		if r.Weights, err = bench.ReadRoutingHistogram(f, t.routing); err != nil {
+			return nil, usageError{Err: err}
+		}
+	}
+	if len(r.Weights) != experts {
+		return nil, usagef("--routing %s has %d experts; --moe says %d", t.routing, len(r.Weights), experts)
+	}
+	return r, nil
 }
 
 // traffic builds the pattern: the matrix file when one is named, else
