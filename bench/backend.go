@@ -25,6 +25,10 @@ type Setup struct {
 	FirstRank  int   // global rank of local rank 0
 	LocalRanks int   // ranks (devices) in this process, -g
 	BufBytes   int64 // bytes of each send and receive buffer
+	// BufferBytes, when set, gives the buffer bytes that calls of up to
+	// size bytes need where that is more than size (an uneven
+	// all-to-all's busiest rank); the session applies it to BufBytes.
+	BufferBytes func(size int64) int64
 	// Devices are the device ordinals of the local ranks; empty means
 	// 0..LocalRanks-1. A device may repeat where the library allows
 	// several ranks on one GPU.

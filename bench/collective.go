@@ -101,6 +101,17 @@ func (c *Collective) AlgBytes(counts Counts, elt, n int) int64 {
 	return max(counts.Send, counts.Recv) * int64(elt)
 }
 
+// BufferBytes is what each buffer must hold for calls of up to size
+// bytes on n ranks: size, or the busiest rank's bytes where an uneven
+// pattern loads it beyond each rank's share of the size.
+func (c *Collective) BufferBytes(size int64, elt, n int) int64 {
+	if c.Traffic == nil {
+		return size
+	}
+	counts := c.Counts(size/int64(elt), elt, n)
+	return max(size, max(counts.Send, counts.Recv)*int64(elt))
+}
+
 // OpName is the redop column of a row with operator op.
 func (c *Collective) OpName(op numeric.RedOp) string {
 	if c.UnnamedOp {

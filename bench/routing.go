@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Routing is how a mixture-of-experts layer sends its tokens: each of
@@ -242,4 +243,43 @@ func (r *Routing) Traffic(n, elt, draws int, combine bool) *Traffic {
 		t.Draws[k] = m
 	}
 	return t
+}
+
+// RoutedTraffic is the traffic of r's layer at any size: call k splits
+// each rank's total over the ranks in the proportions draw k mod draws
+// routes its tokens (dispatch), drawn afresh for each communicator size.
+func RoutedTraffic(r *Routing, draws int) *Traffic {
+	rr := *r
+	return &Traffic{Routed: &rr, routed: routedShares{draws: max(draws, 1), mu: &sync.Mutex{}, by: map[int][][]float64{}}}
+}
+
+// routedShares caches, per communicator size, each draw's share of a
+// rank's bytes that goes to each rank. Ranks of one process read it at
+// once, so it is guarded.
+type routedShares struct {
+	draws int
+	mu    *sync.Mutex
+	by    map[int][][]float64
+}
+
+func (s *routedShares) of(r *Routing, n int) [][]float64 {
+	if s.mu == nil {
+		panic("routed traffic made without RoutedTraffic")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if f, ok := s.by[n]; ok {
+		return f
+	}
+	f := make([][]float64, s.draws)
+	perRank := float64(r.Tokens) * float64(r.TopK)
+	for k := range f {
+		counts := r.Draw(n, k)
+		f[k] = make([]float64, n*n)
+		for i, c := range counts {
+			f[k][i] = float64(c) / perRank
+		}
+	}
+	s.by[n] = f
+	return f
 }

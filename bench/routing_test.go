@@ -138,3 +138,33 @@ func TestReadRoutingHistogram(t *testing.T) {
 		}
 	}
 }
+
+// Routed traffic splits each rank's total in the proportions of the
+// draws' routing, on any number of ranks: every rank sends (up to the
+// 16-byte rounding) its total, and Zipf routing loads rank 0.
+func TestRoutedTraffic(t *testing.T) {
+	r := &Routing{Experts: 8, TopK: 2, Tokens: 4096, Hidden: 1, Weights: ZipfWeights(8, 1.2), Seed: 9, Name: "zipf:1.2"}
+	tr := RoutedTraffic(r, 3)
+	if got := tr.String(); got != "moe 8 experts top-2, routing zipf:1.2, seed 9, 3 draws of 4096 tokens per rank" {
+		t.Errorf("String() = %q", got)
+	}
+	for _, n := range []int{2, 4, 8} {
+		c := tr.counts(1<<20/4, 4, n)
+		total := c.Total(4, n)
+		for k := 0; k < 3; k++ {
+			for rank := 0; rank < n; rank++ {
+				send, _ := tr.RankBytesAt(k, rank, n, total)
+				if send > total || send < total-int64(16*n) {
+					t.Errorf("n=%d draw %d rank %d sends %d of %d", n, k, rank, send, total)
+				}
+			}
+		}
+		_, recv0 := tr.RankBytesAt(0, 0, n, total)
+		if busiest := max(c.Send, c.Recv) * 4; busiest < recv0 || float64(recv0) < 1.2*float64(total) {
+			t.Errorf("n=%d: rank 0 receives %d of a mean %d (buffers %d)", n, recv0, total, busiest)
+		}
+	}
+	if err := tr.check(3, Sweep{}); err == nil || !strings.Contains(err.Error(), "do not split evenly") {
+		t.Errorf("3 ranks: %v", err)
+	}
+}

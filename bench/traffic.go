@@ -24,7 +24,12 @@ type Traffic struct {
 	// communicator's size): call k of a batch follows Draws[k mod
 	// len(Draws)], as a mixture-of-experts layer routes its tokens
 	// afresh at every step.
-	Draws  [][]int64
+	Draws [][]int64
+	// Routed, when set, spreads each rank's total as a routing's draws
+	// split its tokens, on any number of ranks: the traffic of a
+	// mixture-of-experts layer at every size of a sweep.
+	Routed *Routing
+	routed routedShares
 	Dim    int
 	Scale  float64 // applied to the file's values, reported in the summary
 	Source string  // the matrix file, for messages
@@ -35,7 +40,11 @@ var DefaultTraffic = Traffic{Spread: 1, Scale: 1}
 
 // Generated reports whether the pattern comes from the spread rather than
 // from a matrix.
-func (t *Traffic) Generated() bool { return t.Matrix == nil && t.Draws == nil }
+func (t *Traffic) Generated() bool { return t.Matrix == nil && t.Draws == nil && t.Routed == nil }
+
+// perRankTotal says whether the sweep size is each rank's total, split by
+// the pattern (the generated and routed patterns), rather than ignored.
+func (t *Traffic) perRankTotal() bool { return t.Matrix == nil && t.Draws == nil }
 
 // matrices are the fixed patterns: the matrix, or every draw.
 func (t *Traffic) matrices() [][]int64 {
@@ -43,6 +52,20 @@ func (t *Traffic) matrices() [][]int64 {
 		return t.Draws
 	}
 	return [][]int64{t.Matrix}
+}
+
+// String describes the pattern in a few words, for documents.
+func (t *Traffic) String() string {
+	switch {
+	case t.Routed != nil:
+		r := t.Routed
+		return fmt.Sprintf("moe %d experts top-%d, routing %s, seed %d, %d draws of %d tokens per rank", r.Experts, r.TopK, r.Name, r.Seed, t.routed.draws, r.Tokens)
+	case t.Draws != nil:
+		return fmt.Sprintf("%d routing draws of %s", len(t.Draws), t.Source)
+	case t.Matrix != nil:
+		return fmt.Sprintf("matrix %s ×%g", t.Source, t.Scale)
+	}
+	return fmt.Sprintf("spread %g", t.Spread)
 }
 
 // PeerBytes is what rank i sends rank j among n ranks when each rank
@@ -57,6 +80,10 @@ func (t *Traffic) PeerBytesAt(call, i, j, n int, total int64) int64 {
 	}
 	if t.Matrix != nil {
 		return t.Matrix[i*t.Dim+j]
+	}
+	if t.Routed != nil {
+		f := t.routed.of(t.Routed, n)
+		return int64(f[call%len(f)][i*n+j]*float64(total)) &^ 15
 	}
 	if n == 1 {
 		return total &^ 15
@@ -88,13 +115,16 @@ func (t *Traffic) RankBytesAt(call, rank, n int, total int64) (send, recv int64)
 // busiest rank's elements.
 func (t *Traffic) counts(count int64, elt, n int) Counts {
 	var c Counts
-	if t.Generated() {
+	if t.perRankTotal() {
 		c.Param = perRankBase(count, elt, n)
 	}
 	total := c.Param * int64(n) * int64(elt)
 	calls := 1
-	if t.Draws != nil {
+	switch {
+	case t.Draws != nil:
 		calls = len(t.Draws)
+	case t.Routed != nil:
+		calls = len(t.routed.of(t.Routed, n))
 	}
 	for k := 0; k < calls; k++ {
 		for r := 0; r < n; r++ {
@@ -118,6 +148,9 @@ func (c Counts) Total(elt, n int) int64 { return c.Param * int64(n) * int64(elt)
 // check refuses what nccl-tests refuses: a matrix smaller than the
 // communicator, a sweep over a matrix, or buffers (-e) too small for it.
 func (t *Traffic) check(n int, s Sweep) error {
+	if t.Routed != nil {
+		return t.Routed.Check(n)
+	}
 	if t.Generated() {
 		if t.Spread < 0 || t.Spread > 1 || math.IsNaN(t.Spread) {
 			return fmt.Errorf("alltoallv spread must be between 0 and 1 (got %g)", t.Spread)

@@ -8,8 +8,10 @@ import (
 	"math"
 	"reflect"
 	"sort"
+	"strings"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/machine"
 	"github.com/collbench/collbench/model"
 )
@@ -90,17 +92,21 @@ type SuiteConfig struct {
 
 // ProfileCurve is one collective at one group size and layout.
 type ProfileCurve struct {
-	Op        string       `json:"op"` // collbench collective name
-	Type      string       `json:"type"`
-	RedOp     string       `json:"redop"`
-	Root      int          `json:"root"` // -1 for rootless collectives
-	Group     CurveGroup   `json:"group"`
-	BusFactor float64      `json:"bus_factor"`
-	Samples   []Sample     `json:"samples"`
-	Fit       *Fit         `json:"fit,omitempty"`
-	Note      string       `json:"note,omitempty"` // sizes left out, and why
-	model     *model.Curve // built on first use
-	modelErr  error
+	Op        string     `json:"op"` // collbench collective name
+	Type      string     `json:"type"`
+	RedOp     string     `json:"redop"`
+	Root      int        `json:"root"` // -1 for rootless collectives
+	Group     CurveGroup `json:"group"`
+	BusFactor float64    `json:"bus_factor"`
+	Samples   []Sample   `json:"samples"`
+	Fit       *Fit       `json:"fit,omitempty"`
+	Note      string     `json:"note,omitempty"` // sizes left out, and why
+	// Traffic describes an uneven all-to-all's pattern. Its curve is
+	// modelled against each rank's mean bytes (count × ranks × element
+	// size), not the size column (the busiest rank's bytes).
+	Traffic  string       `json:"traffic,omitempty"`
+	model    *model.Curve // built on first use
+	modelErr error
 }
 
 // CurveGroup is where a curve's ranks sit.
@@ -148,6 +154,9 @@ func NewProfileCurve(r bench.CurveResult, t, redop string, world int, devs []Dev
 	if r.Coll.Rooted {
 		c.Root = 0
 	}
+	if r.Coll.Traffic != nil {
+		c.Traffic = r.Coll.Traffic.String()
+	}
 	if !r.Coll.Reduces {
 		c.RedOp = "none"
 	}
@@ -183,6 +192,15 @@ func NewProfileCurve(r bench.CurveResult, t, redop string, world int, devs []Dev
 	return c
 }
 
+// eltSize is the bytes of the curve's data type, 0 if it is unknown.
+func (c *ProfileCurve) eltSize() int {
+	t, err := numeric.ParseDataType(c.Type)
+	if err != nil {
+		return 0
+	}
+	return t.Size()
+}
+
 // Key names the curve for messages: "allreduce over 4 ranks (strided)".
 func (c *ProfileCurve) Key() string {
 	return fmt.Sprintf("%s over %d ranks (%s)", c.Op, c.Group.Size, c.Group.Layout)
@@ -193,8 +211,12 @@ func (c *ProfileCurve) Key() string {
 func (c *ProfileCurve) Model() (*model.Curve, error) {
 	if c.model == nil && c.modelErr == nil {
 		pts := make([]model.Point, len(c.Samples))
+		elt := c.eltSize()
 		for i, s := range c.Samples {
 			pts[i] = model.Point{Bytes: float64(s.Bytes), Time: s.TimeUs}
+			if c.Traffic != "" && elt > 0 {
+				pts[i].Bytes = float64(s.Count * int64(c.Group.Size) * int64(elt))
+			}
 		}
 		c.model, c.modelErr = model.NewCurve(c.Op, c.Group.Size, c.Group.Layout, c.BusFactor, pts)
 	}
@@ -410,7 +432,22 @@ func (p *Profile) Machine(tflops float64) model.Machine {
 
 type profileNet struct{ p *Profile }
 
+// routed is the alltoallv curve measured with routed traffic (--moe).
+func (n profileNet) routed(size int, layout string) (*model.Curve, error) {
+	for i := range n.p.Curves {
+		c := &n.p.Curves[i]
+		if c.Op == "alltoallv" && strings.HasPrefix(c.Traffic, "moe ") && c.Group.Size == size &&
+			(c.Group.Layout == layout || size == n.p.Meta.WorldSize) && len(c.Samples) >= 2 {
+			return c.Model()
+		}
+	}
+	return nil, fmt.Errorf("the profile has no routed alltoallv curve over %d ranks (%s)", size, layout)
+}
+
 func (n profileNet) Curve(op string, size int, layout string) (*model.Curve, error) {
+	if op == model.RoutedAllToAll {
+		return n.routed(size, layout)
+	}
 	c, err := n.p.Curve(op, size, layout)
 	if err != nil {
 		return nil, err

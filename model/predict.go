@@ -98,6 +98,11 @@ type Network interface {
 	Curve(op string, n int, layout string) (*Curve, error)
 }
 
+// RoutedAllToAll names, for Network.Curve, an all-to-all measured with a
+// mixture-of-experts layer's routed traffic (collbench profile --moe);
+// expert-parallel traffic uses it where the network has one.
+const RoutedAllToAll = "alltoallv:routed"
+
 // Machine is what a prediction knows of the hardware: the network, the
 // slowdowns when compute and communication overlap, and the compute rate.
 type Machine struct {
@@ -275,6 +280,13 @@ func Predict(m Transformer, t Training, s Strategy, mc Machine) (Prediction, err
 		// Bus bytes, as nccl-tests counts them: what each GPU sends.
 		tr.Volume = tr.Calls * tr.Bytes * coll.BusFactor(tr.Group)
 		c, err := mc.Net.Curve(tr.Coll, tr.Group, tr.Layout)
+		if tr.Coll == "alltoall" {
+			// A profile that measured the layer's routed traffic times
+			// dispatch and combine with its skew, not balanced.
+			if routed, rerr := mc.Net.Curve(RoutedAllToAll, tr.Group, tr.Layout); rerr == nil {
+				c, err, tr.Coll = routed, nil, "alltoallv"
+			}
+		}
 		if err != nil && tr.Coll == "pipeline" {
 			// A profile taken without the pipeline chain: send/recv's
 			// ring moves the same bytes per link.

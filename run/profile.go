@@ -61,6 +61,19 @@ type ProfileHooks struct {
 	Write func(doc *document.Profile, complete bool) error
 }
 
+// bufferBytes is what the buffers must hold for sizes up to size over
+// every collective and group size: more than size only for an uneven
+// all-to-all.
+func (s *ProfileSpec) bufferBytes(size int64, groupSizes []int) int64 {
+	need := size
+	for _, c := range s.Colls {
+		for _, n := range groupSizes {
+			need = max(need, c.BufferBytes(size, s.Type.Size(), n))
+		}
+	}
+	return need
+}
+
 // Plan is the suite a spec asks for on a job of world ranks: the message
 // sizes, the group sizes (largest first) and every grouping measured.
 type Plan struct {
@@ -208,7 +221,9 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 	start := time.Now()
 	sizing := bench.Sweep{Min: p.Sizes[0], Max: p.Sizes[len(p.Sizes)-1], Factor: spec.Sweep.Factor}
 	outer := ctx // the signal context, before the job's failure is joined to it
-	ctx, sess, err := j.Open(ctx, sizing, false, nil)
+	ctx, sess, err := j.Open(ctx, sizing, false, func(s *bench.Setup) {
+		s.BufferBytes = func(size int64) int64 { return spec.bufferBytes(size, []int{world}) }
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -262,7 +277,8 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 			if g.Of(world) == world && !g.Strided && need <= sess.Sweep.Max {
 				return sess.Comm, sess.Sweep.Max, func() {}, nil // the session's own
 			}
-			comm, maxBytes, err := sess.OpenGroups(ctx, g, bench.Sweep{Min: min(need, p.Sizes[0]), Max: need, Factor: spec.Sweep.Factor})
+			comm, maxBytes, err := sess.OpenGroups(ctx, g, bench.Sweep{Min: min(need, p.Sizes[0]), Max: need, Factor: spec.Sweep.Factor},
+				func(size int64) int64 { return spec.bufferBytes(size, []int{g.Of(world)}) })
 			if err != nil {
 				return nil, 0, nil, err
 			}

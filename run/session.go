@@ -77,10 +77,11 @@ func (s *Session) OnGPU() bool { return s.Backend.Name() == "nccl" }
 
 // OpenGroups opens another set of communicators in the session's job,
 // split by g, for messages of up to need bytes (collbench profile opens
-// one set per grouping). It returns them and the largest message they
+// one set per grouping); bufferBytes, if set, enlarges the buffers as
+// Setup.BufferBytes says. It returns them and the largest message they
 // hold.
-func (s *Session) OpenGroups(ctx context.Context, g bench.Grouping, sweep bench.Sweep) (bench.Comm, int64, error) {
-	comm, _, swept, _, err := s.open(ctx, g, sweep, false, nil)
+func (s *Session) OpenGroups(ctx context.Context, g bench.Grouping, sweep bench.Sweep, bufferBytes func(int64) int64) (bench.Comm, int64, error) {
+	comm, _, swept, _, err := s.open(ctx, g, sweep, false, func(s *bench.Setup) { s.BufferBytes = bufferBytes })
 	if err != nil {
 		return nil, 0, err
 	}
@@ -122,6 +123,9 @@ func openComm(ctx context.Context, backend bench.Backend, setup bench.Setup, swe
 		}
 	}
 	setup.BufBytes = sweep.Max
+	if setup.BufferBytes != nil {
+		setup.BufBytes = max(setup.BufBytes, setup.BufferBytes(sweep.Max))
+	}
 	octx := ctx
 	if j.Limits.Bootstrap > 0 {
 		var cancel context.CancelFunc

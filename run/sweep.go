@@ -71,7 +71,16 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	}
 	started := time.Now()
 	outer := ctx // the signal context, before the job's failure is joined to it
-	ctx, sess, err := j.Open(ctx, opts.Sweep, opts.Check > 0, func(s *bench.Setup) { s.Register = spec.Register })
+	ctx, sess, err := j.Open(ctx, opts.Sweep, opts.Check > 0, func(s *bench.Setup) {
+		s.Register = spec.Register
+		s.BufferBytes = func(size int64) int64 {
+			var need int64
+			for _, t := range opts.Types {
+				need = max(need, coll.BufferBytes(size, t.Size(), groups.Of(nranks)))
+			}
+			return need
+		}
+	})
 	if err != nil {
 		return nil, err
 	}

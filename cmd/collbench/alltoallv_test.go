@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -154,5 +155,51 @@ func TestMoERefusals(t *testing.T) {
 		if code != 2 || len(lines) != 1 || !strings.Contains(errOut, tc.want) || strings.Contains(out, "#  Rank") {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, errOut, tc.want)
 		}
+	}
+}
+
+// collbench profile --moe measures alltoallv with the layer's routed
+// traffic at every size, says so in the curve, models the curve against
+// each rank's mean bytes, and predict times expert parallelism on it.
+func TestProfileRoutedAllToAllV(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "moe.json")
+	code, _, errOut := runCLI("profile", "-g", "4", "--colls", "allreduce,alltoallv", "--moe", "8,2", "--routing", "zipf:1.2",
+		"--group-sizes", "4", "--layouts", "consecutive", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "--no-overlap", "-q", "-o", out)
+	if code != 0 {
+		t.Fatalf("profile: exit %d\n%s", code, errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p document.Profile
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	seen := false
+	for _, c := range p.Curves {
+		if c.Op != "alltoallv" {
+			continue
+		}
+		seen = true
+		if !strings.HasPrefix(c.Traffic, "moe 8 experts top-2, routing zipf:1.2") || len(c.Samples) != 3 {
+			t.Fatalf("curve: traffic %q, %d samples", c.Traffic, len(c.Samples))
+		}
+		for _, s := range c.Samples {
+			if mean := s.Count * 4 * 2; s.Bytes <= mean {
+				t.Errorf("sample of %d bytes per rank: the busiest rank moves %d", mean, s.Bytes)
+			}
+		}
+	}
+	if !seen {
+		t.Fatal("no alltoallv curve")
+	}
+	code, pred, errOut := runCLI("predict", "--profile", out, "--model", "mixtral-8x7b", "--dp", "4", "--ep", "4", "--tflops", "100")
+	if code != 0 || !regexp.MustCompile(`(?m)^\s+EP\s+alltoallv\s+4\s`).MatchString(pred) {
+		t.Errorf("predict: exit %d, %s\n%s", code, errOut, pred)
+	}
+	code, _, errOut = runCLI("profile", "-g", "4", "--moe", "8,2", "-o", out)
+	if code != 2 || !strings.Contains(errOut, "add alltoallv to --colls") {
+		t.Errorf("--moe without alltoallv: exit %d, %q", code, errOut)
 	}
 }

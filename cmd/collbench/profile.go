@@ -36,6 +36,7 @@ type profileFlags struct {
 	overlapBytes       sizeFlag
 	overlapTarget      float64
 	exports            exportFlags
+	routing            trafficFlags // alltoallv's routed traffic (--moe)
 }
 
 // defaultProfileColls are the collectives planners read.
@@ -72,6 +73,8 @@ func newProfileFlags() *profileFlags {
 	}
 	fs.Lookup("isolated").Usage = "run only the first group of each size, the others waiting (default: all groups at once, as in training)"
 	fs.Lookup("quiet").Usage = "no progress on stderr: neither the line per curve nor, on a terminal, the progress bar"
+	f.routing.registerRouting(fs, "measure alltoallv (in --colls) with this layer's routed traffic: each size split over the ranks as --routing routes tokens",
+		"tokens per rank of each draw, which set the split's proportions")
 	f.exports.register(fs)
 	return f
 }
@@ -100,12 +103,30 @@ func (f *profileFlags) spec(args []string) (run.ProfileSpec, error) {
 		Iters: f.iters, MinIters: f.minIters, Warmup: f.warmup, Check: f.check, Budget: f.budget,
 		NoOverlap: f.noOverlap, OverlapGEMMs: f.overlapGEMM, OverlapBytes: int64(f.overlapBytes),
 		OverlapTarget: time.Duration(f.overlapTarget * float64(time.Second)), Args: append([]string{"collbench", "profile"}, args...)}
+	routed := false
 	for _, name := range strings.Split(f.colls, ",") {
 		c, err := bench.LookupCollective(strings.TrimSpace(name))
 		if err != nil {
 			return s, usagef("--colls: %v", err)
 		}
+		if c.Traffic != nil && f.routing.moe != "" {
+			r, err := f.routing.routingOf()
+			if err != nil {
+				return s, err
+			}
+			draws := f.routing.draws
+			if draws == 0 {
+				draws = f.iters
+			}
+			if c, err = c.WithTraffic(bench.RoutedTraffic(r, draws)); err != nil {
+				return s, err
+			}
+			routed = true
+		}
 		s.Colls = append(s.Colls, c)
+	}
+	if f.routing.moe != "" && !routed {
+		return s, usagef("--moe shapes alltoallv's traffic: add alltoallv to --colls")
 	}
 	var err error
 	if s.Type, err = numeric.ParseDataType(f.dtype); err != nil {

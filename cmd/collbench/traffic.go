@@ -29,9 +29,15 @@ func (t *trafficFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&t.matrix, "matrix", "", "file of bytes each rank sends each rank, one row per sender; replaces the spread (default NCCL_TESTS_ALLTOALLV_MATRIX_FILE)")
 	fs.Float64Var(&t.scale, "matrix-scale", 1, "factor applied to the matrix (default NCCL_TESTS_ALLTOALLV_MATRIX_SCALE or 1)")
 	fs.BoolVar(&t.summary, "rank-summary", false, "print each rank's bytes and bandwidth before each row (default NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY)")
-	fs.StringVar(&t.moe, "moe", "", "EXPERTS,TOPK: time a mixture-of-experts layer's dispatch and combine, routed as --routing says")
-	fs.Int64Var(&t.tokens, "tokens", 4096, "with --moe: tokens per rank per step")
+	t.registerRouting(fs, "time a mixture-of-experts layer's dispatch and combine, routed as --routing says", "tokens per rank per step")
 	fs.Int64Var(&t.hidden, "hidden", 4096, "with --moe: elements per token")
+}
+
+// registerRouting adds the flags that describe a mixture-of-experts
+// layer's routing.
+func (t *trafficFlags) registerRouting(fs *pflag.FlagSet, moeUsage, tokensUsage string) {
+	fs.StringVar(&t.moe, "moe", "", "EXPERTS,TOPK: "+moeUsage)
+	fs.Int64Var(&t.tokens, "tokens", 4096, "with --moe: "+tokensUsage)
 	fs.StringVar(&t.routing, "routing", "uniform", "with --moe: uniform, zipf:S (expert e chosen ∝ 1/(e+1)^S), or a file of counts per expert")
 	fs.IntVar(&t.draws, "draws", 0, "with --moe: routing draws, one per call, cycled (default -n)")
 	fs.Uint64Var(&t.seed, "seed", 1, "with --moe: seed of the routing draws")
