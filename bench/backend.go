@@ -29,6 +29,9 @@ type Setup struct {
 	// size bytes need where that is more than size (an uneven
 	// all-to-all's busiest rank); the session applies it to BufBytes.
 	BufferBytes func(size int64) int64
+	// Pad is allocated past BufBytes so calls may start up to Pad bytes
+	// into the buffers (nccl-tests' -u); rotation stays within BufBytes.
+	Pad int64
 	// Devices are the device ordinals of the local ranks; empty means
 	// 0..LocalRanks-1. A device may repeat where the library allows
 	// several ranks on one GPU.
@@ -135,6 +138,9 @@ type Op struct {
 	Root    int
 	InPlace bool
 	Counts  Counts
+	// Unalign moves the send and receive data this many bytes into their
+	// buffers (nccl-tests' -u: the element count times the type's size).
+	Unalign int64
 }
 
 // Batch is a run of back-to-back calls: Iters iterations of Agg calls each,
@@ -197,9 +203,9 @@ func (o Op) Footprint() int64 {
 func (o Op) Regions(rank int) (sendBuf BufKind, sendOff, recvOff int64) {
 	elt := int64(o.Type.Size())
 	if o.InPlace {
-		return RecvBuf, o.Counts.SendInPlace * int64(rank) * elt, o.Counts.RecvInPlace * int64(rank) * elt
+		return RecvBuf, o.Unalign + o.Counts.SendInPlace*int64(rank)*elt, o.Unalign + o.Counts.RecvInPlace*int64(rank)*elt
 	}
-	return SendBuf, 0, 0
+	return SendBuf, o.Unalign, o.Unalign
 }
 
 // ErrTooLarge marks a request for buffers the machine cannot hold.

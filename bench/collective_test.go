@@ -103,3 +103,17 @@ func TestCollectiveIDsAndAliases(t *testing.T) {
 		}
 	}
 }
+
+// -u moves both placements' data by the same bytes, in place on top of
+// the rank's own offset.
+func TestRegionsUnalign(t *testing.T) {
+	ag, _ := LookupCollective("allgather")
+	op := Op{Coll: ag, Type: 0, Counts: ag.Counts(64, 1, 4), Unalign: 3}
+	if k, s, r := op.Regions(2); k != SendBuf || s != 3 || r != 3 {
+		t.Errorf("out of place: %v %d %d", k, s, r)
+	}
+	op.InPlace = true
+	if k, s, r := op.Regions(2); k != RecvBuf || s != 3+2*16 || r != 3 {
+		t.Errorf("in place: %v %d %d", k, s, r)
+	}
+}

@@ -84,7 +84,7 @@ func (e *Engine) Run(ctx context.Context, onRow func(Row)) (Summary, error) {
 func (e *Engine) op(size int64, t numeric.DataType, redop numeric.RedOp, root int, inPlace bool) Op {
 	elt := t.Size()
 	return Op{Coll: e.Opts.Coll, Type: t, RedOp: redop, Root: root, InPlace: inPlace,
-		Counts: e.Opts.Coll.Counts(size/int64(elt), elt, e.CommRanks)}
+		Counts: e.Opts.Coll.Counts(size/int64(elt), elt, e.CommRanks), Unalign: int64(e.Opts.Unalign) * int64(elt)}
 }
 
 func (e *Engine) timeTest(ctx context.Context, t numeric.DataType, redop numeric.RedOp, root int, onRow func(Row), sum *Summary) error {

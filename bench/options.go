@@ -27,6 +27,7 @@ type Options struct {
 	// costs enqueue time; backends with free timestamps always do.
 	IterTiming bool
 	IterSkip   int           // -K: leading iterations left out of the statistics
+	Unalign    int           // -u: elements by which every call's data is moved into its buffers
 	Timeout    time.Duration // -T, 0 = none
 }
 
@@ -57,6 +58,8 @@ func (o Options) Validate(nranks int) (Options, error) {
 		return o, fmt.Errorf("graph launches (-G) cannot be negative (got %d)", o.Graph)
 	case o.Average < 0 || o.Average > 3:
 		return o, fmt.Errorf("average mode (-a) must be 0 (rank 0), 1 (mean), 2 (min) or 3 (max) (got %d)", o.Average)
+	case o.Unalign < 0:
+		return o, fmt.Errorf("unalign (-u) cannot be negative (got %d)", o.Unalign)
 	case o.Timeout < 0:
 		return o, fmt.Errorf("timeout (-T) cannot be negative")
 	case len(o.Types) == 0:

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/collbench/collbench/bench"
 )
@@ -28,7 +29,11 @@ type Info struct {
 	Graph      int
 	Blocking   int
 	CPUTime    bool
-	Devices    []bench.Device
+	Unalign    int  // -u, in elements
+	Timestamps bool // -S: each row ends with the time it was written
+	// Now is the clock of the timestamps; nil is time.Now.
+	Now     func() time.Time
+	Devices []bench.Device
 	// Coll is the collective measured; it names the redop column and
 	// holds an uneven all-to-all's traffic. Nil prints the operator.
 	Coll *bench.Collective
@@ -64,7 +69,7 @@ func (t *Table) head() {
 		step, kind = in.StepFactor, "factor"
 	}
 	p("# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: %d validation: %d graph: %d unalign: %d\n",
-		in.NThreads, in.NGPUs, in.MinBytes, in.MaxBytes, step, kind, in.Warmup, in.Iters, in.Agg, in.Check, in.Graph, 0)
+		in.NThreads, in.NGPUs, in.MinBytes, in.MaxBytes, step, kind, in.Warmup, in.Iters, in.Agg, in.Check, in.Graph, in.Unalign)
 	switch in.Blocking {
 	case 1:
 		p("# Blocking Enabled: wait and barrier after each inner iteration (-m) \n")
@@ -92,12 +97,18 @@ func (t *Table) columns() {
 	if in.CPUTime {
 		timeCol = "cputime"
 	}
+	// nccl-tests pads the last header cell to a timestamp's 19
+	// characters with -S, and to nothing otherwise.
+	stampPad, stampLabel, stampFormat := 0, "", ""
+	if in.Timestamps {
+		stampPad, stampLabel, stampFormat = 19, "timestamp", "%Y-%m-%d %H:%M:%S"
+	}
 	p("#\n")
 	p("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "", "")
-	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "size", "count", "type", "redop", "root",
-		timeCol, "algbw", "busbw", "#wrong", timeCol, "algbw", "busbw", "#wrong")
-	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s \n", "(B)", "(elements)", "", "", "",
-		"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "")
+	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type", "redop", "root",
+		timeCol, "algbw", "busbw", "#wrong", timeCol, "algbw", "busbw", "#wrong", stampPad, stampLabel)
+	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "", "",
+		"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", stampPad, stampFormat)
 }
 
 // Row writes one result line.
@@ -117,6 +128,13 @@ func (t *Table) Row(r bench.Row) {
 		} else {
 			fmt.Fprint(t.W, "    N/A")
 		}
+	}
+	if t.Info.Timestamps {
+		now := time.Now
+		if t.Info.Now != nil {
+			now = t.Info.Now
+		}
+		fmt.Fprintf(t.W, "%21s", now().Format("2006-01-02 15:04:05"))
 	}
 	fmt.Fprint(t.W, "\n")
 }

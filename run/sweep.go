@@ -73,6 +73,7 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	outer := ctx // the signal context, before the job's failure is joined to it
 	ctx, sess, err := j.Open(ctx, opts.Sweep, opts.Check > 0, func(s *bench.Setup) {
 		s.Register = spec.Register
+		s.Pad = 8 * int64(opts.Unalign) // the largest element, as nccl-tests pads
 		s.BufferBytes = func(size int64) int64 {
 			var need int64
 			for _, t := range opts.Types {

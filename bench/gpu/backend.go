@@ -105,7 +105,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	c := &Comm{nranks: s.JobRanks, bufBytes: s.BufBytes, version: nccl.RuntimeVersion(), minSM: 1 << 30}
+	c := &Comm{nranks: s.JobRanks, bufBytes: s.BufBytes, pad: s.Pad, version: nccl.RuntimeVersion(), minSM: 1 << 30}
 	ok := false
 	defer func() {
 		if !ok {
@@ -121,7 +121,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 		host = host[:i]
 	}
 	for i, d := range devs {
-		g, err := openDevice(d, s.BufBytes, s.CommHighPriority)
+		g, err := openDevice(d, s.BufBytes+s.Pad, s.CommHighPriority)
 		if g != nil {
 			c.gpus = append(c.gpus, g)
 		}

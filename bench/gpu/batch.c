@@ -47,8 +47,8 @@ static int one(cb_comms* c, const cb_op* o, int d, int index, size_t shift, cb_s
   int rank = c->ranks[d], n = c->nranks;
   ncclComm_t comm = c->comms[d];
   stream_t s = c->streams[d];
-  char* recv = (char*)c->recv[d] + shift;
-  char* send = o->inplace ? recv + o->send_inplace * rank * o->elt : (char*)c->send[d] + shift;
+  char* recv = (char*)c->recv[d] + shift + o->unalign;
+  char* send = o->inplace ? recv + o->send_inplace * rank * o->elt : (char*)c->send[d] + shift + o->unalign;
   if (o->inplace) recv += o->recv_inplace * rank * o->elt;
   size_t block = o->count * o->elt;
   int op = o->op, rc = 0, created = 0, grouped = 0;

@@ -75,6 +75,7 @@ typedef struct {
   size_t count, elt;
   size_t send_inplace, recv_inplace; // in-place element offsets per rank
   size_t footprint, steps;           // buffer rotation, as nccl-tests
+  size_t unalign;                    // bytes every call's data is moved in (-u)
   int iters, agg, first_iter, record;
 } cb_op;
 

@@ -24,6 +24,7 @@ type Comm struct {
 	gpus     []*gpu
 	nranks   int
 	bufBytes int64
+	pad      int64 // allocated past bufBytes for -u
 	version  nccl.Version
 	minSM    int
 	cc       *C.cb_comms
@@ -66,8 +67,8 @@ func (c *Comm) onDevice(l int, f func(g *gpu) error) error {
 }
 
 func (c *Comm) buffer(g *gpu, buf bench.BufKind, off int64, n int) (cuda.DevicePtr, error) {
-	if off < 0 || off+int64(n) > max(c.bufBytes, 1) {
-		return 0, fmt.Errorf("%d bytes at offset %d overflow the %d-byte buffer", n, off, c.bufBytes)
+	if off < 0 || off+int64(n) > max(c.bufBytes+c.pad, 1) {
+		return 0, fmt.Errorf("%d bytes at offset %d overflow the %d-byte buffer", n, off, c.bufBytes+c.pad)
 	}
 	base := g.send
 	if buf == bench.RecvBuf {
@@ -136,7 +137,7 @@ func (c *Comm) cOp(b bench.Batch) (C.cb_op, error) {
 	}
 	o := C.cb_op{coll: C.int(code), dtype: C.int(nt), op: C.int(op), root: C.int(b.Root),
 		count: C.size_t(b.Counts.Param), elt: C.size_t(elt),
-		footprint: C.size_t(footprint), steps: C.size_t(steps),
+		footprint: C.size_t(footprint), steps: C.size_t(steps), unalign: C.size_t(b.Unalign),
 		iters: C.int(b.Iters), agg: C.int(b.Agg), first_iter: C.int(b.FirstIter)}
 	if premul {
 		o.premul = 1

@@ -500,3 +500,19 @@ func TestEnqueueAllToAllVDraws(t *testing.T) {
 	}
 	compare(t, got(), want)
 }
+
+// -u moves both pointers of every call by the same bytes, after the
+// rotation and, in place, before the rank's own offset.
+func TestEnqueueUnalign(t *testing.T) {
+	c := traceComm(t, true)
+	b := batch(t, "allgather", numeric.Float32, numeric.NoOp, -1, true, 1024)
+	b.Unalign = 12
+	if err := c.Enqueue(b); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{group("GroupStart"),
+		call("AllGather", recv(0)+12+2*256, recv(0)+12, 64, 7, -1, -1, 0),
+		call("AllGather", recv(1)+12+3*256, recv(1)+12, 64, 7, -1, -1, 1),
+		group("GroupEnd")}
+	compare(t, got(), want)
+}

@@ -57,12 +57,12 @@ func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 		host = host[:i]
 	}
 	ip := net.ParseIP(s.Addr)
-	c := &Comm{mesh: m, host: host, remote: s.Addr != "" && (ip == nil || !ip.IsLoopback())}
+	c := &Comm{mesh: m, host: host, remote: s.Addr != "" && (ip == nil || !ip.IsLoopback()), bufBytes: s.BufBytes}
 	for i, mb := range members {
 		rk := &rank{
 			id: mb.groupRank, n: s.Groups.Of(s.JobRanks), conns: m.conns[i], local: i,
 			info: bench.Device{Rank: mb.global, Group: mb.group, GroupRank: mb.groupRank, Ordinal: mb.local},
-			send: make([]byte, s.BufBytes), recv: make([]byte, s.BufBytes),
+			send: make([]byte, s.BufBytes+s.Pad), recv: make([]byte, s.BufBytes+s.Pad),
 			work: make(chan bench.Batch, 64),
 		}
 		c.ranks = append(c.ranks, rk)
@@ -75,7 +75,7 @@ func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 // large -e fails with a sentence instead of the kernel's OOM killer.
 func checkMemory(s bench.Setup) error {
 	const perRankBuffers = 3 // send, receive, and scratch at most as large
-	return fitMemory(float64(s.BufBytes)*perRankBuffers*float64(s.LocalRanks),
+	return fitMemory(float64(s.BufBytes+s.Pad)*perRankBuffers*float64(s.LocalRanks),
 		fmt.Sprintf("-e %d bytes on %d ranks", s.BufBytes, s.LocalRanks), "; lower -e or -g")
 }
 
@@ -92,10 +92,11 @@ func fitMemory(need float64, what, hint string) error {
 
 // Comm is the host backend's communicators for the local ranks.
 type Comm struct {
-	mesh   *mesh
-	ranks  []*rank
-	host   string
-	remote bool // connections leave this host
+	mesh     *mesh
+	ranks    []*rank
+	host     string
+	remote   bool  // connections leave this host
+	bufBytes int64 // the buffers' rotation span; -u padding lies beyond it
 
 	pending sync.WaitGroup
 	// queues is held for reading while work is sent to the streams and
@@ -268,7 +269,7 @@ func (c *Comm) runBatch(r *rank, b bench.Batch) {
 	for it := 0; it < b.Iters; it++ {
 		for a := 0; a < b.Agg; a++ {
 			iter := b.FirstIter + it*b.Agg + a
-			if err := r.run(b.Op, iter, bench.RotationShift(b.Footprint(), int64(len(r.send)), iter)); err != nil {
+			if err := r.run(b.Op, iter, bench.RotationShift(b.Footprint(), c.bufBytes, iter)); err != nil {
 				c.fail(fmt.Errorf("rank %d: %s: %w", r.info.Rank, b.Coll.Name, err))
 				return
 			}

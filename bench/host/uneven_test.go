@@ -185,3 +185,30 @@ func TestRoutedSweepVerifies(t *testing.T) {
 		}
 	}
 }
+
+// -u moves every call's data into its buffers by that many elements:
+// every collective stays exact, out of place and in place, in types of
+// every size.
+func TestUnalign(t *testing.T) {
+	for _, coll := range bench.Collectives {
+		n := 3
+		if coll.PowerOfTwo {
+			n = 4
+		}
+		t.Run(coll.Name, func(t *testing.T) {
+			const unalign = 3
+			comm, err := Backend{}.Open(context.Background(), bench.Setup{JobRanks: n, LocalRanks: n, BufBytes: 1 << 14, Pad: 8 * unalign})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer comm.Close()
+			o := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 1 << 10, Max: 1 << 14, Factor: 4}, Iters: 3, Warmup: 1, Agg: 1,
+				Cycles: 1, Check: 1, Types: []numeric.DataType{numeric.Int8, numeric.Float16, numeric.Float64},
+				Ops: []numeric.RedOp{numeric.Sum}, Root: 1, Average: 1, Unalign: unalign}
+			sum, rows := runEngine(t, comm, n, o)
+			if sum.ErrorCases != 0 || len(rows) == 0 {
+				t.Fatalf("%d error cases in %d rows", sum.ErrorCases, len(rows))
+			}
+		})
+	}
+}

@@ -203,3 +203,27 @@ func TestProfileRoutedAllToAllV(t *testing.T) {
 		t.Errorf("--moe without alltoallv: exit %d, %q", code, errOut)
 	}
 }
+
+// -t threads of -g GPUs each make t·g ranks per process, as in
+// nccl-tests; -u and -S are honoured and shown.
+func TestThreadsUnalignTimestamps(t *testing.T) {
+	selfEnv(t)
+	code, out, errOut := runCLI("allgather", "-t", "2", "-g", "2", "-u", "5", "-S", "1", "-b", "1K", "-e", "4K", "-f", "2", "-n", "2", "-d", "all")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	for _, want := range []string{"# nThread 2 nGpus 2 ", " unalign: 5\n", "#  Rank  3 Group  0", "#wrong           timestamp\n",
+		"# Out of bounds values : 0 OK"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("%q missing:\n%s", want, out)
+		}
+	}
+	stamped := regexp.MustCompile(`(?m)^ {0,11}\d+ .*  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$`)
+	if n := len(stamped.FindAllString(out, -1)); n != 3*12 {
+		t.Errorf("%d stamped rows, want 36:\n%s", n, out)
+	}
+	code, out, errOut = runCLI("launch", "-n", "2", "--", "reducescatter", "-t", "2", "-b", "1K", "-e", "4K", "-f", "4", "-n", "2", "--format", "json")
+	if code != 0 || !strings.Contains(out, `"nthreads": 2`) || !strings.Contains(out, `"nranks": 4`) {
+		t.Errorf("launch -n 2 with -t 2: exit %d %s\n%s", code, errOut, out)
+	}
+}

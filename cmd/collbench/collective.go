@@ -62,9 +62,10 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *run.Job, 
 		},
 		Start: func(s *run.Session, opts bench.Options, planned int) {
 			table = &report.Table{W: stdout, Info: report.Info{Version: version, Backend: s.Backend.Name(), TestName: coll.Label(),
-				NThreads: 1, NGPUs: f.ngpus, MinBytes: opts.Sweep.Min, MaxBytes: opts.Sweep.Max, StepFactor: opts.Sweep.Factor,
+				NThreads: f.threads, NGPUs: f.ngpus, MinBytes: opts.Sweep.Min, MaxBytes: opts.Sweep.Max, StepFactor: opts.Sweep.Factor,
 				StepBytes: opts.Sweep.Step, Warmup: opts.Warmup, Iters: opts.Iters, Agg: opts.Agg, Check: opts.Check,
 				Graph: opts.Graph, Blocking: opts.Blocking, CPUTime: opts.CPUTime, Devices: s.Devices, Notes: s.Notes,
+				Unalign: opts.Unalign, Timestamps: f.timestamps != 0,
 				Coll: opts.Coll, Ranks: j.Settings.Grouping.Of(j.World()), RankSummary: f.traffic != nil && f.traffic.summary}}
 			if f.format == "table" {
 				table.Preamble()
@@ -95,7 +96,7 @@ func writeRun(ctx context.Context, f *flags, r *run.SweepResult, table *report.T
 	case "table":
 		if r.Err == nil && table != nil {
 			table.Footer(r.Summary)
-			table.Spread(r.Rows, report.ProcLabels(nprocs, f.ngpus))
+			table.Spread(r.Rows, report.ProcLabels(nprocs, f.perProc()))
 		}
 	case "json":
 		if err := r.Doc.Encode(out); err != nil {
@@ -115,7 +116,7 @@ func writeRun(ctx context.Context, f *flags, r *run.SweepResult, table *report.T
 // configOf is the run's configuration from the flags, as the document
 // records it.
 func configOf(f *flags) document.Config {
-	c := document.Config{NThreads: 1, NGPUs: f.ngpus, MinBytes: int64(f.minBytes), MaxBytes: int64(f.maxBytes),
+	c := document.Config{NThreads: f.threads, NGPUs: f.ngpus, MinBytes: int64(f.minBytes), MaxBytes: int64(f.maxBytes),
 		Warmup: f.warmup, Iters: f.iters, Agg: f.agg, Validation: f.check, Graph: f.graph,
 		Blocking: f.blocking != 0, BlockMode: f.blocking, Average: f.average, CPUTime: f.cputime != 0}
 	if f.factor > 1 {

@@ -30,6 +30,7 @@ func (s *sizeFlag) Set(v string) error {
 // process runs, on which backend and devices, and how the job is formed.
 type jobFlags struct {
 	ngpus               int
+	threads             int // -t: threads per process, each with -g GPUs (collective commands)
 	timeout             float64
 	backend, ncclLib    string
 	devices, rendezvous string
@@ -71,8 +72,10 @@ func (j *jobFlags) check() error {
 	switch {
 	case j.ngpus < 1:
 		return usagef("-g must be at least 1 (got %d)", j.ngpus)
-	case j.ngpus > maxLocalRanks:
-		return usagef("-g %d: at most %d ranks run in one process; launch more processes", j.ngpus, maxLocalRanks)
+	case j.threads < 0:
+		return usagef("-t must be at least 1 (got %d)", j.threads)
+	case j.perProc() > maxLocalRanks:
+		return usagef("-t × -g = %d: at most %d ranks run in one process; launch more processes", j.perProc(), maxLocalRanks)
 	case j.layout != "consecutive" && j.layout != "strided":
 		return usagef("unknown --layout %q (want consecutive or strided)", j.layout)
 	case j.groupSize < 0:
@@ -92,6 +95,9 @@ func (j *jobFlags) check() error {
 	return nil
 }
 
+// perProc is the ranks of one process: -t threads of -g GPUs each.
+func (j *jobFlags) perProc() int { return j.ngpus * max(j.threads, 1) }
+
 // maxLocalRanks bounds -g: far above the GPUs of any host, far below
 // what would exhaust a process before a sentence could say so.
 const maxLocalRanks = 1024
@@ -106,7 +112,6 @@ func (j *jobFlags) grouping() bench.Grouping {
 type flags struct {
 	jobFlags
 	fs                       *pflag.FlagSet
-	nthreads                 int
 	minBytes, maxBytes, step sizeFlag
 	factor                   int64
 	iters, warmup, agg       int
@@ -118,6 +123,7 @@ type flags struct {
 	format                   string
 	register, iterTiming     int
 	iterSkip                 int
+	unalign, timestamps      int
 	unsupported              map[string]*int
 	traffic                  *trafficFlags // alltoallv only
 }
@@ -133,15 +139,13 @@ var unsupportedFlags = []struct {
 	{"D", "device_implementation", "device-API kernels are not available"},
 	{"V", "device_cta_count", "device-API kernels are not available"},
 	{"M", "memory", "the memory report is not available"},
-	{"u", "unalign", "unaligned buffers are not available"},
-	{"S", "report_timestamps", "timestamps are in the JSON output (start_time, end_time)"},
 }
 
 func newFlags(name string) *flags {
 	f := &flags{fs: pflag.NewFlagSet(name, pflag.ContinueOnError), minBytes: 32 << 20, maxBytes: 32 << 20, step: 1 << 20}
 	fs := f.fs
 	fs.SortFlags = false
-	fs.IntVarP(&f.nthreads, "nthreads", "t", 1, "threads per process (collbench runs one; use -g for more ranks)")
+	fs.IntVarP(&f.threads, "nthreads", "t", 1, "threads per process, each with -g GPUs: ranks = processes × threads × GPUs")
 	fs.IntVarP(&f.ngpus, "ngpus", "g", 1, "GPUs (ranks) per process")
 	fs.VarP(&f.minBytes, "minbytes", "b", "minimum size in bytes (K, M, G suffixes are binary)")
 	fs.VarP(&f.maxBytes, "maxbytes", "e", "maximum size in bytes")
@@ -164,6 +168,8 @@ func newFlags(name string) *flags {
 	fs.IntVarP(&f.register, "local_register", "R", 0, "register buffers with NCCL: 1 ncclCommRegister, 2 symmetric windows (nccl backend)")
 	fs.IntVarP(&f.iterTiming, "per_iter_timing", "I", 0, "time every iteration with CUDA events for the statistics columns (always on for the host backend)")
 	fs.IntVarP(&f.iterSkip, "per_iter_skip", "K", 0, "leading iterations left out of the per-iteration statistics")
+	fs.IntVarP(&f.unalign, "unalign", "u", 0, "move every call's send and receive data this many elements into their buffers")
+	fs.IntVarP(&f.timestamps, "report_timestamps", "S", 0, "end each row with the time it was measured (table output)")
 	if c, err := bench.LookupCollective(name); err == nil && c.Traffic != nil {
 		f.traffic = &trafficFlags{}
 		f.traffic.register(fs)
@@ -189,8 +195,8 @@ func (f *flags) parse(args []string) error {
 			return usagef("-%s/--%s is not supported: %s", u.short, u.long, u.why)
 		}
 	}
-	if f.nthreads != 1 {
-		return usagef("-t %d: collbench runs one thread per process; use -g for more ranks per process", f.nthreads)
+	if f.threads < 1 {
+		return usagef("-t must be at least 1 (got %d)", f.threads)
 	}
 	if err := f.jobFlags.check(); err != nil {
 		return err
@@ -222,7 +228,7 @@ func (f *flags) parse(args []string) error {
 	for _, b := range []struct {
 		name string
 		v    int
-	}{{"-I", f.iterTiming}, {"-C", f.cputime}} {
+	}{{"-I", f.iterTiming}, {"-C", f.cputime}, {"-S", f.timestamps}} {
 		if b.v != 0 && b.v != 1 {
 			return usagef("%s must be 0 or 1 (got %d)", b.name, b.v)
 		}
@@ -243,7 +249,7 @@ func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
 		Sweep: bench.Sweep{Min: int64(f.minBytes), Max: int64(f.maxBytes), Factor: f.factor, Step: int64(f.step)},
 		Iters: f.iters, Warmup: f.warmup, Agg: f.agg, Cycles: f.cycles, Check: f.check,
 		Root: f.root, Blocking: f.blocking, Graph: f.graph, Average: f.average,
-		CPUTime: f.cputime != 0, IterTiming: f.iterTiming != 0, IterSkip: f.iterSkip,
+		CPUTime: f.cputime != 0, IterTiming: f.iterTiming != 0, IterSkip: f.iterSkip, Unalign: f.unalign,
 	}
 	var err error
 	if o.Timeout, err = seconds("-T", f.timeout); err != nil {

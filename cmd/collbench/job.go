@@ -20,7 +20,7 @@ func (jf *jobFlags) settings() (run.Settings, error) {
 	if err != nil {
 		return run.Settings{}, err
 	}
-	return run.Settings{RanksPerProc: jf.ngpus, Timeout: timeout, Backend: jf.backend, NCCLLib: jf.ncclLib,
+	return run.Settings{RanksPerProc: jf.perProc(), Timeout: timeout, Backend: jf.backend, NCCLLib: jf.ncclLib,
 		Devices: jf.devices, Rendezvous: jf.rendezvous, Grouping: jf.grouping(), OTLPEndpoint: jf.otlpEndpoint,
 		Version: version}, nil
 }
@@ -61,7 +61,7 @@ func runJob(ctx context.Context, cmd string, jf *jobFlags, stderr io.Writer, bod
 	if err = j.Explain(ctx, err); err != nil {
 		who := ""
 		if j.Multi() {
-			who = cluster.ProcName(j.Rank, jf.ngpus) + ": "
+			who = cluster.ProcName(j.Rank, jf.perProc()) + ": "
 		}
 		fmt.Fprintf(stderr, "collbench %s: %s%v\n", cmd, who, withLibFlag(err))
 		return exitCode(err)

@@ -63,7 +63,7 @@ func measureMoE(ctx context.Context, f *flags, j *run.Job, args []string, stdout
 		},
 		Start: func(s *run.Session, doc *document.MoERun) {
 			c := doc.Config
-			table.Info = report.Info{Version: version, Backend: s.Backend.Name(), TestName: "alltoallv_perf", NThreads: 1,
+			table.Info = report.Info{Version: version, Backend: s.Backend.Name(), TestName: "alltoallv_perf", NThreads: f.threads,
 				NGPUs: f.ngpus, MinBytes: s.Sweep.Max, MaxBytes: s.Sweep.Max, StepBytes: int64(f.step), Warmup: c.Warmup, Iters: c.Iters, Agg: f.agg, Check: c.Check, Devices: s.Devices, Notes: s.Notes}
 			if f.format == "table" {
 				table.MoEPreamble(c)
@@ -79,7 +79,7 @@ func measureMoE(ctx context.Context, f *flags, j *run.Job, args []string, stdout
 					table.MoEPhase(p)
 				}
 				if runErr == nil {
-					table.MoEFooter(phases, report.ProcLabels(j.Size, f.ngpus))
+					table.MoEFooter(phases, report.ProcLabels(j.Size, f.perProc()))
 				}
 			case "json":
 				if err := doc.Encode(stdout); err != nil {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
@@ -75,5 +76,41 @@ func TestRedopColumn(t *testing.T) {
 		if got := buf.String()[38:44]; got != want {
 			t.Errorf("%s: redop column %q, want %q", name, got, want)
 		}
+	}
+}
+
+// With -S the headers gain nccl-tests' timestamp cell and each row ends
+// with the time; the rows here are a hypercube's (empty redop) and an
+// alltoallv's (in place unchecked). testdata/timestamps.golden was
+// printed by nccl-tests' own printf formats (writeResultHeader,
+// writeBenchmarkLine*, writeTimestamp) compiled on the host.
+func TestTimestampsMatchNcclTests(t *testing.T) {
+	stamps := []time.Time{time.Date(2026, 11, 24, 8, 44, 4, 0, time.Local), time.Date(2026, 11, 24, 8, 44, 5, 0, time.Local)}
+	hc, _ := bench.LookupCollective("hypercube")
+	av, _ := bench.LookupCollective("alltoallv")
+	var buf bytes.Buffer
+	for i, r := range []struct {
+		coll *bench.Collective
+		row  bench.Row
+	}{
+		{hc, bench.Row{Size: 4096, Count: 256, Type: numeric.Float32, Op: numeric.NoOp, Root: -1,
+			OutOfPlace: bench.Placement{Time: 12.5, AlgBW: 0.25, BusBW: 0.25, Checked: true},
+			InPlace:    bench.Placement{Time: 11.25, AlgBW: 0.27, BusBW: 0.27, Checked: true}}},
+		{av, bench.Row{Size: 1616, Count: 0, Type: numeric.Int8, Op: numeric.NoOp, Root: -1,
+			OutOfPlace: bench.Placement{Time: 83.86, AlgBW: 0.02, BusBW: 0.01, Checked: true},
+			InPlace:    bench.Placement{Time: 89.54, AlgBW: 0.02, BusBW: 0.01}}},
+	} {
+		tb := &Table{W: &buf, Info: Info{Coll: r.coll, Timestamps: true, Now: func() time.Time { return stamps[i] }}}
+		if i == 0 {
+			tb.columns()
+		}
+		tb.Row(r.row)
+	}
+	want, err := os.ReadFile("testdata/timestamps.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != string(want) {
+		t.Errorf("differs from nccl-tests' layout\n got:\n%s\nwant:\n%s", buf.String(), want)
 	}
 }
