@@ -63,4 +63,11 @@ type Summary struct {
 	// ErrorCases counts (process, size, placement) cases with any wrong
 	// element: nccl-tests' "Out of bounds values".
 	ErrorCases int
+	// MinBusBW is the floor asked for in GB/s (NCCL_TESTS_MIN_BW); 0
+	// checks nothing.
+	MinBusBW float64
 }
+
+// BandwidthOK reports whether the average bus bandwidth passes the floor:
+// at least 90% of it, as nccl-tests judges NCCL_TESTS_MIN_BW.
+func (s Summary) BandwidthOK() bool { return s.MinBusBW <= 0 || s.AvgBusBW >= 0.9*s.MinBusBW }

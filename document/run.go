@@ -120,6 +120,10 @@ type OutOfBounds struct {
 // AvgBandwidth is the footer's average bus bandwidth (GB/s).
 type AvgBandwidth struct {
 	Bandwidth float64 `json:"bandwidth"`
+	// Minimum and Okay are the NCCL_TESTS_MIN_BW floor and whether the
+	// average passed it (at least 90% of it); absent when none was set.
+	Minimum *float64 `json:"minimum,omitempty"`
+	Okay    *bool    `json:"okay,omitempty"`
 }
 
 // DeviceRecords converts the backend's devices for the document.
@@ -165,6 +169,10 @@ func MakeResult(r bench.Row) Result {
 func (d *Run) Finish(s bench.Summary) {
 	d.OutOfBounds = OutOfBounds{Count: s.ErrorCases, Okay: s.ErrorCases == 0}
 	d.AvgBusBW = AvgBandwidth{Bandwidth: s.AvgBusBW}
+	if s.MinBusBW > 0 {
+		floor, ok := s.MinBusBW, s.BandwidthOK()
+		d.AvgBusBW.Minimum, d.AvgBusBW.Okay = &floor, &ok
+	}
 	if d.Errors == nil {
 		d.Errors = []string{}
 	}

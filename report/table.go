@@ -146,7 +146,14 @@ func (t *Table) Footer(s bench.Summary) {
 		status = "FAILED"
 	}
 	fmt.Fprintf(t.W, "# %-20s : %d %s\n", "Out of bounds values", s.ErrorCases, status)
-	fmt.Fprintf(t.W, "# %-20s : %s \n", "Avg bus bandwidth", CFormatG(s.AvgBusBW, 0))
+	verdict := "" // nccl-tests writes "%g %s": a trailing space when unchecked
+	if s.MinBusBW > 0 {
+		verdict = "FAILED"
+		if s.BandwidthOK() {
+			verdict = "OK"
+		}
+	}
+	fmt.Fprintf(t.W, "# %-20s : %s %s\n", "Avg bus bandwidth", CFormatG(s.AvgBusBW, 0), verdict)
 	fmt.Fprintf(t.W, "#\n")
 	fmt.Fprintf(t.W, "# Collective test concluded: %s\n", t.Info.TestName)
 	fmt.Fprintf(t.W, "#\n")

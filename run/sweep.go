@@ -24,6 +24,9 @@ type SweepSpec struct {
 	// Sweep fills in the job's part (processes, groups, devices).
 	Config document.Config
 	Args   []string // the command line, recorded in the document
+	// MinBusBW fails the run when the average bus bandwidth is below 90%
+	// of it, in GB/s (NCCL_TESTS_MIN_BW); 0 checks nothing.
+	MinBusBW float64
 }
 
 // SweepHooks hear of a sweep as it goes; nil hooks are skipped.
@@ -129,6 +132,7 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	endSweep(time.Now(), runErr)
 	doc.Results = kept.results
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
+	sum.MinBusBW = spec.MinBusBW
 	doc.Finish(sum)
 	if runErr = j.Explain(outer, runErr); runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
 )
 
@@ -225,5 +226,23 @@ func TestThreadsUnalignTimestamps(t *testing.T) {
 	code, out, errOut = runCLI("launch", "-n", "2", "--", "reducescatter", "-t", "2", "-b", "1K", "-e", "4K", "-f", "4", "-n", "2", "--format", "json")
 	if code != 0 || !strings.Contains(out, `"nthreads": 2`) || !strings.Contains(out, `"nranks": 4`) {
 		t.Errorf("launch -n 2 with -t 2: exit %d %s\n%s", code, errOut, out)
+	}
+}
+
+// NCCL_TESTS_MIN_BW judges every collective's average bus bandwidth as
+// nccl-tests does: below 90% of it the footer says FAILED and the exit
+// code is 7; above, OK and 0.
+func TestMinBusBandwidthEveryCollective(t *testing.T) {
+	for _, c := range bench.Collectives {
+		for _, tc := range []struct {
+			floor, verdict string
+			code           int
+		}{{"1e6", "FAILED", 7}, {"1e-9", "OK", 0}} {
+			t.Setenv("NCCL_TESTS_MIN_BW", tc.floor)
+			code, out, errOut := runCLI(c.Name, "-g", "4", "-b", "1K", "-e", "4K", "-f", "4", "-n", "2")
+			if code != tc.code || !regexp.MustCompile(`(?m)^# Avg bus bandwidth    : \S+ `+tc.verdict+`$`).MatchString(out) {
+				t.Errorf("%s with NCCL_TESTS_MIN_BW=%s: exit %d %s\n%s", c.Name, tc.floor, code, errOut, out)
+			}
+		}
 	}
 }

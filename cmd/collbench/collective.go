@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -51,7 +52,11 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *run.Job, 
 	}
 	var table *report.Table
 	var bar *progress.Bar
-	spec := run.SweepSpec{Opts: opts, Register: f.register, AllTypes: strings.EqualFold(f.dtype, "all"),
+	minBW, err := minBusBW()
+	if err != nil {
+		return false, err
+	}
+	spec := run.SweepSpec{Opts: opts, Register: f.register, MinBusBW: minBW, AllTypes: strings.EqualFold(f.dtype, "all"),
 		AllOps: strings.EqualFold(f.op, "all"), Config: configOf(f), Args: append([]string{"collbench", coll.Name}, args...)}
 	res, err := j.Sweep(ctx, spec, run.SweepHooks{
 		Before: func() error {
@@ -87,7 +92,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *run.Job, 
 	if res == nil {
 		return false, err
 	}
-	return res.Summary.ErrorCases > 0, err
+	return res.Summary.ErrorCases > 0 || !res.Summary.BandwidthOK(), err
 }
 
 // writeRun prints the footer or the document and saves the -J file.
@@ -111,6 +116,20 @@ func writeRun(ctx context.Context, f *flags, r *run.SweepResult, table *report.T
 		return saveFile(ctx, f.jsonFile, out, r.Doc.Encode)
 	}
 	return nil
+}
+
+// minBusBW is the floor NCCL_TESTS_MIN_BW sets for the average bus
+// bandwidth, in GB/s; 0 when it is unset.
+func minBusBW() (float64, error) {
+	v := os.Getenv("NCCL_TESTS_MIN_BW")
+	if v == "" {
+		return 0, nil
+	}
+	bw, err := parseEnvFloat("NCCL_TESTS_MIN_BW", v)
+	if err == nil && bw < 0 {
+		err = usagef("NCCL_TESTS_MIN_BW=%q cannot be negative", v)
+	}
+	return bw, err
 }
 
 // configOf is the run's configuration from the flags, as the document
