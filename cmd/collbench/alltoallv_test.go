@@ -246,3 +246,34 @@ func TestMinBusBandwidthEveryCollective(t *testing.T) {
 		}
 	}
 }
+
+// NCCL_TESTS_SPLIT and NCCL_TESTS_SPLIT_MASK split the processes by
+// colour as nccl-tests does, onto consecutive or strided groups; a split
+// into groups collbench cannot form is refused in one line.
+func TestSplitEnvironment(t *testing.T) {
+	selfEnv(t)
+	for _, tc := range []struct {
+		env, value, want string
+		code             int
+	}{
+		{"NCCL_TESTS_SPLIT", "DIV 2", "# Groups: 2 of 2 ranks, consecutive, all at once", 0},
+		{"NCCL_TESTS_SPLIT", "% 2", "# Groups: 2 of 2 ranks, strided, all at once", 0},
+		{"NCCL_TESTS_SPLIT_MASK", "0x2", "# Groups: 2 of 2 ranks, consecutive, all at once", 0},
+		{"NCCL_TESTS_SPLIT", "MOD 3", "splits the 4 processes into [0 3] [1] [2]", 2},
+	} {
+		t.Run(tc.value, func(t *testing.T) {
+			t.Setenv(tc.env, tc.value)
+			code, out, errOut := runCLI("launch", "-n", "4", "--", "allgather", "-b", "1K", "-e", "4K", "-f", "4", "-n", "2")
+			if code != tc.code || !strings.Contains(out+errOut, tc.want) {
+				t.Errorf("exit %d, want %d and %q\n%s%s", code, tc.code, tc.want, out, errOut)
+			}
+			if code == 0 {
+				checkTable(t, tc.value, out)
+			}
+		})
+	}
+	t.Setenv("NCCL_TESTS_SPLIT", "DIV 2")
+	if code, _, errOut := runCLI("allreduce", "-g", "2", "--group-size", "2"); code != 2 || !strings.Contains(errOut, "give one") {
+		t.Errorf("split and --group-size: exit %d, %q", code, errOut)
+	}
+}

@@ -35,6 +35,9 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 		return exitUsage
 	}
 	return runJob(ctx, coll.Name, &f.jobFlags, stderr, func(j *run.Job) (bool, error) {
+		if err := f.split(j); err != nil {
+			return false, err
+		}
 		if f.traffic != nil && f.traffic.moe != "" {
 			return measureMoE(ctx, f, j, args, stdout)
 		}
@@ -115,6 +118,33 @@ func writeRun(ctx context.Context, f *flags, r *run.SweepResult, table *report.T
 	if f.jsonFile != "" {
 		return saveFile(ctx, f.jsonFile, out, r.Doc.Encode)
 	}
+	return nil
+}
+
+// split applies nccl-tests' NCCL_TESTS_SPLIT_MASK or NCCL_TESTS_SPLIT
+// (colour = f(process)) to the job's grouping, in place of --group-size.
+func (f *flags) split(j *run.Job) error {
+	var sp bench.Split
+	var err error
+	if v, ok := os.LookupEnv("NCCL_TESTS_SPLIT_MASK"); ok {
+		sp, err = bench.ParseSplitMask(v)
+	} else if v, ok := os.LookupEnv("NCCL_TESTS_SPLIT"); ok {
+		sp, err = bench.ParseSplit(v)
+	} else {
+		return nil
+	}
+	if err != nil {
+		return usageError{Err: err}
+	}
+	if f.fs.Changed("group-size") || f.fs.Changed("layout") {
+		return usagef("%s and --group-size/--layout both split the job; give one", sp.Text)
+	}
+	g, err := sp.Grouping(j.Size, f.perProc())
+	if err != nil {
+		return usageError{Err: err}
+	}
+	g.Isolated = f.isolated
+	j.Settings.Grouping = g
 	return nil
 }
 
