@@ -42,9 +42,16 @@ type Setup struct {
 	// CommHighPriority puts the collectives' streams at the device's
 	// highest priority, above the overlap experiment's compute.
 	CommHighPriority bool
+	// StreamNull runs the collectives on the device's legacy default
+	// (NULL) stream instead of a non-blocking one (nccl-tests' -y).
+	StreamNull bool
 	// MinCTAs and MaxCTAs bound the CTAs (channels) NCCL gives each
 	// collective, through its communicator config; 0 keeps its default.
 	MinCTAs, MaxCTAs int
+	// CTAPolicy is NCCL's CTA policy for the communicators (nccl-tests'
+	// -x): 1 efficiency (NCCL 2.27), 2 zero (2.28); 0 leaves NCCL's
+	// default.
+	CTAPolicy int
 	// Groups splits the job into the communicators that are measured.
 	Groups Grouping
 	// Exchange gives every process's bytes to every process, in process

@@ -69,3 +69,14 @@ func TestFormatVersion(t *testing.T) {
 		}
 	}
 }
+
+// The NULL stream is handle 0 and is never destroyed, driver or not.
+func TestNullStream(t *testing.T) {
+	s := NullStream()
+	if s.Handle() != 0 {
+		t.Errorf("handle %#x", s.Handle())
+	}
+	if err := s.Destroy(); err != nil {
+		t.Errorf("Destroy: %v", err)
+	}
+}

@@ -35,6 +35,11 @@ func NewStream(flags uint, priority int) (*Stream, error) {
 	return &Stream{s: s}, nil
 }
 
+// NullStream is the legacy default stream of the current context (the
+// NULL stream), which synchronises with every blocking stream; it is
+// never created or destroyed.
+func NullStream() *Stream { return &Stream{} }
+
 // Handle is the CUstream (equal to cudaStream_t) for C code and NCCL.
 func (s *Stream) Handle() uintptr { return uintptr(unsafe.Pointer(s.s)) }
 
@@ -47,8 +52,13 @@ func (s *Stream) Query() (bool, error) {
 	return r == 0, check("cuStreamQuery", r)
 }
 
-// Destroy releases the stream.
-func (s *Stream) Destroy() error { return check("cuStreamDestroy", C.cb_cuStreamDestroy(s.s)) }
+// Destroy releases the stream; the NULL stream is left alone.
+func (s *Stream) Destroy() error {
+	if s.s == nil {
+		return nil
+	}
+	return check("cuStreamDestroy", C.cb_cuStreamDestroy(s.s))
+}
 
 // Event flags.
 const (

@@ -17,6 +17,10 @@ type SweepSpec struct {
 	// communicators' size and applies the backend's limits.
 	Opts     bench.Options
 	Register int // buffer registration with NCCL (-R): 0 none, 1 ncclCommRegister, 2 symmetric windows
+	// CTAPolicy is NCCL's CTA policy (-x): 0 default, 1 efficiency, 2 zero.
+	CTAPolicy int
+	// StreamNull runs the collectives on the NULL stream (-y).
+	StreamNull bool
 	// AllTypes and AllOps say the types and reductions came from "all":
 	// those the backend cannot run are dropped instead of refused.
 	AllTypes, AllOps bool
@@ -67,6 +71,9 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 		return nil, UsageError{err}
 	}
 	opts.Timeout = j.Limits.Collective
+	if spec.StreamNull && opts.Graph > 0 {
+		return nil, Usagef("-y and -G cannot be combined: CUDA cannot capture the NULL stream into a graph")
+	}
 	if h.Before != nil {
 		if err := h.Before(); err != nil {
 			return nil, err
@@ -75,7 +82,7 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	started := time.Now()
 	outer := ctx // the signal context, before the job's failure is joined to it
 	ctx, sess, err := j.Open(ctx, opts.Sweep, opts.Check > 0, func(s *bench.Setup) {
-		s.Register = spec.Register
+		s.Register, s.CTAPolicy, s.StreamNull = spec.Register, spec.CTAPolicy, spec.StreamNull
 		s.Pad = 8 * int64(opts.Unalign) // the largest element, as nccl-tests pads
 		s.BufferBytes = func(size int64) int64 {
 			var need int64
@@ -93,6 +100,12 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	rec := sess.startTelemetry(ctx, coll.Name, started)
 	if spec.Register != 0 && !sess.OnGPU() {
 		return nil, Usagef("-R applies to the nccl backend only")
+	}
+	if spec.CTAPolicy != 0 && !sess.OnGPU() {
+		return nil, Usagef("-x applies to the nccl backend only")
+	}
+	if spec.StreamNull && !sess.OnGPU() {
+		return nil, Usagef("-y applies to the nccl backend only")
 	}
 	caps := sess.Comm.Capabilities()
 	if opts.Graph > 0 && !caps.Graphs {

@@ -116,12 +116,15 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if (s.MinCTAs > 0 || s.MaxCTAs > 0) && c.version < nccl.V(2, 17, 0) {
 		return nil, fmt.Errorf("CTA limits (minCTAs, maxCTAs) need NCCL 2.17 or later; %s is loaded", c.version)
 	}
+	if err := ctaPolicySupport(s.CTAPolicy, c.version); err != nil {
+		return nil, err
+	}
 	host, _ := os.Hostname()
 	if i := strings.IndexByte(host, '.'); i >= 0 {
 		host = host[:i]
 	}
 	for i, d := range devs {
-		g, err := openDevice(d, s.BufBytes+s.Pad, s.CommHighPriority)
+		g, err := openDevice(d, s.BufBytes+s.Pad, s.CommHighPriority, s.StreamNull)
 		if g != nil {
 			c.gpus = append(c.gpus, g)
 		}
@@ -183,7 +186,24 @@ func commConfig(v nccl.Version, s bench.Setup) nccl.Config {
 	if s.MaxCTAs > 0 {
 		cfg.MaxCTAs = s.MaxCTAs
 	}
+	if s.CTAPolicy > 0 {
+		cfg.CTAPolicy = s.CTAPolicy
+	}
 	return cfg
+}
+
+// ctaPolicySupport says why the loaded NCCL cannot take CTA policy p:
+// the config member arrived in 2.27 with the efficiency policy (1), the
+// zero policy (2) in 2.28.
+func ctaPolicySupport(p int, v nccl.Version) error {
+	switch {
+	case p == 1 && v < nccl.V(2, 27, 0), p == 2 && v < nccl.V(2, 28, 0):
+		need := map[int]string{1: "2.27", 2: "2.28"}[p]
+		return fmt.Errorf("CTA policy %d (-x) needs NCCL %s or later; %s is loaded", p, need, v)
+	case p < 0 || p > 2:
+		return fmt.Errorf("CTA policy (-x) must be 0, 1 or 2 (got %d)", p)
+	}
+	return nil
 }
 
 // inGroup runs f for every local GPU, with its context current, between

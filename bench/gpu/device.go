@@ -27,9 +27,9 @@ type gpu struct {
 
 // openDevice makes the device's primary context current, reads what the
 // preamble shows, and creates a non-blocking stream (at the device's
-// highest priority when commHigh) and the buffers. On failure it returns
-// what was made so far, for Close.
-func openDevice(ordinal int, bufBytes int64, commHigh bool) (*gpu, error) {
+// highest priority when commHigh; the NULL stream instead when null) and
+// the buffers. On failure it returns what was made so far, for Close.
+func openDevice(ordinal int, bufBytes int64, commHigh, null bool) (*gpu, error) {
 	dev := cuda.Device(ordinal)
 	ctx, err := dev.PrimaryContext()
 	if err != nil {
@@ -60,7 +60,9 @@ func openDevice(ordinal int, bufBytes int64, commHigh bool) (*gpu, error) {
 			return g, err
 		}
 	}
-	if g.stream, err = cuda.NewStream(cuda.StreamNonBlocking, prio); err != nil {
+	if null {
+		g.stream = cuda.NullStream()
+	} else if g.stream, err = cuda.NewStream(cuda.StreamNonBlocking, prio); err != nil {
 		return g, err
 	}
 	size := max(bufBytes, 1)

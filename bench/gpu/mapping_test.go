@@ -134,3 +134,39 @@ func TestParseBusID(t *testing.T) {
 		t.Errorf("garbage accepted")
 	}
 }
+
+// -x goes into the communicator config where the loaded NCCL has the
+// policy, and is refused in one line where it has not.
+func TestCTAPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		policy int
+		v      nccl.Version
+		err    string
+	}{
+		{0, nccl.V(2, 19, 3), ""}, {1, nccl.V(2, 27, 3), ""}, {2, nccl.V(2, 28, 3), ""},
+		{1, nccl.V(2, 26, 2), "needs NCCL 2.27 or later"}, {2, nccl.V(2, 27, 7), "needs NCCL 2.28 or later"},
+		{3, nccl.V(2, 30, 7), "must be 0, 1 or 2"},
+	} {
+		err := ctaPolicySupport(tc.policy, tc.v)
+		if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("policy %d on %s: %v, want %q", tc.policy, tc.v, err, tc.err)
+		}
+		if err != nil {
+			continue
+		}
+		cfg := commConfig(tc.v, bench.Setup{CTAPolicy: tc.policy})
+		want := nccl.DefaultConfig().CTAPolicy
+		if tc.policy > 0 {
+			want = tc.policy
+		}
+		if cfg.CTAPolicy != want {
+			t.Errorf("policy %d: config has %d", tc.policy, cfg.CTAPolicy)
+		}
+		// The member is encoded where the release's ncclConfig_t has it.
+		if l, ok := nccl.LayoutFor(tc.v); ok && tc.policy > 0 {
+			if _, has := l.Offsets["CTAPolicy"]; !has {
+				t.Errorf("%s's layout lacks CTAPolicy", tc.v)
+			}
+		}
+	}
+}

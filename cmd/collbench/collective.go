@@ -59,7 +59,7 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *run.Job, 
 	if err != nil {
 		return false, err
 	}
-	spec := run.SweepSpec{Opts: opts, Register: f.register, MinBusBW: minBW, AllTypes: strings.EqualFold(f.dtype, "all"),
+	spec := run.SweepSpec{Opts: opts, Register: f.register, CTAPolicy: f.ctaPolicy, StreamNull: f.streamNull != 0, MinBusBW: minBW, AllTypes: strings.EqualFold(f.dtype, "all"),
 		AllOps: strings.EqualFold(f.op, "all"), Config: configOf(f), Args: append([]string{"collbench", coll.Name}, args...)}
 	res, err := j.Sweep(ctx, spec, run.SweepHooks{
 		Before: func() error {

@@ -124,6 +124,7 @@ type flags struct {
 	register, iterTiming     int
 	iterSkip                 int
 	unalign, timestamps      int
+	ctaPolicy, streamNull    int
 	unsupported              map[string]*int
 	traffic                  *trafficFlags // alltoallv only
 }
@@ -134,8 +135,6 @@ var unsupportedFlags = []struct {
 	short, long, why string
 }{
 	{"p", "parallel_init", "collbench initialises communicators in one group"},
-	{"y", "stream_null", "streams are always non-blocking"},
-	{"x", "cta_policy", "CTA policy is not available"},
 	{"D", "device_implementation", "device-API kernels are not available"},
 	{"V", "device_cta_count", "device-API kernels are not available"},
 	{"M", "memory", "the memory report is not available"},
@@ -170,6 +169,8 @@ func newFlags(name string) *flags {
 	fs.IntVarP(&f.iterSkip, "per_iter_skip", "K", 0, "leading iterations left out of the per-iteration statistics")
 	fs.IntVarP(&f.unalign, "unalign", "u", 0, "move every call's send and receive data this many elements into their buffers")
 	fs.IntVarP(&f.timestamps, "report_timestamps", "S", 0, "end each row with the time it was measured (table output)")
+	fs.IntVarP(&f.streamNull, "stream_null", "y", 0, "1: run the collectives on each GPU's NULL (legacy default) stream; nccl backend")
+	fs.IntVarP(&f.ctaPolicy, "cta_policy", "x", 0, "NCCL's CTA policy: 0 default, 1 efficiency (NCCL 2.27), 2 zero (2.28); nccl backend")
 	if c, err := bench.LookupCollective(name); err == nil && c.Traffic != nil {
 		f.traffic = &trafficFlags{}
 		f.traffic.register(fs)
@@ -216,6 +217,9 @@ func (f *flags) parse(args []string) error {
 			}
 		}
 	}
+	if f.ctaPolicy < 0 || f.ctaPolicy > 2 {
+		return usagef("-x must be 0, 1 or 2 (got %d)", f.ctaPolicy)
+	}
 	if f.register < 0 || f.register > 2 {
 		return usagef("-R must be 0, 1 or 2 (got %d)", f.register)
 	}
@@ -228,7 +232,7 @@ func (f *flags) parse(args []string) error {
 	for _, b := range []struct {
 		name string
 		v    int
-	}{{"-I", f.iterTiming}, {"-C", f.cputime}, {"-S", f.timestamps}} {
+	}{{"-I", f.iterTiming}, {"-C", f.cputime}, {"-S", f.timestamps}, {"-y", f.streamNull}} {
 		if b.v != 0 && b.v != 1 {
 			return usagef("%s must be 0 or 1 (got %d)", b.name, b.v)
 		}
