@@ -42,6 +42,11 @@ type Setup struct {
 	// CommHighPriority puts the collectives' streams at the device's
 	// highest priority, above the overlap experiment's compute.
 	CommHighPriority bool
+	// InitThreads, above 1, initialises the local communicators from that
+	// many threads at once, each its own block of consecutive local ranks
+	// in its own NCCL group (nccl-tests' -p with -t threads); otherwise
+	// one group initialises them all.
+	InitThreads int
 	// StreamNull runs the collectives on the device's legacy default
 	// (NULL) stream instead of a non-blocking one (nccl-tests' -y).
 	StreamNull bool
@@ -102,6 +107,19 @@ type Capabilities struct {
 	// a reduction operator (for example fp8 before NCCL 2.24 or sm_90).
 	Type func(numeric.DataType) error
 	Op   func(numeric.RedOp) error
+}
+
+// MemoryUse is the device memory a Comm's set-up and work took, in bytes,
+// on its busiest local device: nccl-tests' -M footer.
+type MemoryUse struct {
+	Init       int64 // the communicators' initialisation
+	Buffers    int64 // the send and receive buffers
+	Collective int64 // what the collectives have taken since, at most
+}
+
+// MemoryReporter is a Comm that reads its devices' free memory.
+type MemoryReporter interface {
+	MemoryUse() (MemoryUse, error)
 }
 
 // Grapher is a Comm that can capture a batch into CUDA graphs, one per

@@ -35,6 +35,7 @@ typedef unsigned long long CUdeviceptr;
   X(cuCtxSynchronize, "cuCtxSynchronize", (void), ()) \
   X(cuCtxGetStreamPriorityRange, "cuCtxGetStreamPriorityRange", (int* least, int* greatest), (least, greatest)) \
   X(cuMemAlloc, "cuMemAlloc_v2", (CUdeviceptr* p, size_t n), (p, n)) \
+  X(cuMemGetInfo, "cuMemGetInfo_v2", (size_t* free, size_t* total), (free, total)) \
   X(cuMemFree, "cuMemFree_v2", (CUdeviceptr p), (p)) \
   X(cuMemcpyHtoD, "cuMemcpyHtoD_v2", (CUdeviceptr dst, const void* src, size_t n), (dst, src, n)) \
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void* dst, CUdeviceptr src, size_t n), (dst, src, n)) \

@@ -42,3 +42,13 @@ func CopyFromDevice(dst []byte, src DevicePtr) error {
 func Memset(p DevicePtr, v byte, n int64) error {
 	return check("cuMemsetD8", C.cb_cuMemsetD8(C.CUdeviceptr(p), C.uchar(v), C.size_t(n)))
 }
+
+// MemInfo returns the free and total device memory of the current
+// context's device, in bytes.
+func MemInfo() (free, total int64, err error) {
+	var f, t C.size_t
+	if err := check("cuMemGetInfo", C.cb_cuMemGetInfo(&f, &t)); err != nil {
+		return 0, 0, err
+	}
+	return int64(f), int64(t), nil
+}

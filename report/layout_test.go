@@ -114,3 +114,26 @@ func TestTimestampsMatchNcclTests(t *testing.T) {
 		t.Errorf("differs from nccl-tests' layout\n got:\n%s\nwant:\n%s", buf.String(), want)
 	}
 }
+
+// The -M footer line reads as nccl-tests': testdata/memory.golden was
+// printed by nccl-tests' own getMemString and writeMemInfo compiled on
+// the host. Its amounts of 2 GiB and more come out in bytes there (an
+// integer abs()); collbench prints them in GB.
+func TestMemoryLineMatchesNcclTests(t *testing.T) {
+	cases := [][3]int64{{0, 0, 0}, {512, 1023, 1024}, {1536, 10240, 102400}, {1048575, 1048576, 5*1048576 + 7},
+		{104857600, 1073741823, 1073741824}, {3 << 30, 12 << 30, 123 << 30}, {-4096, 0, -7}}
+	data, err := os.ReadFile("testdata/memory.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	want[4] = strings.Replace(want[4], "2252341247.00 B", "2.10 GB", 1)
+	want[5] = "# GPU memory usage     : Initialization 3.00 GB | User-Allocated 12.0 GB | Collective 123 GB | Total  138 GB"
+	for i, c := range cases {
+		var buf bytes.Buffer
+		(&Table{W: &buf}).Memory(bench.MemoryUse{Init: c[0], Buffers: c[1], Collective: c[2]})
+		if got := strings.TrimSuffix(buf.String(), "\n"); got != want[i] {
+			t.Errorf("%v:\n got %q\nwant %q", c, got, want[i])
+		}
+	}
+}

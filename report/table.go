@@ -50,6 +50,8 @@ type Info struct {
 type Table struct {
 	W    io.Writer
 	Info Info
+	// MemoryUse, when set, adds nccl-tests' -M line to the footer.
+	MemoryUse *bench.MemoryUse
 }
 
 // Preamble writes the comment block and column headers.
@@ -156,6 +158,9 @@ func (t *Table) Footer(s bench.Summary) {
 	fmt.Fprintf(t.W, "# %-20s : %s %s\n", "Avg bus bandwidth", CFormatG(s.AvgBusBW, 0), verdict)
 	fmt.Fprintf(t.W, "#\n")
 	fmt.Fprintf(t.W, "# Collective test concluded: %s\n", t.Info.TestName)
+	if t.MemoryUse != nil {
+		t.Memory(*t.MemoryUse)
+	}
 	fmt.Fprintf(t.W, "#\n")
 	fmt.Fprintf(t.W, "\n")
 }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -21,6 +22,11 @@ type SweepSpec struct {
 	CTAPolicy int
 	// StreamNull runs the collectives on the NULL stream (-y).
 	StreamNull bool
+	// MemoryReport reads the devices' memory use after the sweep (-M).
+	MemoryReport bool
+	// InitThreads initialises the communicators from this many threads
+	// at once (-p with -t); 0 is one group, and no -p.
+	InitThreads int
 	// AllTypes and AllOps say the types and reductions came from "all":
 	// those the backend cannot run are dropped instead of refused.
 	AllTypes, AllOps bool
@@ -56,6 +62,8 @@ type SweepResult struct {
 	// Err is the measurement's failure, explained by the job's (also in
 	// Doc.Errors); nil when it completed.
 	Err error
+	// Memory is this process's device memory use, with -M.
+	Memory *bench.MemoryUse
 }
 
 // Sweep measures one collective over its sizes on the job's
@@ -82,7 +90,7 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	started := time.Now()
 	outer := ctx // the signal context, before the job's failure is joined to it
 	ctx, sess, err := j.Open(ctx, opts.Sweep, opts.Check > 0, func(s *bench.Setup) {
-		s.Register, s.CTAPolicy, s.StreamNull = spec.Register, spec.CTAPolicy, spec.StreamNull
+		s.Register, s.CTAPolicy, s.StreamNull, s.InitThreads = spec.Register, spec.CTAPolicy, spec.StreamNull, spec.InitThreads
 		s.Pad = 8 * int64(opts.Unalign) // the largest element, as nccl-tests pads
 		s.BufferBytes = func(size int64) int64 {
 			var need int64
@@ -106,6 +114,13 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	}
 	if spec.StreamNull && !sess.OnGPU() {
 		return nil, Usagef("-y applies to the nccl backend only")
+	}
+	if spec.InitThreads > 0 && !sess.OnGPU() {
+		return nil, Usagef("-p applies to the nccl backend only")
+	}
+	reporter, reports := sess.Comm.(bench.MemoryReporter)
+	if spec.MemoryReport && !reports {
+		return nil, Usagef("-M reports GPU memory; the %s backend has none", sess.Backend.Name())
 	}
 	caps := sess.Comm.Capabilities()
 	if opts.Graph > 0 && !caps.Graphs {
@@ -151,6 +166,13 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 		doc.Errors = append(doc.Errors, runErr.Error())
 	}
 	res := &SweepResult{Doc: doc, Summary: sum, Rows: kept.rows, Err: runErr}
+	if spec.MemoryReport && runErr == nil {
+		use, err := reporter.MemoryUse()
+		if err != nil {
+			return res, fmt.Errorf("reading GPU memory (-M): %w", err)
+		}
+		res.Memory = &use
+	}
 	err = writeAndFlush(ctx, rec, runErr, j.logf, func() error {
 		if h.Write == nil || j.Rank != 0 {
 			return nil

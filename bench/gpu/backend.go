@@ -169,6 +169,11 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if err := c.buildC(); err != nil {
 		return nil, err
 	}
+	for l := range c.gpus {
+		if err := c.onDevice(l, func(g *gpu) (err error) { g.freeInit, _, err = cuda.MemInfo(); return err }); err != nil {
+			return nil, err
+		}
+	}
 	ok = true
 	return c, nil
 }
@@ -231,18 +236,40 @@ func (c *Comm) inGroup(what string, f func(i int, g *gpu) error) error {
 }
 
 // initComms creates every local communicator in one NCCL group, as
-// nccl-tests' initComms does.
+// nccl-tests' initComms does, or, with InitThreads above 1, one group per
+// thread, the threads at once, as its -p does.
 func (c *Comm) initComms(id nccl.UniqueID, s bench.Setup) error {
 	firstRank := s.FirstRank
 	cfg := commConfig(c.version, s)
-	return c.inGroup("initialising", func(i int, g *gpu) error {
+	initOne := func(i int, g *gpu) error {
 		comm, err := nccl.InitRank(c.nranks, id, firstRank+i, &cfg)
 		if err != nil {
 			return fmt.Errorf("rank %d on GPU %d: %w", firstRank+i, g.info.Ordinal, err)
 		}
 		g.comm = comm
 		return nil
-	})
+	}
+	threads := s.InitThreads
+	if threads <= 1 || len(c.gpus)%threads != 0 {
+		return c.inGroup("initialising", initOne)
+	}
+	per := len(c.gpus) / threads
+	errs := make(chan error, threads)
+	for t := 0; t < threads; t++ {
+		block := &Comm{gpus: c.gpus[t*per : (t+1)*per]}
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			errs <- block.inGroup("initialising", func(i int, g *gpu) error { return initOne(t*per+i, g) })
+		}()
+	}
+	var first error
+	for t := 0; t < threads; t++ {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // split replaces every job-wide communicator with its group's, made by

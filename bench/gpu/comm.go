@@ -176,6 +176,27 @@ func (c *Comm) setShares(b bench.Batch) {
 	}
 }
 
+// MemoryUse implements bench.MemoryReporter from the free memory each
+// GPU had before its buffers, after them, after the communicators'
+// initialisation and now; each figure is the largest over the GPUs, as
+// nccl-tests' -M takes it.
+func (c *Comm) MemoryUse() (bench.MemoryUse, error) {
+	var u bench.MemoryUse
+	for l := range c.gpus {
+		err := c.onDevice(l, func(g *gpu) error {
+			free, _, err := cuda.MemInfo()
+			u.Buffers = max(u.Buffers, g.freeBefore-g.freeBuffers)
+			u.Init = max(u.Init, g.freeBuffers-g.freeInit)
+			u.Collective = max(u.Collective, g.freeInit-free)
+			return err
+		})
+		if err != nil {
+			return u, err
+		}
+	}
+	return u, nil
+}
+
 // Enqueue implements bench.Comm: one C call enqueues the whole batch on
 // every GPU.
 func (c *Comm) Enqueue(b bench.Batch) error {

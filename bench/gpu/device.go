@@ -23,6 +23,9 @@ type gpu struct {
 	windows    []uintptr  // symmetric windows (-R 2)
 	events     []*cuda.Event
 	work       *compute // the overlap experiment's stream and operands
+	// Free device memory before the buffers, after them, and after the
+	// communicators' initialisation, for -M.
+	freeBefore, freeBuffers, freeInit int64
 }
 
 // openDevice makes the device's primary context current, reads what the
@@ -65,6 +68,9 @@ func openDevice(ordinal int, bufBytes int64, commHigh, null bool) (*gpu, error) 
 	} else if g.stream, err = cuda.NewStream(cuda.StreamNonBlocking, prio); err != nil {
 		return g, err
 	}
+	if g.freeBefore, _, err = cuda.MemInfo(); err != nil {
+		return g, err
+	}
 	size := max(bufBytes, 1)
 	if nccl.Has("ncclMemAlloc") == nil {
 		g.ncclMem = true
@@ -82,7 +88,8 @@ func openDevice(ordinal int, bufBytes int64, commHigh, null bool) (*gpu, error) 
 	if err != nil {
 		return g, fmt.Errorf("allocating 2 × %d bytes: %w", size, err)
 	}
-	return g, nil
+	g.freeBuffers, _, err = cuda.MemInfo()
+	return g, err
 }
 
 // ensureEvents makes sure the GPU has at least n timing events.

@@ -59,7 +59,11 @@ func measure(ctx context.Context, coll *bench.Collective, f *flags, j *run.Job, 
 	if err != nil {
 		return false, err
 	}
-	spec := run.SweepSpec{Opts: opts, Register: f.register, CTAPolicy: f.ctaPolicy, StreamNull: f.streamNull != 0, MinBusBW: minBW, AllTypes: strings.EqualFold(f.dtype, "all"),
+	initThreads := 0
+	if f.parallel != 0 {
+		initThreads = f.threads
+	}
+	spec := run.SweepSpec{InitThreads: initThreads, Opts: opts, Register: f.register, CTAPolicy: f.ctaPolicy, StreamNull: f.streamNull != 0, MemoryReport: f.memoryReport != 0, MinBusBW: minBW, AllTypes: strings.EqualFold(f.dtype, "all"),
 		AllOps: strings.EqualFold(f.op, "all"), Config: configOf(f), Args: append([]string{"collbench", coll.Name}, args...)}
 	res, err := j.Sweep(ctx, spec, run.SweepHooks{
 		Before: func() error {
@@ -103,6 +107,7 @@ func writeRun(ctx context.Context, f *flags, r *run.SweepResult, table *report.T
 	switch f.format {
 	case "table":
 		if r.Err == nil && table != nil {
+			table.MemoryUse = r.Memory
 			table.Footer(r.Summary)
 			table.Spread(r.Rows, report.ProcLabels(nprocs, f.perProc()))
 		}

@@ -125,6 +125,7 @@ type flags struct {
 	iterSkip                 int
 	unalign, timestamps      int
 	ctaPolicy, streamNull    int
+	memoryReport, parallel   int
 	unsupported              map[string]*int
 	traffic                  *trafficFlags // alltoallv only
 }
@@ -134,10 +135,8 @@ type flags struct {
 var unsupportedFlags = []struct {
 	short, long, why string
 }{
-	{"p", "parallel_init", "collbench initialises communicators in one group"},
-	{"D", "device_implementation", "device-API kernels are not available"},
-	{"V", "device_cta_count", "device-API kernels are not available"},
-	{"M", "memory", "the memory report is not available"},
+	{"D", "device_implementation", "it selects nccl-tests' own CUDA kernels, and collbench carries no device code (docs/gpu.md)"},
+	{"V", "device_cta_count", "it sizes nccl-tests' own CUDA kernels, and collbench carries no device code (docs/gpu.md)"},
 }
 
 func newFlags(name string) *flags {
@@ -169,6 +168,8 @@ func newFlags(name string) *flags {
 	fs.IntVarP(&f.iterSkip, "per_iter_skip", "K", 0, "leading iterations left out of the per-iteration statistics")
 	fs.IntVarP(&f.unalign, "unalign", "u", 0, "move every call's send and receive data this many elements into their buffers")
 	fs.IntVarP(&f.timestamps, "report_timestamps", "S", 0, "end each row with the time it was measured (table output)")
+	fs.IntVarP(&f.parallel, "parallel_init", "p", 0, "1: each of the -t threads initialises its GPUs' communicators itself, all at once; nccl backend")
+	fs.IntVarP(&f.memoryReport, "memory", "M", 0, "1: end the table with the GPU memory the communicators, buffers and collectives took; nccl backend")
 	fs.IntVarP(&f.streamNull, "stream_null", "y", 0, "1: run the collectives on each GPU's NULL (legacy default) stream; nccl backend")
 	fs.IntVarP(&f.ctaPolicy, "cta_policy", "x", 0, "NCCL's CTA policy: 0 default, 1 efficiency (NCCL 2.27), 2 zero (2.28); nccl backend")
 	if c, err := bench.LookupCollective(name); err == nil && c.Traffic != nil {
@@ -232,7 +233,7 @@ func (f *flags) parse(args []string) error {
 	for _, b := range []struct {
 		name string
 		v    int
-	}{{"-I", f.iterTiming}, {"-C", f.cputime}, {"-S", f.timestamps}, {"-y", f.streamNull}} {
+	}{{"-I", f.iterTiming}, {"-C", f.cputime}, {"-S", f.timestamps}, {"-y", f.streamNull}, {"-M", f.memoryReport}, {"-p", f.parallel}} {
 		if b.v != 0 && b.v != 1 {
 			return usagef("%s must be 0 or 1 (got %d)", b.name, b.v)
 		}
