@@ -30,7 +30,7 @@ fi
 [ -n "$OUTDIR" ] || OUTDIR=$(mktemp -d)
 mkdir -p "$OUTDIR"
 
-COLLS="allreduce allgather reducescatter alltoall broadcast reduce sendrecv gather scatter"
+COLLS="allreduce allgather reducescatter alltoall alltoallv broadcast reduce sendrecv gather scatter hypercube"
 failures=0
 summary=()
 
@@ -62,7 +62,9 @@ NCCLV=$(awk '/^NCCL:/ {print $2}' "$OUTDIR/doctor.txt")
 echo "== $NGPU GPU(s), NCCL $NCCLV; results in $OUTDIR"
 
 # 1. Every collective, every type and operator the GPUs support, checked.
+pow2=$(( (NGPU & (NGPU - 1)) == 0 ))
 for c in $COLLS; do
+  [ "$c" = hypercube ] && [ "$pow2" -eq 0 ] && continue # power-of-two rank counts only
   run "$c-g$NGPU" "$c" --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -d all -o all -r -1 -c 1 -J "$OUTDIR/$c-g$NGPU.json"
 done
 # 2. The timing modes on all-reduce.
@@ -71,6 +73,17 @@ run "allreduce-blocking" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -z
 run "allreduce-agg" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -m 4 -c 1
 run "allreduce-iter" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -I 1 --format json -c 1
 run "allreduce-register" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -R 1 -c 1
+# nccl-tests' remaining flags: unaligned buffers, the NULL stream, the
+# memory footer, a CTA policy, timestamps.
+run "allgather-flags" allgather --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -u 3 -y 1 -M 1 -S 1 -c 1 -d all
+run "allreduce-cta-policy" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -x 1 -c 1
+# Uneven all-to-all: a skewed matrix, and a mixture-of-experts layer.
+printf '0 4096 65536 16\n1048576 0 16 32\n16 16 0 4096\n2048 1024 512 0\n' >"$OUTDIR/traffic4.txt"
+if [ "$NGPU" -ge 4 ]; then
+  run "alltoallv-matrix" alltoallv --backend nccl -g 4 --matrix "$OUTDIR/traffic4.txt" -b 2M -e 2M -c 1 -d all --rank-summary
+fi
+run "alltoallv-moe" alltoallv --backend nccl -g "$NGPU" --moe $((NGPU * 8)),2 --tokens 4096 --hidden 4096 -d bfloat16 --routing zipf:1.2 -c 1 \
+  -J "$OUTDIR/moe-g$NGPU.json"
 
 # 3. Several ranks on one GPU (functional only).
 if [ "$NGPU" -eq 1 ]; then
@@ -81,6 +94,12 @@ if [ "$NGPU" -eq 1 ]; then
       NCCL_MULTI_RANK_GPU_ENABLE=1 run "$c-2ranks-1gpu" "$c" --backend nccl -g 2 --devices 0,0 -b 8 -e 16M -f 8 -d all -o all -r -1 -c 1
     done
     NCCL_MULTI_RANK_GPU_ENABLE=1 run "allreduce-4ranks-1gpu" allreduce --backend nccl -g 4 --devices 0,0,0,0 -b 8 -e 16M -f 8 -c 1
+    NCCL_MULTI_RANK_GPU_ENABLE=1 run "alltoallv-matrix-4ranks-1gpu" alltoallv --backend nccl -g 4 --devices 0,0,0,0 \
+      --matrix "$OUTDIR/traffic4.txt" -b 2M -e 2M -c 1 -d all --rank-summary
+    NCCL_MULTI_RANK_GPU_ENABLE=1 run "alltoallv-moe-4ranks-1gpu" alltoallv --backend nccl -g 4 --devices 0,0,0,0 \
+      --moe 16,2 --tokens 1024 --hidden 1024 -d bfloat16 --routing zipf:1.2 -c 1
+    NCCL_MULTI_RANK_GPU_ENABLE=1 run "hypercube-4ranks-1gpu" hypercube --backend nccl -g 4 --devices 0,0,0,0 -b 8 -e 16M -f 8 -d all -c 1
+    NCCL_MULTI_RANK_GPU_ENABLE=1 run "allreduce-threads-parallel-init" allreduce --backend nccl -t 2 -g 1 --devices 0,0 -p 1 -b 8 -e 16M -f 8 -c 1
   else
     echo "== NCCL $NCCLV predates NCCL_MULTI_RANK_GPU_ENABLE: several ranks on one GPU need separate processes with NCCL_HOSTID"
   fi
@@ -122,7 +141,8 @@ run "report" report "$OUTDIR/allreduce-g$NGPU.json" "$OUTDIR/profile.json" -o "$
 
 # 4. Side by side with nccl-tests: same flags, per-size ratios.
 # table FILE: "size time busbw" of the out-of-place columns.
-table() { awk '!/^#/ && NF >= 9 && $1 ~ /^[0-9]+$/ {print $1, $6, $8}' "$1"; }
+# (hypercube leaves the redop column empty, one field fewer.)
+table() { awk '!/^#/ && NF >= 9 && $1 ~ /^[0-9]+$/ { if (NF == 12) print $1, $5, $7; else print $1, $6, $8 }' "$1"; }
 compare() {
   local coll="$1" bin="$2"; shift 2
   local flags=("$@")
@@ -141,6 +161,9 @@ if [ -n "$NT" ]; then
   compare reducescatter reduce_scatter_perf "${base[@]}"
   compare alltoall alltoall_perf "${base[@]}"
   compare broadcast broadcast_perf "${base[@]}"
+  compare alltoallv alltoallv_perf "${base[@]}"
+  [ "$pow2" -eq 1 ] && compare hypercube hypercube_perf "${base[@]}"
+  NCCL_TESTS_ALLTOALLV_SPREAD=0.5 compare alltoallv alltoallv_perf -g "$NGPU" -b 1M -e 256M -f 4 -n 50 -w 5 -c 0
   compare allreduce all_reduce_perf -g "$NGPU" -b 8 -e 8K -f 2 -n 200 -w 20 -c 0 -G 10
 fi
 
