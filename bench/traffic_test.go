@@ -11,12 +11,7 @@ import (
 
 func testMatrix(t *testing.T, scale float64) *Traffic {
 	t.Helper()
-	f, err := os.Open("testdata/traffic5.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	tr, err := ReadTrafficMatrix(f, scale, "traffic5.txt")
+	tr, err := ReadTrafficFile("testdata/traffic5.txt", scale)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,12 +17,7 @@ import (
 // pattern (4 ranks, count 1000 floats, spread 0.5, 123 µs) and for
 // bench/testdata/traffic5.txt at scale 1.5 (4 ranks, 42.7 µs).
 func TestRankSummaryMatchesNcclTests(t *testing.T) {
-	f, err := os.Open("../bench/testdata/traffic5.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	matrix, err := bench.ReadTrafficMatrix(f, 1.5, "traffic5.txt")
-	f.Close()
+	matrix, err := bench.ReadTrafficFile("../bench/testdata/traffic5.txt", 1.5)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package host
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
@@ -18,12 +17,7 @@ var everyType = []numeric.DataType{numeric.Int8, numeric.Uint8, numeric.Int32, n
 // alltoallv with spreads 0, 0.5 and 1 and with a matrix file, on 1 to 5
 // ranks and every type: every share lands where nccl-tests expects it.
 func TestAllToAllVVerifies(t *testing.T) {
-	f, err := os.Open("../testdata/traffic5.txt")
-	if err != nil {
-		t.Fatal(err)
-	}
-	matrix, err := bench.ReadTrafficMatrix(f, 3, "traffic5.txt")
-	f.Close()
+	matrix, err := bench.ReadTrafficFile("../testdata/traffic5.txt", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,9 +60,7 @@ func TestAllToAllVVerifies(t *testing.T) {
 // The busiest rank's bytes set the size column and the bandwidth, with
 // the ring factor, as nccl-tests' AlltoAllvGetBw.
 func TestAllToAllVBandwidthIsTheBusiestRank(t *testing.T) {
-	f, _ := os.Open("../testdata/traffic5.txt")
-	matrix, err := bench.ReadTrafficMatrix(f, 1.5, "traffic5.txt")
-	f.Close()
+	matrix, err := bench.ReadTrafficFile("../testdata/traffic5.txt", 1.5)
 	if err != nil {
 		t.Fatal(err)
 	}

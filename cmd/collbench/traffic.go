@@ -111,12 +111,7 @@ func (t *trafficFlags) traffic() (*bench.Traffic, error) {
 		}
 		return &bench.Traffic{Spread: t.spread, Scale: 1}, nil
 	}
-	f, err := os.Open(t.matrix)
-	if err != nil {
-		return nil, usagef("traffic matrix: %v", err)
-	}
-	defer f.Close()
-	tr, err := bench.ReadTrafficMatrix(f, t.scale, t.matrix)
+	tr, err := bench.ReadTrafficFile(t.matrix, t.scale)
 	if err != nil {
 		return nil, usageError{Err: err}
 	}
