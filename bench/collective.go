@@ -101,6 +101,19 @@ func (c *Collective) AlgBytes(counts Counts, elt, n int) int64 {
 	return max(counts.Send, counts.Recv) * int64(elt)
 }
 
+// Fits says why the collective cannot run on a communicator of n ranks
+// (a hypercube of other than a power of two, routed traffic whose experts
+// do not split over n), or nil.
+func (c *Collective) Fits(n int) error {
+	if c.PowerOfTwo && n&(n-1) != 0 {
+		return fmt.Errorf("%s needs a power-of-two number of ranks (got %d)", c.Name, n)
+	}
+	if c.Traffic != nil && c.Traffic.Routed != nil {
+		return c.Traffic.Routed.Check(n)
+	}
+	return nil
+}
+
 // BufferBytes is what each buffer must hold for calls of up to size
 // bytes on n ranks: size, or the busiest rank's bytes where an uneven
 // pattern loads it beyond each rank's share of the size.

@@ -70,8 +70,8 @@ func (o Options) Validate(nranks int) (Options, error) {
 	if o.Coll.Rooted && (o.Root < -1 || o.Root >= nranks) {
 		return o, fmt.Errorf("root %d is out of range for %d ranks (use 0..%d, or -1 for every root)", o.Root, nranks, nranks-1)
 	}
-	if o.Coll.PowerOfTwo && nranks&(nranks-1) != 0 {
-		return o, fmt.Errorf("%s needs a power-of-two number of ranks (got %d)", o.Coll.Name, nranks)
+	if err := o.Coll.Fits(nranks); err != nil {
+		return o, err
 	}
 	if o.Coll.Traffic != nil {
 		if err := o.Coll.Traffic.check(nranks, o.Sweep); err != nil {

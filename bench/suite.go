@@ -122,6 +122,11 @@ var ErrWrongResults = errors.New("wrong results")
 
 func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective, maxBytes int64) (CurveResult, error) {
 	r := CurveResult{Coll: c, Grouping: g, GroupSize: g.Of(s.World), Groups: g.Groups(s.World)}
+	if err := c.Fits(r.GroupSize); err != nil {
+		r.Note = "left out: " + err.Error()
+		s.advance(len(s.Sizes), c.Name+" left out")
+		return r, nil
+	}
 	root := -1
 	if c.Rooted {
 		root = 0

@@ -150,7 +150,8 @@ type ProfileOverlap struct {
 func NewProfileCurve(r bench.CurveResult, t, redop string, world int, devs []DeviceRecord) ProfileCurve {
 	g := r.Grouping
 	c := ProfileCurve{Op: r.Coll.Name, Type: t, RedOp: redop, Root: -1, BusFactor: r.Coll.BusFactor(r.GroupSize), Note: r.Note,
-		Group: CurveGroup{Size: r.GroupSize, Layout: g.Layout(), Stride: 1, Groups: r.Groups, Concurrent: !g.Isolated}}
+		Samples: []Sample{}, // a curve left out has none, written as [], not null
+		Group:   CurveGroup{Size: r.GroupSize, Layout: g.Layout(), Stride: 1, Groups: r.Groups, Concurrent: !g.Isolated}}
 	if r.Coll.Rooted {
 		c.Root = 0
 	}

@@ -118,6 +118,9 @@ func (j *Job) Overlap(ctx context.Context, spec OverlapSpec, h OverlapHooks) (*d
 	if err := groups.Validate(nranks); err != nil {
 		return nil, Usagef("--group-size: %v", err)
 	}
+	if err := spec.Coll.Fits(groups.Of(nranks)); err != nil {
+		return nil, UsageError{err}
+	}
 	if err := spec.Sweep.Validate(); err != nil {
 		return nil, UsageError{err}
 	}

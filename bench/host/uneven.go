@@ -1,5 +1,7 @@
 package host
 
+import "fmt"
+
 // allToAllV is allToAll with the shares of the call's traffic pattern:
 // pairwise, at step s a rank sends its share for rank+s and receives
 // rank-s's share for it. Shares sit in rank order in both buffers, as the
@@ -35,6 +37,9 @@ func (r *rank) allToAllV(c call) error {
 // mask blocks it holds with rank^mask, which holds the other half of
 // their common 2·mask-block span.
 func (r *rank) hyperCube(c call) error {
+	if r.n&(r.n-1) != 0 {
+		return fmt.Errorf("a hypercube needs a power-of-two number of ranks (got %d)", r.n)
+	}
 	chunk := len(c.in)
 	blocks := func(first, count int) []byte { return c.out[first*chunk : (first+count)*chunk] }
 	if own := blocks(r.id, 1); &own[0] != &c.in[0] {

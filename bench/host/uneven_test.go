@@ -204,3 +204,17 @@ func TestUnalign(t *testing.T) {
 		})
 	}
 }
+
+// A hypercube batch on 3 ranks that gets past every check fails in one
+// error on each rank instead of indexing past the ranks.
+func TestHyperCubeRefusesOddRanks(t *testing.T) {
+	comm := open(t, 3, 1<<12)
+	coll := bench.Collectives[bench.HyperCube]
+	op := bench.Op{Coll: coll, Type: numeric.Float32, RedOp: numeric.NoOp, Counts: coll.Counts(768, 4, 3)}
+	if err := comm.Enqueue(bench.Batch{Op: op, Iters: 1, Agg: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := comm.Wait(context.Background()); err == nil || !strings.Contains(err.Error(), "power-of-two") {
+		t.Errorf("Wait: %v", err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/internal/schemacheck"
 )
 
 // alltoallv across four processes: generated patterns set by flag and by
@@ -275,5 +276,37 @@ func TestSplitEnvironment(t *testing.T) {
 	t.Setenv("NCCL_TESTS_SPLIT", "DIV 2")
 	if code, _, errOut := runCLI("allreduce", "-g", "2", "--group-size", "2"); code != 2 || !strings.Contains(errOut, "give one") {
 		t.Errorf("split and --group-size: exit %d, %q", code, errOut)
+	}
+}
+
+// A profile of a hypercube on 6 ranks keeps the power-of-two groups and
+// leaves the others out with a note, rather than failing; the document
+// stays valid.
+func TestProfileLeavesOutHypercubeGroups(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "hc.json")
+	code, _, errOut := runCLI("profile", "-g", "6", "--colls", "hypercube", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3",
+		"--no-overlap", "-q", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schemacheck.Validate("../../docs/profile.schema.json", data); err != nil {
+		t.Fatal(err)
+	}
+	var p document.Profile
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Curves {
+		power := c.Group.Size&(c.Group.Size-1) == 0
+		if power != (len(c.Samples) == 2) || power == strings.Contains(c.Note, "power-of-two") {
+			t.Errorf("%s: %d samples, note %q", c.Key(), len(c.Samples), c.Note)
+		}
+	}
+	if code, _, errOut := runCLI("overlap", "-g", "6", "--coll", "hypercube"); code != 2 || !strings.Contains(errOut, "power-of-two") {
+		t.Errorf("overlap: exit %d, %q", code, errOut)
 	}
 }
