@@ -9,10 +9,16 @@ import (
 
 // flatNet is a network where every call takes 10 µs plus 1 µs per kB,
 // whatever the collective, group size or layout.
-type flatNet struct{ asked []string }
+type flatNet struct {
+	asked  []string
+	routed bool // has a routed all-to-all curve
+}
 
 func (n *flatNet) Curve(op string, size int, layout string) (*Curve, error) {
 	n.asked = append(n.asked, fmt.Sprintf("%s/%d/%s", op, size, layout))
+	if op == RoutedAllToAll && !n.routed {
+		return nil, fmt.Errorf("no routed curve")
+	}
 	var pts []Point
 	for s := 1e3; s <= 1e9; s *= 4 {
 		pts = append(pts, Point{Bytes: s, Time: 10 + s/1e3})
@@ -119,7 +125,8 @@ func TestPredictLayouts(t *testing.T) {
 		{tiny, Strategy{DP: 2, TP: 2, PP: 1, EP: 1}, "allreduce/2/strided allreduce/2/consecutive", ""},
 		// EP [0,1],[2,3] consecutive; the experts' data-parallel group
 		// [0,2],[1,3] is strided, not consecutive.
-		{moe, Strategy{DP: 4, TP: 1, PP: 1, EP: 2}, "allreduce/4/consecutive allreduce/2/strided alltoall/2/consecutive", ""},
+		// EP asks for a routed all-to-all first (none here), then the balanced one.
+		{moe, Strategy{DP: 4, TP: 1, PP: 1, EP: 2}, "allreduce/4/consecutive allreduce/2/strided alltoall/2/consecutive alltoallv:routed/2/consecutive", ""},
 		// DP [0,2] in a world of 8: stride TP = 2, not 4 (the PP pairs).
 		{tiny, Strategy{DP: 2, TP: 2, PP: 2, EP: 1}, "", "the DP groups are 2 ranks 2 apart"},
 		// EP [0,2],[1,3] of 8 ranks: neither layout.
@@ -245,5 +252,31 @@ func TestForWorld(t *testing.T) {
 	}
 	if got := (Training{MicroBatch: 2, GlobalBatch: 64}).ForWorld(8); got.GlobalBatch != 64 {
 		t.Errorf("a given global batch changed: %d", got.GlobalBatch)
+	}
+}
+
+// Expert parallelism is timed on a routed all-to-all curve where the
+// network has one, and named so; otherwise on the balanced all-to-all.
+func TestPredictRoutedAllToAll(t *testing.T) {
+	moe := Transformer{Name: "moe", Layers: 2, Hidden: 64, FFN: 256, Heads: 4, Experts: 4, TopK: 2}
+	for _, routed := range []bool{false, true} {
+		p, err := Predict(moe, Training{Seq: 16, MicroBatch: 1, GlobalBatch: 8, Bytes: 2}, Strategy{DP: 4, TP: 1, PP: 1, EP: 2},
+			Machine{Net: &flatNet{routed: routed}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[bool]string{false: "alltoall", true: "alltoallv"}[routed]
+		found := false
+		for _, tr := range p.Traffic {
+			if tr.Dim == "EP" {
+				found = true
+				if tr.Coll != want || tr.Time <= 0 {
+					t.Errorf("routed curve %v: EP timed on %s (%g ms)", routed, tr.Coll, tr.Time)
+				}
+			}
+		}
+		if !found {
+			t.Fatal("no EP traffic")
+		}
 	}
 }
