@@ -250,6 +250,7 @@ func (r *Routing) Traffic(n, elt, draws int, combine bool) *Traffic {
 // routes its tokens (dispatch), drawn afresh for each communicator size.
 func RoutedTraffic(r *Routing, draws int) *Traffic {
 	rr := *r
+	rr.Hidden = 1 // the sweep size sets the bytes; only the proportions count
 	return &Traffic{Routed: &rr, routed: routedShares{draws: max(draws, 1), mu: &sync.Mutex{}, by: map[int][][]float64{}}}
 }
 

@@ -185,7 +185,7 @@ func TestProfileRoutedAllToAllV(t *testing.T) {
 		}
 		seen = true
 		if !strings.HasPrefix(c.Traffic, "moe 8 experts top-2, routing zipf:1.2") || len(c.Samples) != 3 {
-			t.Fatalf("curve: traffic %q, %d samples", c.Traffic, len(c.Samples))
+			t.Fatalf("curve: traffic %q, %d samples, note %q", c.Traffic, len(c.Samples), c.Note)
 		}
 		for _, s := range c.Samples {
 			if mean := s.Count * 4 * 2; s.Bytes <= mean {
