@@ -219,7 +219,7 @@ func RotationShift(footprint, bufBytes int64, iter int) int64 {
 
 // Footprint is the bytes one call touches in its larger buffer.
 func (o Op) Footprint() int64 {
-	return max(o.Counts.Send, o.Counts.Recv) * int64(o.Type.Size())
+	return o.Counts.Bytes(o.Type.Size())
 }
 
 // Regions returns, for the rank with global number rank, the byte offsets of

@@ -21,6 +21,10 @@ type Counts struct {
 // Empty reports whether a call with these counts moves nothing.
 func (c Counts) Empty() bool { return c.Send == 0 && c.Recv == 0 }
 
+// Bytes is the larger of the send and receive data, for elements of elt
+// bytes: what one call touches in its larger buffer.
+func (c Counts) Bytes(elt int) int64 { return max(c.Send, c.Recv) * int64(elt) }
+
 // ID names a collective in code. Backends key their implementations by
 // it: the host backend's algorithm table, and the GPU loop's collective
 // code, which is the ID itself (bench/gpu checks batch.h against these
@@ -98,7 +102,7 @@ func (c *Collective) AlgBytes(counts Counts, elt, n int) int64 {
 	if c.algBytes != nil {
 		return c.algBytes(counts, elt, n)
 	}
-	return max(counts.Send, counts.Recv) * int64(elt)
+	return counts.Bytes(elt)
 }
 
 // Fits says why the collective cannot run on a communicator of n ranks
@@ -121,8 +125,7 @@ func (c *Collective) BufferBytes(size int64, elt, n int) int64 {
 	if c.Traffic == nil {
 		return size
 	}
-	counts := c.Counts(size/int64(elt), elt, n)
-	return max(size, max(counts.Send, counts.Recv)*int64(elt))
+	return max(size, c.Counts(size/int64(elt), elt, n).Bytes(elt))
 }
 
 // OpName is the redop column of a row with operator op.

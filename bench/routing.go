@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -79,6 +80,17 @@ func ReadRoutingHistogram(r io.Reader, source string) ([]float64, error) {
 		w[i] /= sum
 	}
 	return w, nil
+}
+
+// ReadRoutingFile reads a routing histogram from the file at path, as
+// ReadRoutingHistogram.
+func ReadRoutingFile(path string) ([]float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadRoutingHistogram(f, path)
 }
 
 // Check says why the routing cannot run on n ranks, or nil.

@@ -57,8 +57,7 @@ func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoER
 	if err != nil {
 		return nil, err
 	}
-	counts := dispatch.Counts(0, spec.Type.Size(), commRanks)
-	size := max(counts.Send, counts.Recv, 1) * int64(spec.Type.Size())
+	size := max(dispatch.Counts(0, spec.Type.Size(), commRanks).Bytes(spec.Type.Size()), 1)
 	opts := spec.Opts
 	opts.Coll, opts.Sweep, opts.Types, opts.Root = dispatch, bench.Sweep{Min: size, Max: size, Factor: 2}, []numeric.DataType{spec.Type}, -1
 	if opts, err = opts.Validate(commRanks); err != nil {

@@ -106,17 +106,13 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	defer sess.Close()
 	opts.Sweep = sess.Sweep
 	rec := sess.startTelemetry(ctx, coll.Name, started)
-	if spec.Register != 0 && !sess.OnGPU() {
-		return nil, Usagef("-R applies to the nccl backend only")
-	}
-	if spec.CTAPolicy != 0 && !sess.OnGPU() {
-		return nil, Usagef("-x applies to the nccl backend only")
-	}
-	if spec.StreamNull && !sess.OnGPU() {
-		return nil, Usagef("-y applies to the nccl backend only")
-	}
-	if spec.InitThreads > 0 && !sess.OnGPU() {
-		return nil, Usagef("-p applies to the nccl backend only")
+	for _, f := range []struct {
+		set  bool
+		name string
+	}{{spec.Register != 0, "-R"}, {spec.CTAPolicy != 0, "-x"}, {spec.StreamNull, "-y"}, {spec.InitThreads > 0, "-p"}} {
+		if f.set && !sess.OnGPU() {
+			return nil, Usagef("%s applies to the nccl backend only", f.name)
+		}
 	}
 	reporter, reports := sess.Comm.(bench.MemoryReporter)
 	if spec.MemoryReport && !reports {

@@ -47,10 +47,7 @@ func measureMoE(ctx context.Context, f *flags, j *run.Job, args []string, stdout
 	if err != nil {
 		return false, err
 	}
-	draws := f.traffic.draws
-	if draws == 0 {
-		draws = f.iters
-	}
+	draws := f.traffic.drawCount(f.iters)
 	table := &report.Table{W: stdout}
 	spec := run.MoESpec{Routing: routing, Type: t, Draws: draws, Opts: opts, Args: append([]string{"collbench", "alltoallv"}, args...)}
 	failed := false

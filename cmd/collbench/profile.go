@@ -114,11 +114,7 @@ func (f *profileFlags) spec(args []string) (run.ProfileSpec, error) {
 			if err != nil {
 				return s, err
 			}
-			draws := f.routing.draws
-			if draws == 0 {
-				draws = f.iters
-			}
-			if c, err = c.WithTraffic(bench.RoutedTraffic(r, draws)); err != nil {
+			if c, err = c.WithTraffic(bench.RoutedTraffic(r, f.routing.drawCount(f.iters))); err != nil {
 				return s, err
 			}
 			routed = true

@@ -70,6 +70,14 @@ func (t *trafficFlags) fromEnv(fs *pflag.FlagSet) error {
 	return nil
 }
 
+// drawCount is --draws, or -n iterations when it is not given.
+func (t *trafficFlags) drawCount(iters int) int {
+	if t.draws == 0 {
+		return iters
+	}
+	return t.draws
+}
+
 // routingOf builds the --moe layer's routing for data of type elt.
 func (t *trafficFlags) routingOf() (*bench.Routing, error) {
 	var experts, topK int
@@ -87,13 +95,9 @@ func (t *trafficFlags) routingOf() (*bench.Routing, error) {
 		}
 		r.Weights = bench.ZipfWeights(experts, s)
 	default:
-		f, err := os.Open(t.routing)
-		if err != nil {
+		var err error
+		if r.Weights, err = bench.ReadRoutingFile(t.routing); err != nil {
 			return nil, usagef("--routing: %v (want uniform, zipf:S or a histogram file)", err)
-		}
-		defer f.Close()
-		if r.Weights, err = bench.ReadRoutingHistogram(f, t.routing); err != nil {
-			return nil, usageError{Err: err}
 		}
 	}
 	if len(r.Weights) != experts {
