@@ -61,11 +61,7 @@ func (t *Table) MoEFooter(phases []bench.MoEPhase, procs []string) {
 		if !ok {
 			continue
 		}
-		name := fmt.Sprintf("process %d", proc)
-		if proc < len(procs) {
-			name = procs[proc]
-		}
-		fmt.Fprintf(&spread, "# %8s  %8s  %8s  %6.1f%%  %s\n", p.Name, FloatStr(lo, 8), FloatStr(hi, 8), 100*(hi-lo)/max(lo, 1e-9), name)
+		fmt.Fprintf(&spread, "# %8s  %8s  %8s  %6.1f%%  %s\n", p.Name, FloatStr(lo, 8), FloatStr(hi, 8), 100*(hi-lo)/max(lo, 1e-9), procName(procs, proc))
 	}
 	if spread.Len() > 0 {
 		fmt.Fprintf(t.W, "# Spread across processes: each process's own time (us)\n")

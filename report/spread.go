@@ -21,12 +21,6 @@ func (t *Table) Spread(rows []bench.Row, procs []string) {
 			line.Reset()
 		}
 	}
-	name := func(i int) string {
-		if i >= 0 && i < len(procs) {
-			return procs[i]
-		}
-		return fmt.Sprintf("process %d", i)
-	}
 	var spread, groups bool
 	for _, r := range rows {
 		spread = spread || len(r.OutOfPlace.Procs) > 1
@@ -46,7 +40,7 @@ func (t *Table) Spread(rows []bench.Row, procs []string) {
 					p("  %8s  %8s  %7s  %-10s", "-", "-", "-", "-")
 					continue
 				}
-				p("  %8s  %8s  %6.1f%%  %-10s", FloatStr(lo, 8), FloatStr(hi, 8), 100*(hi-lo)/max(lo, 1e-9), name(proc))
+				p("  %8s  %8s  %6.1f%%  %-10s", FloatStr(lo, 8), FloatStr(hi, 8), 100*(hi-lo)/max(lo, 1e-9), procName(procs, proc))
 			}
 			p("\n")
 		}
@@ -91,4 +85,12 @@ func ProcLabels(nprocs, perProc int) []string {
 		}
 	}
 	return out
+}
+
+// procName is process i's label from procs, or "process i" without one.
+func procName(procs []string, i int) string {
+	if i >= 0 && i < len(procs) {
+		return procs[i]
+	}
+	return fmt.Sprintf("process %d", i)
 }
