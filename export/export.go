@@ -69,6 +69,42 @@ func ParseTargets(s string) ([]string, error) {
 	return out, nil
 }
 
+// Request is the exports a person asks for: the targets by name
+// (comma-separated, or all), the folder and the tuning.
+type Request struct {
+	Targets, Dir string
+	Options
+}
+
+// Check reads the targets and the tuning.
+func (r *Request) Check() error {
+	if _, err := ParseTargets(r.Targets); err != nil {
+		return err
+	}
+	if err := CheckBandwidthRef(r.GalvatronBW); err != nil {
+		return fmt.Errorf("--galvatron-bw: %w", err)
+	}
+	return nil
+}
+
+// CheckDir makes sure, when there are targets, that the folder takes
+// files, creating it if missing.
+func (r *Request) CheckDir() error {
+	if r.Targets == "" {
+		return nil
+	}
+	return CheckDir(r.Dir)
+}
+
+// Write exports p to every target as WriteAll does.
+func (r *Request) Write(ctx context.Context, p *document.Profile) ([]string, error) {
+	targets, err := ParseTargets(r.Targets)
+	if err != nil {
+		return nil, err
+	}
+	return WriteAll(ctx, p, targets, r.Dir, r.Options)
+}
+
 // CheckDir makes sure dir takes files, creating it if missing, before
 // anything is measured.
 func CheckDir(dir string) error {

@@ -202,3 +202,25 @@ func unwrapPath(err error) error {
 	}
 	return err
 }
+
+// Stdout is the file name that means standard output (-J -).
+const Stdout = "-"
+
+// lateWrite bounds how long the results of an interrupted run may wait
+// for a FIFO's reader: they are still written, but nothing waits forever.
+const lateWrite = 10 * time.Second
+
+// Save writes a file a user asked for as Write does, or to stdout when
+// path is Stdout. The results of a run that was interrupted (ctx ended)
+// are written all the same, within lateWrite.
+func Save(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
+	if path == Stdout {
+		return write(stdout)
+	}
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), lateWrite)
+		defer cancel()
+	}
+	return Write(ctx, path, write)
+}

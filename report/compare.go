@@ -31,3 +31,14 @@ func CompareTable(w io.Writer, cs []compare.Comparison, o compare.Options) int {
 		len(cs), regressions, o.Threshold*100, o.Alpha)
 	return regressions
 }
+
+// Floor prints whether a run's average bus bandwidth avg is above floor
+// (both GB/s) and reports whether it is.
+func Floor(w io.Writer, avg, floor float64) bool {
+	if avg < floor {
+		fmt.Fprintf(w, "# FAILED: average bus bandwidth %.3f GB/s is below the floor of %.3f GB/s\n", avg, floor)
+		return false
+	}
+	fmt.Fprintf(w, "# average bus bandwidth %.3f GB/s is above the floor of %.3f GB/s\n", avg, floor)
+	return true
+}

@@ -124,7 +124,7 @@ func (j *Job) Overlap(ctx context.Context, spec OverlapSpec, h OverlapHooks) (*d
 	if err := spec.Sweep.Validate(); err != nil {
 		return nil, UsageError{err}
 	}
-	if h.Before != nil {
+	if h.Before != nil && j.Rank == 0 {
 		if err := h.Before(); err != nil {
 			return nil, err
 		}

@@ -213,7 +213,7 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 	if err != nil {
 		return nil, err
 	}
-	if h.Before != nil {
+	if h.Before != nil && j.Rank == 0 {
 		if err := h.Before(); err != nil {
 			return nil, err
 		}

@@ -41,8 +41,9 @@ type SweepSpec struct {
 
 // SweepHooks hear of a sweep as it goes; nil hooks are skipped.
 type SweepHooks struct {
-	// Before runs once the spec is checked and before any process is
-	// contacted: the place to refuse an output that cannot be written.
+	// Before runs on rank 0 once the spec is checked and before any
+	// process is contacted: the place to refuse an output that cannot be
+	// written.
 	Before func() error
 	// Start runs when the communicators are open, with the options as
 	// the engine will run them and the rows it will hand over.
@@ -82,7 +83,7 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	if spec.StreamNull && opts.Graph > 0 {
 		return nil, Usagef("-y and -G cannot be combined: CUDA cannot capture the NULL stream into a graph")
 	}
-	if h.Before != nil {
+	if h.Before != nil && j.Rank == 0 {
 		if err := h.Before(); err != nil {
 			return nil, err
 		}

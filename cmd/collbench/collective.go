@@ -2,16 +2,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
-
-	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/bench"
-	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/progress"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/run"
@@ -25,20 +20,12 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 		return exitUsage
 	}
 	f := newFlags(coll.Name)
-	f.fs.SetOutput(io.Discard)
-	if err := f.parse(args); err != nil {
-		if errors.Is(err, pflag.ErrHelp) {
-			fmt.Fprint(stdout, f.usage(coll.Name))
-			return exitOK
-		}
-		fmt.Fprintf(stderr, "collbench %s: %v\n", coll.Name, err)
-		return exitUsage
-	}
-	return runJob(ctx, coll.Name, &f.jobFlags, stderr, func(j *run.Job) (bool, error) {
+	parse := func() error { return f.parse(args) }
+	return measuring(ctx, coll.Name, "collbench "+coll.Name+" [flags]", f.fs, parse, &f.jobFlags, stdout, stderr, func(j *run.Job) (bool, error) {
 		if err := f.split(j); err != nil {
 			return false, err
 		}
-		if f.traffic != nil && f.traffic.moe != "" {
+		if f.Traffic != nil && f.Traffic.MoE != "" {
 			return measureMoE(ctx, f, j, args, stdout)
 		}
 		return measure(ctx, coll, f, j, args, stdout, stderr)
@@ -49,36 +36,21 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 // a job of several processes), and writes the outputs. It reports whether
 // any result was wrong.
 func measure(ctx context.Context, coll *bench.Collective, f *flags, j *run.Job, args []string, stdout, stderr io.Writer) (bool, error) {
-	opts, err := f.options(coll)
+	spec, err := f.Spec(coll, f.JobRequest, f.fs.Changed("op"), os.Getenv, append([]string{"collbench", coll.Name}, args...))
 	if err != nil {
 		return false, err
 	}
 	var table *report.Table
 	var bar *progress.Bar
-	minBW, err := minBusBW()
-	if err != nil {
-		return false, err
-	}
-	initThreads := 0
-	if f.parallel != 0 {
-		initThreads = f.threads
-	}
-	spec := run.SweepSpec{InitThreads: initThreads, Opts: opts, Register: f.register, CTAPolicy: f.ctaPolicy, StreamNull: f.streamNull != 0, MemoryReport: f.memoryReport != 0, MinBusBW: minBW, AllTypes: strings.EqualFold(f.dtype, "all"),
-		AllOps: strings.EqualFold(f.op, "all"), Config: configOf(f), Args: append([]string{"collbench", coll.Name}, args...)}
 	res, err := j.Sweep(ctx, spec, run.SweepHooks{
-		Before: func() error {
-			if f.jsonFile != "" && j.Rank == 0 {
-				return checkFile(f.jsonFile)
-			}
-			return nil
-		},
+		Before: checkFiles(f.jsonFile),
 		Start: func(s *run.Session, opts bench.Options, planned int) {
 			table = &report.Table{W: stdout, Info: report.Info{Version: version, Backend: s.Backend.Name(), TestName: coll.Label(),
-				NThreads: f.threads, NGPUs: f.ngpus, MinBytes: opts.Sweep.Min, MaxBytes: opts.Sweep.Max, StepFactor: opts.Sweep.Factor,
+				NThreads: f.Threads, NGPUs: f.NGPUs, MinBytes: opts.Sweep.Min, MaxBytes: opts.Sweep.Max, StepFactor: opts.Sweep.Factor,
 				StepBytes: opts.Sweep.Step, Warmup: opts.Warmup, Iters: opts.Iters, Agg: opts.Agg, Check: opts.Check,
 				Graph: opts.Graph, Blocking: opts.Blocking, CPUTime: opts.CPUTime, Devices: s.Devices, Notes: s.Notes,
-				Unalign: opts.Unalign, Timestamps: f.timestamps != 0,
-				Coll: opts.Coll, Ranks: j.Settings.Grouping.Of(j.World()), RankSummary: f.traffic != nil && f.traffic.summary}}
+				Unalign: opts.Unalign, Timestamps: f.Timestamps != 0,
+				Coll: opts.Coll, Ranks: j.Settings.Grouping.Of(j.World()), RankSummary: f.Traffic != nil && f.Traffic.Summary}}
 			if f.format == "table" {
 				table.Preamble()
 			}
@@ -109,7 +81,7 @@ func writeRun(ctx context.Context, f *flags, r *run.SweepResult, table *report.T
 		if r.Err == nil && table != nil {
 			table.MemoryUse = r.Memory
 			table.Footer(r.Summary)
-			table.Spread(r.Rows, report.ProcLabels(nprocs, f.perProc()))
+			table.Spread(r.Rows, report.ProcLabels(nprocs, f.PerProc()))
 		}
 	case "json":
 		if err := r.Doc.Encode(out); err != nil {
@@ -129,55 +101,15 @@ func writeRun(ctx context.Context, f *flags, r *run.SweepResult, table *report.T
 // split applies nccl-tests' NCCL_TESTS_SPLIT_MASK or NCCL_TESTS_SPLIT
 // (colour = f(process)) to the job's grouping, in place of --group-size.
 func (f *flags) split(j *run.Job) error {
-	var sp bench.Split
-	var err error
-	if v, ok := os.LookupEnv("NCCL_TESTS_SPLIT_MASK"); ok {
-		sp, err = bench.ParseSplitMask(v)
-	} else if v, ok := os.LookupEnv("NCCL_TESTS_SPLIT"); ok {
-		sp, err = bench.ParseSplit(v)
-	} else {
+	g, text, ok, err := run.SplitGrouping(os.LookupEnv, j.Size, f.PerProc(), f.Isolated)
+	switch {
+	case !ok:
 		return nil
+	case text != "" && (f.fs.Changed("group-size") || f.fs.Changed("layout")):
+		return usagef("%s and --group-size/--layout both split the job; give one", text)
+	case err != nil:
+		return err
 	}
-	if err != nil {
-		return usageError{Err: err}
-	}
-	if f.fs.Changed("group-size") || f.fs.Changed("layout") {
-		return usagef("%s and --group-size/--layout both split the job; give one", sp.Text)
-	}
-	g, err := sp.Grouping(j.Size, f.perProc())
-	if err != nil {
-		return usageError{Err: err}
-	}
-	g.Isolated = f.isolated
 	j.Settings.Grouping = g
 	return nil
-}
-
-// minBusBW is the floor NCCL_TESTS_MIN_BW sets for the average bus
-// bandwidth, in GB/s; 0 when it is unset.
-func minBusBW() (float64, error) {
-	v := os.Getenv("NCCL_TESTS_MIN_BW")
-	if v == "" {
-		return 0, nil
-	}
-	bw, err := parseEnvFloat("NCCL_TESTS_MIN_BW", v)
-	if err == nil && bw < 0 {
-		err = usagef("NCCL_TESTS_MIN_BW=%q cannot be negative", v)
-	}
-	return bw, err
-}
-
-// configOf is the run's configuration from the flags, as the document
-// records it.
-func configOf(f *flags) document.Config {
-	c := document.Config{NThreads: f.threads, NGPUs: f.ngpus, MinBytes: int64(f.minBytes), MaxBytes: int64(f.maxBytes),
-		Warmup: f.warmup, Iters: f.iters, Agg: f.agg, Validation: f.check, Graph: f.graph,
-		Blocking: f.blocking != 0, BlockMode: f.blocking, Average: f.average, CPUTime: f.cputime != 0}
-	if f.factor > 1 {
-		c.StepFactor = &f.factor
-	} else {
-		step := int64(f.step)
-		c.StepBytes = &step
-	}
-	return c
 }

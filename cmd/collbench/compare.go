@@ -11,6 +11,7 @@ import (
 	"github.com/collbench/collbench/compare"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/run"
 )
 
 // runCompare is collbench compare: two saved runs, size by size, with a
@@ -29,13 +30,11 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	fail := failer("compare", stderr)
 	if !fs.Changed("min-busbw") {
-		if v := os.Getenv("NCCL_TESTS_MIN_BW"); v != "" {
-			f, err := parseEnvFloat("NCCL_TESTS_MIN_BW", v)
-			if err != nil {
-				return fail(err)
-			}
-			*minBW = f
+		f, err := run.MinBusBW(os.Getenv)
+		if err != nil {
+			return fail(err)
 		}
+		*minBW = f
 	}
 	switch {
 	case fs.NArg() != 2:
@@ -62,19 +61,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if regressions > 0 {
 		code = exitFailure
 	}
-	if *minBW > 0 {
-		avg := next.AvgBusBW.Bandwidth
-		if avg < *minBW {
-			fmt.Fprintf(stdout, "# FAILED: average bus bandwidth %.3f GB/s is below the floor of %.3f GB/s\n", avg, *minBW)
-			code = exitFailure
-		} else {
-			fmt.Fprintf(stdout, "# average bus bandwidth %.3f GB/s is above the floor of %.3f GB/s\n", avg, *minBW)
-		}
+	if *minBW > 0 && !report.Floor(stdout, next.AvgBusBW.Bandwidth, *minBW) {
+		code = exitFailure
 	}
 	return code
 }
 
 // loadRun reads a run document; problems are one line naming the file.
 func loadRun(ctx context.Context, path string) (*document.Run, error) {
-	return loadDoc(ctx, path, document.DecodeRun)
+	return document.Load(ctx, path, inputLimit, document.DecodeRun)
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,55 +16,34 @@ import (
 
 // exportFlags choose planner exports; collbench profile and collbench
 // export share them.
-type exportFlags struct {
-	targets     string
-	dir         string
-	galvatronBW string
-	opts        export.Options
-}
+type exportFlags struct{ export.Request }
 
 func (e *exportFlags) register(fs *pflag.FlagSet) {
-	fs.StringVar(&e.targets, "export", "", "also export to these planners, comma-separated: "+strings.Join(export.Targets, ", ")+" or all")
-	fs.StringVar(&e.dir, "export-dir", ".", "folder the exports are written to")
+	fs.StringVar(&e.Targets, "export", "", "also export to these planners, comma-separated: "+strings.Join(export.Targets, ", ")+" or all")
+	fs.StringVar(&e.Dir, "export-dir", ".", "folder the exports are written to")
 	e.registerTuning(fs)
 }
 
 // registerTuning adds the flags that shape the exported figures.
 func (e *exportFlags) registerTuning(fs *pflag.FlagSet) {
-	fs.StringVar(&e.galvatronBW, "galvatron-bw", "point:32M", "what Galvatron's bandwidth files hold: point:SIZE (busbw at SIZE), asymptotic (fitted busbw∞) or average (mean over the sizes)")
-	fs.IntVar(&e.opts.TP, "simai-tp", 0, "SimAI TP group size (default: ranks per node)")
-	fs.IntVar(&e.opts.DP, "simai-dp", 0, "SimAI DP group size (default: world / TP)")
-	fs.IntVar(&e.opts.EP, "simai-ep", 0, "SimAI EP group size (default: DP); its expert-data-parallel group is DP/EP ranks")
-	fs.IntVar(&e.opts.PP, "simai-pp", 0, "SimAI PP group size (default: 2)")
-	fs.StringVar(&e.opts.Name, "simai-name", "collbench", "first line of SimAI's busbw.yaml")
-}
-
-// list is the chosen targets, checked.
-func (e *exportFlags) list() ([]string, error) {
-	t, err := export.ParseTargets(e.targets)
-	if err != nil {
-		return nil, usageError{Err: err}
-	}
-	return t, nil
+	fs.StringVar(&e.GalvatronBW, "galvatron-bw", "point:32M", "what Galvatron's bandwidth files hold: point:SIZE (busbw at SIZE), asymptotic (fitted busbw∞) or average (mean over the sizes)")
+	fs.IntVar(&e.TP, "simai-tp", 0, "SimAI TP group size (default: ranks per node)")
+	fs.IntVar(&e.DP, "simai-dp", 0, "SimAI DP group size (default: world / TP)")
+	fs.IntVar(&e.EP, "simai-ep", 0, "SimAI EP group size (default: DP); its expert-data-parallel group is DP/EP ranks")
+	fs.IntVar(&e.PP, "simai-pp", 0, "SimAI PP group size (default: 2)")
+	fs.StringVar(&e.Name, "simai-name", "collbench", "first line of SimAI's busbw.yaml")
 }
 
 func (e *exportFlags) check() error {
-	if _, err := e.list(); err != nil {
-		return err
+	if err := e.Check(); err != nil {
+		return usageError{Err: err}
 	}
-	if err := export.CheckBandwidthRef(e.galvatronBW); err != nil {
-		return usagef("--galvatron-bw: %v", err)
-	}
-	e.opts.GalvatronBW = e.galvatronBW
 	return nil
 }
 
 // checkDir makes sure the export folder takes files, creating it.
 func (e *exportFlags) checkDir() error {
-	if e.targets == "" {
-		return nil
-	}
-	if err := export.CheckDir(e.dir); err != nil {
+	if err := e.CheckDir(); err != nil {
 		return usagef("--export-dir: %v", err)
 	}
 	return nil
@@ -80,11 +58,7 @@ var errExportFailed = errors.New("an export target could not be made")
 // others; the files go to files, a target that fails is one line on
 // stderr and makes the result errExportFailed.
 func (e *exportFlags) write(ctx context.Context, doc *document.Profile, cmd string, files func(string), stderr io.Writer) error {
-	targets, err := e.list()
-	if err != nil {
-		return err
-	}
-	written, err := export.WriteAll(ctx, doc, targets, e.dir, e.opts)
+	written, err := e.Write(ctx, doc)
 	for _, f := range written {
 		files(f)
 	}
@@ -103,8 +77,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.SetOutput(io.Discard)
 	fs.SortFlags = false
 	var e exportFlags
-	fs.StringVar(&e.targets, "to", "", "targets, comma-separated: "+strings.Join(export.Targets, ", ")+" or all")
-	fs.StringVarP(&e.dir, "output", "o", ".", "folder to write the files into (created if missing)")
+	fs.StringVar(&e.Targets, "to", "", "targets, comma-separated: "+strings.Join(export.Targets, ", ")+" or all")
+	fs.StringVarP(&e.Dir, "output", "o", ".", "folder to write the files into (created if missing)")
 	e.registerTuning(fs)
 	synopsis := "collbench export --to " + strings.Join(export.Targets, "|") + "|all profile.json [-o DIR]"
 	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
@@ -114,7 +88,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	switch {
 	case fs.NArg() != 1:
 		return fail(usagef("want one profile file (usage: %s)", synopsis))
-	case e.targets == "":
+	case e.Targets == "":
 		return fail(usagef("--to is required (%s or all)", strings.Join(export.Targets, ", ")))
 	}
 	if err := e.check(); err != nil {
@@ -139,27 +113,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // loadProfile reads a profile file; every problem is one line naming it.
 func loadProfile(ctx context.Context, path string) (*document.Profile, error) {
-	return loadDoc(ctx, path, document.DecodeProfile)
+	return document.Load(ctx, path, inputLimit, document.DecodeProfile)
 }
 
-// inputLimit caps what loadDoc reads of one file.
+// inputLimit caps what is read of one input file.
 var inputLimit int64 = fileio.MaxInput
-
-// loadDoc reads path (at most inputLimit bytes, giving up when ctx
-// ends) and decodes it; a missing file or a bad document is a usage error
-// of one line that names the file.
-func loadDoc[T any](ctx context.Context, path string, decode func(io.Reader) (T, error)) (T, error) {
-	var zero T
-	data, err := fileio.Read(ctx, path, inputLimit)
-	if err != nil {
-		if ctx.Err() != nil {
-			return zero, err
-		}
-		return zero, usagef("%s: %v", path, err)
-	}
-	doc, err := decode(bytes.NewReader(data))
-	if err != nil {
-		return zero, usagef("%s: %v", path, err)
-	}
-	return doc, ctx.Err()
-}

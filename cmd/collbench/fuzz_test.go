@@ -29,7 +29,7 @@ func FuzzFlags(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if o, err = o.Validate(fl.ngpus); err != nil {
+		if o, err = o.Validate(fl.NGPUs); err != nil {
 			return
 		}
 		if o.Sweep.Min <= 0 || o.Sweep.Min > o.Sweep.Max || o.Iters < 1 || len(o.Types) == 0 {

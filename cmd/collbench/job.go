@@ -14,17 +14,6 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// settings are the job flags as the run package takes them.
-func (jf *jobFlags) settings() (run.Settings, error) {
-	timeout, err := seconds("-T", jf.timeout)
-	if err != nil {
-		return run.Settings{}, err
-	}
-	return run.Settings{RanksPerProc: jf.perProc(), Timeout: timeout, Backend: jf.backend, NCCLLib: jf.ncclLib,
-		Devices: jf.devices, Rendezvous: jf.rendezvous, Grouping: jf.grouping(), OTLPEndpoint: jf.otlpEndpoint,
-		Version: version}, nil
-}
-
 // measuring runs a measuring command: its own parse (flags and checks,
 // synopsis for the help), then body in its job, with runJob's exit code.
 func measuring(ctx context.Context, name, synopsis string, fs *pflag.FlagSet, parse func() error, jf *jobFlags,
@@ -61,7 +50,7 @@ func runJob(ctx context.Context, cmd string, jf *jobFlags, stderr io.Writer, bod
 	if err = j.Explain(ctx, err); err != nil {
 		who := ""
 		if j.Multi() {
-			who = cluster.ProcName(j.Rank, jf.perProc()) + ": "
+			who = cluster.ProcName(j.Rank, jf.PerProc()) + ": "
 		}
 		fmt.Fprintf(stderr, "collbench %s: %s%v\n", cmd, who, withLibFlag(err))
 		return exitCode(err)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/launch"
+	"github.com/collbench/collbench/run"
 )
 
 // launchFlags are the options of collbench launch.
@@ -23,8 +25,8 @@ type launchFlags struct {
 // returns the first failing rank's exit code.
 //
 // It listens for SIGINT and SIGTERM itself, to forward them, so the
-// signal context the other commands use is not needed here.
-func runLaunch(args []string, stdout, stderr io.Writer) int {
+// signal context the other commands use is not used here.
+func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	var lf launchFlags
 	fs := pflag.NewFlagSet("launch", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -51,7 +53,7 @@ func runLaunch(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "collbench launch: %q is not a collective, overlap or profile; run 'collbench help' for the list\n", sub[0])
 		return exitUsage
 	}
-	grace, err := seconds("--grace", lf.grace)
+	grace, err := run.Seconds("--grace", lf.grace)
 	if err != nil {
 		fmt.Fprintf(stderr, "collbench launch: %v\n", err)
 		return exitUsage

@@ -18,6 +18,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/cluster"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/run"
 )
 
@@ -76,6 +77,12 @@ func (c *checkedWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
+// commands are the subcommands other than the collectives.
+var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
+	"doctor": runDoctor, "launch": runLaunch, "overlap": runOverlap, "profile": runProfile, "export": runExport,
+	"predict": runPredict, "compare": runCompare, "plot": runPlot, "report": runReport,
+}
+
 // dispatch runs the command a command line names.
 func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	// Invoked through a link named like an nccl-tests binary
@@ -90,6 +97,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return exitOK
 	}
 	cmd, rest := args[1], args[2:]
+	if run, ok := commands[cmd]; ok {
+		return run(ctx, rest, stdout, stderr)
+	}
 	switch cmd {
 	case "help", "-h", "--help":
 		if len(rest) > 0 {
@@ -97,24 +107,6 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		usage(stdout)
 		return exitOK
-	case "doctor":
-		return runDoctor(ctx, rest, stdout, stderr)
-	case "launch":
-		return runLaunch(rest, stdout, stderr)
-	case "overlap":
-		return runOverlap(ctx, rest, stdout, stderr)
-	case "profile":
-		return runProfile(ctx, rest, stdout, stderr)
-	case "export":
-		return runExport(ctx, rest, stdout, stderr)
-	case "predict":
-		return runPredict(ctx, rest, stdout, stderr)
-	case "compare":
-		return runCompare(ctx, rest, stdout, stderr)
-	case "plot":
-		return runPlot(ctx, rest, stdout, stderr)
-	case "report":
-		return runReport(ctx, rest, stdout, stderr)
 	case "version", "--version":
 		if len(rest) > 0 {
 			fmt.Fprintf(stderr, "collbench version: unexpected argument %q\n", rest[0])
@@ -152,7 +144,7 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue):
+	case errors.As(err, &ue), errors.As(err, new(*document.InputError)):
 		return exitUsage
 	case errors.Is(err, errExportFailed):
 		return exitExport

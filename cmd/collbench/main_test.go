@@ -156,8 +156,8 @@ func TestFlagParsing(t *testing.T) {
 	if err := d.parse(nil); err != nil {
 		t.Fatal(err)
 	}
-	if d.minBytes != 32<<20 || d.maxBytes != 32<<20 || d.step != 1<<20 || d.factor != 1 || d.iters != 20 ||
-		d.warmup != 1 || d.agg != 1 || d.cycles != 1 || d.check != 1 || d.op != "sum" || d.dtype != "float" || d.average != 1 {
+	if d.MinBytes != 32<<20 || d.MaxBytes != 32<<20 || d.StepBytes != 1<<20 || d.Factor != 1 || d.Iters != 20 ||
+		d.Warmup != 1 || d.Agg != 1 || d.Cycles != 1 || d.Check != 1 || d.Op != "sum" || d.DType != "float" || d.Average != 1 {
 		t.Errorf("defaults differ from nccl-tests: %+v", d)
 	}
 }

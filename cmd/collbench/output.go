@@ -3,41 +3,28 @@ package main
 import (
 	"context"
 	"io"
-	"time"
 
 	"github.com/collbench/collbench/fileio"
 )
 
-// stdoutName is the file name that means standard output (-J -).
-const stdoutName = "-"
-
-// checkFile fails early, before anything is measured, when a file the user
-// asked for cannot be written; "-" is standard output and always can.
-func checkFile(path string) error {
-	if path == stdoutName {
+// checkFiles is a hook that fails early, before anything is measured,
+// when a file the user asked for cannot be written; empty names are
+// skipped, and "-" is standard output, which always can be.
+func checkFiles(paths ...string) func() error {
+	return func() error {
+		for _, p := range paths {
+			if p == "" || p == fileio.Stdout {
+				continue
+			}
+			if err := fileio.Check(p); err != nil {
+				return usageError{Err: err}
+			}
+		}
 		return nil
 	}
-	if err := fileio.Check(path); err != nil {
-		return usageError{Err: err}
-	}
-	return nil
 }
 
-// lateWrite bounds how long the results of an interrupted run may wait
-// for a FIFO's reader: they are still written, but nothing waits forever.
-const lateWrite = 10 * time.Second
-
-// saveFile writes a file the user asked for through fileio (atomic for
-// files, written through for devices and FIFOs), or to stdout for "-".
-// The results of a run that was interrupted are written all the same.
+// saveFile writes a file the user asked for (see fileio.Save).
 func saveFile(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
-	if path == stdoutName {
-		return write(stdout)
-	}
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), lateWrite)
-		defer cancel()
-	}
-	return fileio.Write(ctx, path, write)
+	return fileio.Save(ctx, path, stdout, write)
 }

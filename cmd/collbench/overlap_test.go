@@ -115,7 +115,7 @@ func TestOverlapPreset(t *testing.T) {
 	sizes := p.Sweep.Sizes()
 	if len(sizes) != 1 || sizes[0] != 64<<20 || p.Coll.Name != "allreduce" || p.CommType.String() != "float" ||
 		len(workloads) != 1 || w.M != 1024 || w.N != 4096 || w.K != 4096 || w.Type.String() != "float" ||
-		f.cover != 4 || f.target != 1 {
-		t.Errorf("preset resolved to %+v, cover %v, target %v", p, f.cover, f.target)
+		f.Cover != 4 || f.Target != 1 {
+		t.Errorf("preset resolved to %+v, cover %v, target %v", p, f.Cover, f.Target)
 	}
 }

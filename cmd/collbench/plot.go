@@ -12,7 +12,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/chart"
-	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
 )
 
@@ -50,7 +49,7 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := checkOutput(*out, fs.Args()); err != nil {
 		return fail(err)
 	}
-	entries, err := loadEntries(ctx, fs.Args())
+	entries, err := chart.Load(ctx, fs.Args(), inputLimit)
 	if err != nil {
 		return fail(err)
 	}
@@ -59,7 +58,7 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(usagef("nothing to plot: no line has a measured size (or none matches --only)"))
 	}
 	if *title == "" {
-		*title = entryNames(entries)
+		*title = chart.Names(entries)
 	}
 	var img bytes.Buffer
 	if err := chart.Render(&img, format, series, chart.Options{Title: *title, Metrics: metrics}); err != nil {
@@ -97,12 +96,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := checkOutput(*out, fs.Args()); err != nil {
 		return fail(err)
 	}
-	entries, err := loadEntries(ctx, fs.Args())
+	entries, err := chart.Load(ctx, fs.Args(), inputLimit)
 	if err != nil {
 		return fail(err)
 	}
 	if *title == "" {
-		*title = "collbench report: " + entryNames(entries)
+		*title = "collbench report: " + chart.Names(entries)
 	}
 	// Everything is rendered in memory first, so a failure leaves no file.
 	files, err := chart.Page(*out, *title, entries)
@@ -114,39 +113,12 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return fail(usageError{Err: err})
 		}
 	}
-	if err := ctx.Err(); err != nil {
+	written, err := chart.WriteFiles(ctx, files)
+	if err != nil {
 		return fail(err)
-	}
-	var written []string
-	for _, f := range files {
-		if err := fileio.WriteBytes(ctx, f.Path, f.Data); err != nil {
-			return fail(err)
-		}
-		written = append(written, f.Path)
 	}
 	fmt.Fprintf(stdout, "wrote %s\n", strings.Join(written, ", "))
 	return exitOK
-}
-
-// loadEntries reads runs and profiles, naming each after its file.
-func loadEntries(ctx context.Context, paths []string) ([]chart.Entry, error) {
-	entries := make([]chart.Entry, 0, len(paths))
-	bases := map[string]int{}
-	for _, p := range paths {
-		bases[strings.TrimSuffix(filepath.Base(p), ".json")]++
-	}
-	for _, p := range paths {
-		doc, err := loadDoc(ctx, p, document.DecodeDocument)
-		if err != nil {
-			return nil, err
-		}
-		name := strings.TrimSuffix(filepath.Base(p), ".json")
-		if bases[name] > 1 {
-			name = p // two files of one name: tell them apart by path
-		}
-		entries = append(entries, chart.Entry{Name: name, Doc: doc})
-	}
-	return entries, nil
 }
 
 // checkOutput refuses, before anything is read, an output that cannot be
@@ -159,12 +131,4 @@ func checkOutput(out string, inputs []string) error {
 		return usageError{Err: err}
 	}
 	return nil
-}
-
-func entryNames(entries []chart.Entry) string {
-	names := make([]string, len(entries))
-	for i, e := range entries {
-		names[i] = e.Name
-	}
-	return strings.Join(names, ", ")
 }

@@ -15,38 +15,36 @@ import (
 
 // predictFlags are collbench predict's flags.
 type predictFlags struct {
-	fs                 *pflag.FlagSet
-	profile, preset    string
-	shape              model.Transformer
-	seq, micro, global int
-	dtype              string
-	strategy           model.Strategy
-	fsdp               bool
-	bucket             sizeFlag
-	tflops             float64
-	rank               bool
-	format             string
+	model.Request
+	fs       *pflag.FlagSet
+	profile  string
+	strategy model.Strategy
+	fsdp     bool
+	tflops   float64
+	rank     bool
+	format   string
 }
 
 func newPredictFlags() *predictFlags {
-	f := &predictFlags{fs: pflag.NewFlagSet("predict", pflag.ContinueOnError), bucket: 25 << 20}
-	fs := f.fs
+	f := &predictFlags{fs: pflag.NewFlagSet("predict", pflag.ContinueOnError)}
+	fs, r := f.fs, &f.Request
+	r.Given, r.Bucket = fs.Changed, 25<<20
 	fs.SortFlags = false
 	fs.StringVar(&f.profile, "profile", "", "the profile from collbench profile (required)")
-	fs.StringVar(&f.preset, "model", "", "a preset: "+strings.Join(model.PresetNames(), ", ")+" (the shape flags below override it)")
-	fs.IntVar(&f.shape.Layers, "layers", 0, "transformer layers")
-	fs.IntVar(&f.shape.Hidden, "hidden", 0, "hidden size")
-	fs.IntVar(&f.shape.FFN, "ffn", 0, "feed-forward width (default 4×hidden)")
-	fs.BoolVar(&f.shape.Gated, "gated", false, "gated feed-forward (SwiGLU, three matrices)")
-	fs.IntVar(&f.shape.Heads, "heads", 0, "attention heads (tp must divide them)")
-	fs.IntVar(&f.shape.KVHeads, "kv-heads", 0, "key/value heads for grouped-query attention")
-	fs.IntVar(&f.shape.Vocab, "vocab", 0, "vocabulary size")
-	fs.IntVar(&f.shape.Experts, "experts", 0, "experts per layer (mixture of experts)")
-	fs.IntVar(&f.shape.TopK, "top-k", 0, "experts per token")
-	fs.IntVar(&f.seq, "seq", 2048, "sequence length")
-	fs.IntVar(&f.micro, "micro-batch", 1, "sequences per micro-batch")
-	fs.IntVar(&f.global, "global-batch", 0, "sequences per step (default 16 per rank)")
-	fs.StringVar(&f.dtype, "dtype", "bfloat16", "parameter, gradient and activation type: bfloat16, half or float")
+	fs.StringVar(&r.Preset, "model", "", "a preset: "+strings.Join(model.PresetNames(), ", ")+" (the shape flags below override it)")
+	fs.IntVar(&r.Shape.Layers, "layers", 0, "transformer layers")
+	fs.IntVar(&r.Shape.Hidden, "hidden", 0, "hidden size")
+	fs.IntVar(&r.Shape.FFN, "ffn", 0, "feed-forward width (default 4×hidden)")
+	fs.BoolVar(&r.Shape.Gated, "gated", false, "gated feed-forward (SwiGLU, three matrices)")
+	fs.IntVar(&r.Shape.Heads, "heads", 0, "attention heads (tp must divide them)")
+	fs.IntVar(&r.Shape.KVHeads, "kv-heads", 0, "key/value heads for grouped-query attention")
+	fs.IntVar(&r.Shape.Vocab, "vocab", 0, "vocabulary size")
+	fs.IntVar(&r.Shape.Experts, "experts", 0, "experts per layer (mixture of experts)")
+	fs.IntVar(&r.Shape.TopK, "top-k", 0, "experts per token")
+	fs.IntVar(&r.Seq, "seq", 2048, "sequence length")
+	fs.IntVar(&r.Micro, "micro-batch", 1, "sequences per micro-batch")
+	fs.IntVar(&r.Global, "global-batch", 0, "sequences per step (default 16 per rank)")
+	fs.StringVar(&r.DType, "dtype", "bfloat16", "parameter, gradient and activation type: bfloat16, half or float")
 	fs.IntVar(&f.strategy.DP, "dp", 0, "data-parallel size (default: the ranks left by tp and pp)")
 	fs.IntVar(&f.strategy.TP, "tp", 1, "tensor-parallel size")
 	fs.IntVar(&f.strategy.PP, "pp", 1, "pipeline-parallel size")
@@ -54,52 +52,11 @@ func newPredictFlags() *predictFlags {
 	fs.IntVar(&f.strategy.ZeRO, "zero", 0, "ZeRO stage 0-3")
 	fs.BoolVar(&f.fsdp, "fsdp", false, "fully sharded data parallel (ZeRO stage 3)")
 	fs.BoolVar(&f.strategy.SP, "sp", false, "sequence parallelism with tensor parallelism")
-	fs.Var(&f.bucket, "bucket", "gradient bucket size of the data-parallel sync (0 = one message)")
+	fs.Var(size(&r.Bucket), "bucket", "gradient bucket size of the data-parallel sync (0 = one message)")
 	fs.Float64Var(&f.tflops, "tflops", 0, "compute rate per GPU in TFLOP/s (default: the profile's best GEMM probe)")
 	fs.BoolVar(&f.rank, "rank-strategies", false, "list every dp×tp×pp split of the profile's ranks, least exposed communication first")
 	fs.StringVar(&f.format, "format", "table", "table or json")
 	return f
-}
-
-// model resolves the preset and shape flags.
-func (f *predictFlags) model() (model.Transformer, error) {
-	m := model.Transformer{Name: "custom"}
-	if f.preset != "" {
-		p, ok := model.Presets[f.preset]
-		if !ok {
-			return m, usagef("unknown --model %q (want %s)", f.preset, strings.Join(model.PresetNames(), ", "))
-		}
-		m = p
-	}
-	set := func(name string, dst *int, v int) {
-		if f.fs.Changed(name) {
-			*dst = v
-		}
-	}
-	set("layers", &m.Layers, f.shape.Layers)
-	set("hidden", &m.Hidden, f.shape.Hidden)
-	set("ffn", &m.FFN, f.shape.FFN)
-	set("heads", &m.Heads, f.shape.Heads)
-	set("kv-heads", &m.KVHeads, f.shape.KVHeads)
-	set("vocab", &m.Vocab, f.shape.Vocab)
-	set("experts", &m.Experts, f.shape.Experts)
-	set("top-k", &m.TopK, f.shape.TopK)
-	if f.fs.Changed("gated") {
-		m.Gated = f.shape.Gated
-	}
-	if m.FFN == 0 {
-		m.FFN = 4 * m.Hidden
-	}
-	if m.Experts > 1 && m.TopK == 0 {
-		m.TopK = 1
-	}
-	if f.preset == "" && (m.Layers == 0 || m.Hidden == 0) {
-		return m, usagef("give --model or at least --layers and --hidden")
-	}
-	if err := m.Validate(); err != nil {
-		return m, usageError{Err: err}
-	}
-	return m, nil
 }
 
 // runPredict is collbench predict.
@@ -127,20 +84,19 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	case f.tflops < 0:
 		return usagef("--tflops cannot be negative")
 	}
-	m, err := f.model()
+	m, err := f.Model()
 	if err != nil {
-		return err
+		return usageError{Err: err}
 	}
-	bytes := map[string]int{"bfloat16": 2, "half": 2, "float": 4}[f.dtype]
-	if bytes == 0 {
-		return usagef("unknown --dtype %q (want bfloat16, half or float)", f.dtype)
+	if _, err := f.Bytes(); err != nil {
+		return usageError{Err: err}
 	}
 	doc, err := loadProfile(ctx, f.profile)
 	if err != nil {
 		return err
 	}
 	world := doc.Meta.WorldSize
-	t := model.Training{Seq: f.seq, MicroBatch: f.micro, GlobalBatch: f.global, Bytes: bytes, BucketBytes: float64(f.bucket)}.ForWorld(world)
+	t, _ := f.Training(world)
 	s := f.strategy
 	if f.fsdp {
 		s.ZeRO = 3

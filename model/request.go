@@ -1,0 +1,74 @@
+package model
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Request is a prediction as a person states it: a preset and the shape
+// settings that override it, the batch and type by name. Model and
+// Training check it.
+type Request struct {
+	Preset string
+	// Shape holds the shape settings; Given says which were chosen (by
+	// the names layers, hidden, ffn, heads, kv-heads, vocab, experts,
+	// top-k and gated), and only those override the preset.
+	Shape              Transformer
+	Given              func(name string) bool
+	Seq, Micro, Global int
+	DType              string // bfloat16, half or float
+	Bucket             int64  // gradient bucket bytes; 0 is one message
+}
+
+// Model resolves the preset and the shape settings.
+func (r Request) Model() (Transformer, error) {
+	m := Transformer{Name: "custom"}
+	if r.Preset != "" {
+		p, ok := Presets[r.Preset]
+		if !ok {
+			return m, fmt.Errorf("unknown --model %q (want %s)", r.Preset, strings.Join(PresetNames(), ", "))
+		}
+		m = p
+	}
+	for _, f := range []struct {
+		name     string
+		dst, src *int
+	}{{"layers", &m.Layers, &r.Shape.Layers}, {"hidden", &m.Hidden, &r.Shape.Hidden}, {"ffn", &m.FFN, &r.Shape.FFN},
+		{"heads", &m.Heads, &r.Shape.Heads}, {"kv-heads", &m.KVHeads, &r.Shape.KVHeads}, {"vocab", &m.Vocab, &r.Shape.Vocab},
+		{"experts", &m.Experts, &r.Shape.Experts}, {"top-k", &m.TopK, &r.Shape.TopK}} {
+		if r.Given(f.name) {
+			*f.dst = *f.src
+		}
+	}
+	if r.Given("gated") {
+		m.Gated = r.Shape.Gated
+	}
+	if m.FFN == 0 {
+		m.FFN = 4 * m.Hidden
+	}
+	if m.Experts > 1 && m.TopK == 0 {
+		m.TopK = 1
+	}
+	if r.Preset == "" && (m.Layers == 0 || m.Hidden == 0) {
+		return m, fmt.Errorf("give --model or at least --layers and --hidden")
+	}
+	return m, m.Validate()
+}
+
+// Bytes is the size of one element of DType.
+func (r Request) Bytes() (int, error) {
+	bytes := map[string]int{"bfloat16": 2, "half": 2, "float": 4}[r.DType]
+	if bytes == 0 {
+		return 0, fmt.Errorf("unknown --dtype %q (want bfloat16, half or float)", r.DType)
+	}
+	return bytes, nil
+}
+
+// Training is the batch for world ranks.
+func (r Request) Training(world int) (Training, error) {
+	bytes, err := r.Bytes()
+	if err != nil {
+		return Training{}, err
+	}
+	return Training{Seq: r.Seq, MicroBatch: r.Micro, GlobalBatch: r.Global, Bytes: bytes, BucketBytes: float64(r.Bucket)}.ForWorld(world), nil
+}

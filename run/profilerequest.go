@@ -1,0 +1,90 @@
+package run
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+)
+
+// ProfileRequest is a profile as a person states it: lists and names,
+// not yet checked. Spec checks it and builds the ProfileSpec.
+type ProfileRequest struct {
+	MinBytes, MaxBytes int64
+	Factor             int64
+	Colls              string // comma-separated collective names
+	GroupSizes         string // comma-separated; empty: the defaults of ProfileSpec.Groups
+	Layouts            string // consecutive, strided or both, comma-separated
+	DType, Op          string
+	Iters, MinIters    int
+	Warmup, Check      int
+	Budget             time.Duration
+	NoOverlap          bool
+	OverlapGEMMs       []string
+	OverlapBytes       int64
+	OverlapTarget      float64 // seconds; 0 is the backend's default
+	// Routing shapes alltoallv's traffic when its MoE is set.
+	Routing TrafficRequest
+}
+
+// DefaultProfileColls are the collectives planners read.
+const DefaultProfileColls = "allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv,pipeline"
+
+// Validate refuses settings out of range before anything is read.
+func (r *ProfileRequest) Validate() error {
+	if r.OverlapTarget < 0 || r.OverlapTarget > 3600 { // checked before it becomes a duration
+		return Usagef("--overlap-target must be between 0 and 3600 seconds")
+	}
+	return nil
+}
+
+// Spec checks the request and builds the profile; args is the command
+// line the document records.
+func (r *ProfileRequest) Spec(args []string) (ProfileSpec, error) {
+	if err := r.Validate(); err != nil {
+		return ProfileSpec{}, err
+	}
+	s := ProfileSpec{Sweep: bench.Sweep{Min: r.MinBytes, Max: r.MaxBytes, Factor: r.Factor},
+		Iters: r.Iters, MinIters: r.MinIters, Warmup: r.Warmup, Check: r.Check, Budget: r.Budget,
+		NoOverlap: r.NoOverlap, OverlapGEMMs: r.OverlapGEMMs, OverlapBytes: r.OverlapBytes,
+		OverlapTarget: time.Duration(r.OverlapTarget * float64(time.Second)), Args: args}
+	routed := false
+	for _, name := range strings.Split(r.Colls, ",") {
+		c, err := bench.LookupCollective(strings.TrimSpace(name))
+		if err != nil {
+			return s, Usagef("--colls: %v", err)
+		}
+		if c.Traffic != nil && r.Routing.MoE != "" {
+			if c, err = r.Routing.Apply(c, r.Iters); err != nil {
+				return s, err
+			}
+			routed = true
+		}
+		s.Colls = append(s.Colls, c)
+	}
+	if r.Routing.MoE != "" && !routed {
+		return s, Usagef("--moe shapes alltoallv's traffic: add alltoallv to --colls")
+	}
+	var err error
+	if s.Type, err = numeric.ParseDataType(r.DType); err != nil {
+		return s, Usagef("-d: %v", err)
+	}
+	if s.RedOp, err = numeric.ParseRedOp(r.Op); err != nil {
+		return s, Usagef("-o: %v", err)
+	}
+	if r.GroupSizes != "" {
+		for _, g := range strings.Split(r.GroupSizes, ",") {
+			n, err := strconv.Atoi(strings.TrimSpace(g))
+			if err != nil {
+				return s, Usagef("--group-sizes: %q is not a group size of 2 or more that divides the ranks", g)
+			}
+			s.Groups = append(s.Groups, n)
+		}
+	}
+	for _, l := range strings.Split(r.Layouts, ",") {
+		s.Layout = append(s.Layout, strings.TrimSpace(l))
+	}
+	return s, nil
+}

@@ -1,0 +1,141 @@
+package run
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/telemetry"
+)
+
+// JobRequest is a job as a person states it: counts, seconds and names,
+// not yet checked. Settings checks it and gives what NewJob takes, so a
+// command line and a Go program refuse the same things in the same words.
+type JobRequest struct {
+	NGPUs   int     // ranks (GPUs) per thread (-g)
+	Threads int     // threads per process (-t); 0 counts as 1
+	Timeout float64 // seconds a call may take (-T); 0 keeps the defaults
+	Backend string  // auto, nccl or host
+	NCCLLib string
+	// Devices and Rendezvous are as in Settings.
+	Devices, Rendezvous string
+	GroupSize           int    // ranks per communicator; 0 is the whole job
+	Layout              string // consecutive or strided
+	Isolated            bool
+	OTLPEndpoint        string
+}
+
+// MaxLocalRanks bounds the ranks of one process: far above the GPUs of any
+// host, far below what would exhaust a process before a sentence could
+// say so.
+const MaxLocalRanks = 1024
+
+// PerProc is the ranks of one process: threads of NGPUs each.
+func (r JobRequest) PerProc() int { return r.NGPUs * max(r.Threads, 1) }
+
+// Grouping is the GroupSize/Layout/Isolated split.
+func (r JobRequest) Grouping() bench.Grouping {
+	return bench.Grouping{Size: r.GroupSize, Strided: r.Layout == "strided", Isolated: r.Isolated}
+}
+
+// Settings checks the request; its problems are usage errors.
+func (r JobRequest) Settings(version string, getenv func(string) string) (Settings, error) {
+	switch {
+	case r.NGPUs < 1:
+		return Settings{}, Usagef("-g must be at least 1 (got %d)", r.NGPUs)
+	case r.Threads < 0:
+		return Settings{}, Usagef("-t must be at least 1 (got %d)", r.Threads)
+	case r.PerProc() > MaxLocalRanks:
+		return Settings{}, Usagef("-t × -g = %d: at most %d ranks run in one process; launch more processes", r.PerProc(), MaxLocalRanks)
+	case r.Layout != "consecutive" && r.Layout != "strided":
+		return Settings{}, Usagef("unknown --layout %q (want consecutive or strided)", r.Layout)
+	case r.GroupSize < 0:
+		return Settings{}, Usagef("--group-size cannot be negative (got %d)", r.GroupSize)
+	}
+	timeout, err := Seconds("-T", r.Timeout)
+	if err != nil {
+		return Settings{}, err
+	}
+	if err := telemetry.Check(r.OTLPEndpoint, getenv); err != nil {
+		return Settings{}, UsageError{Err: err}
+	}
+	switch r.Backend {
+	case "auto", "host", "nccl":
+	default:
+		return Settings{}, Usagef("unknown --backend %q (want auto, nccl or host)", r.Backend)
+	}
+	return Settings{RanksPerProc: r.PerProc(), Timeout: timeout, Backend: r.Backend, NCCLLib: r.NCCLLib,
+		Devices: r.Devices, Rendezvous: r.Rendezvous, Grouping: r.Grouping(), OTLPEndpoint: r.OTLPEndpoint,
+		Version: version}, nil
+}
+
+// maxSeconds is the longest time a setting may give: what a
+// time.Duration holds, so that a huge -T is refused instead of wrapping
+// to a negative duration.
+var maxSeconds = float64(math.MaxInt64) / float64(time.Second)
+
+// Seconds turns a setting's seconds into a duration, refusing NaN,
+// infinities, negative values and more than a duration holds; name is the
+// setting as the user wrote it (-T, --grace).
+func Seconds(name string, v float64) (time.Duration, error) {
+	switch {
+	case !Finite(v):
+		return 0, Usagef("%s must be a finite number of seconds (got %g)", name, v)
+	case v < 0:
+		return 0, Usagef("%s cannot be negative (got %g)", name, v)
+	case v >= maxSeconds:
+		return 0, Usagef("%s %g is too long (at most %.0f seconds)", name, v, maxSeconds)
+	}
+	return time.Duration(v * float64(time.Second)), nil
+}
+
+// Finite says v is neither NaN nor infinite. A NaN compares false with
+// everything, so a NaN threshold silently turns its check off.
+func Finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
+
+// EnvFloat reads a finite number from the environment variable name
+// holding v.
+func EnvFloat(name, v string) (float64, error) {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || !Finite(f) {
+		return 0, Usagef("%s=%q is not a finite number", name, v)
+	}
+	return f, nil
+}
+
+// MinBusBW is the floor NCCL_TESTS_MIN_BW sets for the average bus
+// bandwidth, in GB/s; 0 when it is unset.
+func MinBusBW(getenv func(string) string) (float64, error) {
+	v := getenv("NCCL_TESTS_MIN_BW")
+	if v == "" {
+		return 0, nil
+	}
+	bw, err := EnvFloat("NCCL_TESTS_MIN_BW", v)
+	if err == nil && bw < 0 {
+		err = Usagef("NCCL_TESTS_MIN_BW=%q cannot be negative", v)
+	}
+	return bw, err
+}
+
+// SplitGrouping is nccl-tests' NCCL_TESTS_SPLIT_MASK or NCCL_TESTS_SPLIT
+// (colour = f(process)) as groups of a job of nprocs processes of perProc
+// ranks; ok is false when neither is set.
+func SplitGrouping(lookup func(string) (string, bool), nprocs, perProc int, isolated bool) (g bench.Grouping, text string, ok bool, err error) {
+	var sp bench.Split
+	if v, set := lookup("NCCL_TESTS_SPLIT_MASK"); set {
+		sp, err = bench.ParseSplitMask(v)
+	} else if v, set := lookup("NCCL_TESTS_SPLIT"); set {
+		sp, err = bench.ParseSplit(v)
+	} else {
+		return g, "", false, nil
+	}
+	if err != nil {
+		return g, "", true, UsageError{Err: err}
+	}
+	if g, err = sp.Grouping(nprocs, perProc); err != nil {
+		return g, sp.Text, true, UsageError{Err: err}
+	}
+	g.Isolated = isolated
+	return g, sp.Text, true, nil
+}

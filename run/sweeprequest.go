@@ -1,0 +1,134 @@
+package run
+
+import (
+	"strings"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/document"
+)
+
+// SweepRequest is a sweep as a person states it, in nccl-tests' terms
+// (the letters name its flags): numbers and names, not yet checked.
+// Validate refuses what no sweep can run; Spec builds the SweepSpec.
+type SweepRequest struct {
+	MinBytes, MaxBytes, StepBytes int64 // -b, -e, -i
+	Factor                        int64 // -f; 1 steps by StepBytes
+	Iters, Warmup, Agg            int   // -n, -w, -m
+	Cycles, Check                 int   // -N, -c
+	Op, DType                     string
+	Root, Blocking, Graph         int // -r, -z, -G
+	Average                       int // -a
+	// The 0-or-1 switches: -C, -I, -S, -y, -M, -p.
+	CPUTime, IterTiming, Timestamps        int
+	StreamNull, MemoryReport, Parallel     int
+	Register, IterSkip, Unalign, CTAPolicy int // -R, -K, -u, -x
+	// Traffic is an uneven all-to-all's pattern; nil for the others.
+	Traffic *TrafficRequest
+}
+
+// Validate refuses settings outside what the flags allow.
+func (r *SweepRequest) Validate() error {
+	switch {
+	case r.CTAPolicy < 0 || r.CTAPolicy > 2:
+		return Usagef("-x must be 0, 1 or 2 (got %d)", r.CTAPolicy)
+	case r.Register < 0 || r.Register > 2:
+		return Usagef("-R must be 0, 1 or 2 (got %d)", r.Register)
+	case r.IterSkip < 0 || r.IterSkip >= r.Iters:
+		return Usagef("-K must be between 0 and -n minus 1 (got %d)", r.IterSkip)
+	case r.Factor < 1:
+		return Usagef("-f must be at least 1 (got %d; 1 steps by -i)", r.Factor)
+	}
+	for _, b := range []struct {
+		name string
+		v    int
+	}{{"-I", r.IterTiming}, {"-C", r.CPUTime}, {"-S", r.Timestamps}, {"-y", r.StreamNull}, {"-M", r.MemoryReport}, {"-p", r.Parallel}} {
+		if b.v != 0 && b.v != 1 {
+			return Usagef("%s must be 0 or 1 (got %d)", b.name, b.v)
+		}
+	}
+	return nil
+}
+
+// Options builds the engine options for coll, with job's -T; an uneven
+// all-to-all gets the traffic pattern.
+func (r *SweepRequest) Options(coll *bench.Collective, job JobRequest, opChanged bool) (bench.Options, error) {
+	if r.Traffic != nil && r.Traffic.MoE == "" {
+		var err error
+		if coll, err = r.Traffic.Apply(coll, r.Iters); err != nil {
+			return bench.Options{}, err
+		}
+	}
+	o := bench.Options{
+		Coll:  coll,
+		Sweep: bench.Sweep{Min: r.MinBytes, Max: r.MaxBytes, Factor: r.Factor, Step: r.StepBytes},
+		Iters: r.Iters, Warmup: r.Warmup, Agg: r.Agg, Cycles: r.Cycles, Check: r.Check,
+		Root: r.Root, Blocking: r.Blocking, Graph: r.Graph, Average: r.Average,
+		CPUTime: r.CPUTime != 0, IterTiming: r.IterTiming != 0, IterSkip: r.IterSkip, Unalign: r.Unalign,
+	}
+	var err error
+	if o.Timeout, err = Seconds("-T", job.Timeout); err != nil {
+		return o, err
+	}
+	if o.Types, err = parseList(r.DType, numeric.AllTypes, numeric.ParseDataType); err != nil {
+		return o, UsageError{Err: err}
+	}
+	if coll.Reduces {
+		if o.Ops, err = parseList(r.Op, numeric.AllOps, numeric.ParseRedOp); err != nil {
+			return o, UsageError{Err: err}
+		}
+	} else if opChanged {
+		if _, err := numeric.ParseRedOp(r.Op); err != nil && r.Op != "all" {
+			return o, UsageError{Err: err}
+		}
+	}
+	return o, nil
+}
+
+// parseList reads a -d or -o value: one name, or "all".
+func parseList[T any](s string, all func() []T, parse func(string) (T, error)) ([]T, error) {
+	if strings.EqualFold(s, "all") {
+		return all(), nil
+	}
+	v, err := parse(s)
+	if err != nil {
+		return nil, err
+	}
+	return []T{v}, nil
+}
+
+// Spec is the sweep of coll the request asks for, with the floor
+// NCCL_TESTS_MIN_BW sets; args is the command line the document records.
+func (r *SweepRequest) Spec(coll *bench.Collective, job JobRequest, opChanged bool, getenv func(string) string, args []string) (SweepSpec, error) {
+	opts, err := r.Options(coll, job, opChanged)
+	if err != nil {
+		return SweepSpec{}, err
+	}
+	minBW, err := MinBusBW(getenv)
+	if err != nil {
+		return SweepSpec{}, err
+	}
+	initThreads := 0
+	if r.Parallel != 0 {
+		initThreads = job.Threads
+	}
+	return SweepSpec{InitThreads: initThreads, Opts: opts, Register: r.Register, CTAPolicy: r.CTAPolicy,
+		StreamNull: r.StreamNull != 0, MemoryReport: r.MemoryReport != 0, MinBusBW: minBW,
+		AllTypes: strings.EqualFold(r.DType, "all"), AllOps: strings.EqualFold(r.Op, "all"),
+		Config: r.config(job), Args: args}, nil
+}
+
+// config is the run's configuration as the document records it.
+func (r *SweepRequest) config(job JobRequest) document.Config {
+	c := document.Config{NThreads: job.Threads, NGPUs: job.NGPUs, MinBytes: r.MinBytes, MaxBytes: r.MaxBytes,
+		Warmup: r.Warmup, Iters: r.Iters, Agg: r.Agg, Validation: r.Check, Graph: r.Graph,
+		Blocking: r.Blocking != 0, BlockMode: r.Blocking, Average: r.Average, CPUTime: r.CPUTime != 0}
+	if r.Factor > 1 {
+		factor := r.Factor
+		c.StepFactor = &factor
+	} else {
+		step := r.StepBytes
+		c.StepBytes = &step
+	}
+	return c
+}

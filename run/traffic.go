@@ -1,0 +1,147 @@
+package run
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/collbench/collbench/bench"
+)
+
+// TrafficRequest is an uneven all-to-all's pattern as a person states it:
+// nccl-tests' spread or matrix file, or a mixture-of-experts layer's
+// routing (MoE set).
+type TrafficRequest struct {
+	Spread, Scale float64 // distance-weighted share (0..1); factor on the matrix
+	Matrix        string  // file of bytes per sender and receiver; replaces Spread
+	Summary       bool    // per-rank lines before each row
+	// MoE is "EXPERTS,TOPK"; Routing is uniform, zipf:S or a file of
+	// counts per expert.
+	MoE, Routing   string
+	Tokens, Hidden int64
+	Draws          int // routing draws, one per call; 0 is one per timed iteration
+	Seed           uint64
+}
+
+// FromEnv fills what the caller did not give (given says which settings
+// were) from nccl-tests' variables of the same meaning.
+func (t *TrafficRequest) FromEnv(given func(name string) bool, getenv func(string) string) error {
+	for _, v := range []struct {
+		name, env string
+		dst       *float64
+	}{{"spread", "NCCL_TESTS_ALLTOALLV_SPREAD", &t.Spread}, {"matrix-scale", "NCCL_TESTS_ALLTOALLV_MATRIX_SCALE", &t.Scale}} {
+		if s := getenv(v.env); s != "" && !given(v.name) {
+			f, err := EnvFloat(v.env, s)
+			if err != nil {
+				return err
+			}
+			*v.dst = f
+		}
+	}
+	if s := getenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE"); s != "" && !given("matrix") {
+		t.Matrix = s
+	}
+	if s := getenv("NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY"); s != "" && !given("rank-summary") {
+		n, err := strconv.Atoi(s)
+		if err != nil {
+			return Usagef("NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY=%q is not an integer", s)
+		}
+		t.Summary = n != 0
+	}
+	return nil
+}
+
+// DrawCount is Draws, or iters when it is not given.
+func (t *TrafficRequest) DrawCount(iters int) int {
+	if t.Draws == 0 {
+		return iters
+	}
+	return t.Draws
+}
+
+// RoutingOf builds the MoE layer's routing.
+func (t *TrafficRequest) RoutingOf() (*bench.Routing, error) {
+	var experts, topK int
+	if _, err := fmt.Sscanf(t.MoE, "%d,%d", &experts, &topK); err != nil || fmt.Sprintf("%d,%d", experts, topK) != t.MoE {
+		return nil, Usagef("--moe %q: want EXPERTS,TOPK, e.g. 64,2", t.MoE)
+	}
+	r := &bench.Routing{Experts: experts, TopK: topK, Tokens: t.Tokens, Hidden: t.Hidden, Name: t.Routing, Seed: t.Seed}
+	switch name, arg, _ := strings.Cut(t.Routing, ":"); {
+	case t.Routing == "uniform":
+		r.Weights = bench.UniformWeights(experts)
+	case name == "zipf":
+		s, err := strconv.ParseFloat(arg, 64)
+		if err != nil || s < 0 || !Finite(s) {
+			return nil, Usagef("--routing %q: want zipf:S with a skew S ≥ 0", t.Routing)
+		}
+		r.Weights = bench.ZipfWeights(experts, s)
+	default:
+		var err error
+		if r.Weights, err = bench.ReadRoutingFile(t.Routing); err != nil {
+			return nil, Usagef("--routing: %v (want uniform, zipf:S or a histogram file)", err)
+		}
+	}
+	if len(r.Weights) != experts {
+		return nil, Usagef("--routing %s has %d experts; --moe says %d", t.Routing, len(r.Weights), experts)
+	}
+	return r, nil
+}
+
+// Pattern is the matrix file when one is named, else the spread.
+func (t *TrafficRequest) Pattern() (*bench.Traffic, error) {
+	if t.Matrix == "" {
+		if t.Spread < 0 || t.Spread > 1 || !Finite(t.Spread) {
+			return nil, Usagef("--spread must be between 0 and 1 (got %g)", t.Spread)
+		}
+		return &bench.Traffic{Spread: t.Spread, Scale: 1}, nil
+	}
+	tr, err := bench.ReadTrafficFile(t.Matrix, t.Scale)
+	if err != nil {
+		return nil, UsageError{Err: err}
+	}
+	return tr, nil
+}
+
+// Apply gives an uneven all-to-all the pattern, or, with MoE, the
+// routing's proportions over iters draws; other collectives are returned
+// as they are.
+func (t *TrafficRequest) Apply(coll *bench.Collective, iters int) (*bench.Collective, error) {
+	if coll.Traffic == nil {
+		return coll, nil
+	}
+	var tr *bench.Traffic
+	var err error
+	if t.MoE != "" {
+		r, err := t.RoutingOf()
+		if err != nil {
+			return nil, err
+		}
+		tr = bench.RoutedTraffic(r, t.DrawCount(iters))
+	} else if tr, err = t.Pattern(); err != nil {
+		return nil, err
+	}
+	c, err := coll.WithTraffic(tr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", coll.Name, err)
+	}
+	return c, nil
+}
+
+// CheckMoE refuses, with a MoE layer's routing, the settings the routing
+// replaces or that cannot follow it; given says which the caller chose.
+func (r *SweepRequest) CheckMoE(given func(name string) bool) error {
+	for _, name := range []string{"spread", "matrix", "matrix-scale", "rank-summary", "minbytes", "maxbytes", "stepbytes", "stepfactor", "root"} {
+		if given(name) {
+			return Usagef("--%s does not apply with --moe: the routing sets who sends what", name)
+		}
+	}
+	switch {
+	case strings.EqualFold(r.DType, "all"):
+		return Usagef("--moe runs one data type; choose it with -d")
+	case r.Cycles != 1:
+		return Usagef("-N does not apply with --moe")
+	case r.Graph != 0:
+		return Usagef("-G does not apply with --moe: every call follows its own routing draw")
+	}
+	return nil
+}
