@@ -17,7 +17,13 @@ func TestRequestsRefuse(t *testing.T) {
 		want string
 	}{
 		{"no GPUs", func() error { j := job; j.NGPUs = 0; _, err := j.Settings("v", env); return err }, "-g must be at least 1"},
-		{"too many ranks", func() error { j := job; j.Threads = 2; j.NGPUs = MaxLocalRanks; _, err := j.Settings("v", env); return err }, "at most 1024 ranks"},
+		{"too many ranks", func() error {
+			j := job
+			j.Threads = 2
+			j.NGPUs = MaxLocalRanks
+			_, err := j.Settings("v", env)
+			return err
+		}, "at most 1024 ranks"},
 		{"layout", func() error { j := job; j.Layout = "diagonal"; _, err := j.Settings("v", env); return err }, "unknown --layout"},
 		{"timeout", func() error { j := job; j.Timeout = -1; _, err := j.Settings("v", env); return err }, "-T cannot be negative"},
 		{"backend", func() error { j := job; j.Backend = "tpu"; _, err := j.Settings("v", env); return err }, "unknown --backend"},
@@ -27,7 +33,9 @@ func TestRequestsRefuse(t *testing.T) {
 		{"zipf", func() error { return (&TrafficRequest{MoE: "8,2", Routing: "zipf:-1"}).routingErr() }, "zipf:S with a skew"},
 		{"spread", func() error { _, err := (&TrafficRequest{Spread: 2}).Pattern(); return err }, "--spread must be between 0 and 1"},
 		{"profile", func() error { _, err := (&ProfileRequest{Colls: "allreduce,nope"}).Spec(nil); return err }, "--colls"},
-		{"overlap preset", func() error { return (&OverlapRequest{Preset: "x", Target: 1}).Validate(func(string) bool { return false }) }, "unknown --preset"},
+		{"overlap preset", func() error {
+			return (&OverlapRequest{Preset: "x", Target: 1}).Validate(func(string) bool { return false })
+		}, "unknown --preset"},
 		{"min bw", func() error { _, err := MinBusBW(func(string) string { return "-3" }); return err }, "cannot be negative"},
 	}
 	for _, c := range cases {
