@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,7 +30,11 @@ func TestOverlapCommand(t *testing.T) {
 	}
 	most := 0.0
 	for _, r := range doc.Results {
-		if r.CommSlowdown < 0.7 || r.ComputeSlowdown < 0.7 || r.OverlapCoe < 1 || r.CommAlone <= 0 || r.ComputeAlone <= 0 {
+		// A slowdown is a ratio of two phases timed apart; on a busy
+		// machine the phase alone can be the slower one (0.60 was seen
+		// with two compilers running), so only its sign is certain.
+		if !(r.CommSlowdown > 0) || !(r.ComputeSlowdown > 0) || math.IsInf(r.CommSlowdown+r.ComputeSlowdown, 0) ||
+			r.OverlapCoe < 1 || r.CommAlone <= 0 || r.ComputeAlone <= 0 {
 			t.Errorf("implausible: %+v", r)
 		}
 		most = max(most, r.OverlapCoe)
