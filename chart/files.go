@@ -1,8 +1,11 @@
 package chart
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/collbench/collbench/document"
@@ -40,9 +43,60 @@ func Names(entries []Entry) string {
 	return strings.Join(names, ", ")
 }
 
-// WriteFiles writes a page's files, the page last, and returns what it
-// wrote; nothing is written once ctx has ended.
-func WriteFiles(ctx context.Context, files []File) ([]string, error) {
+// ErrNothingToPlot is a chart none of whose lines has a measured size,
+// or whose filter kept none.
+var ErrNothingToPlot = errors.New("nothing to plot: no line has a measured size (or none matches --only)")
+
+// PlotFiles draws the runs and profiles in inputs (read up to limit bytes
+// each) into the image out, in format, keeping the lines keep matches
+// (nil keeps all); an empty title is the files' names. It returns the
+// number of lines drawn. Nothing is written when anything fails; the
+// caller checks beforehand that out can be written and is no input.
+func PlotFiles(ctx context.Context, out, format string, inputs []string, limit int64, keep *regexp.Regexp, o Options) (int, error) {
+	entries, err := Load(ctx, inputs, limit)
+	if err != nil {
+		return 0, err
+	}
+	series := Select(entries, keep)
+	if len(series) == 0 {
+		return 0, ErrNothingToPlot
+	}
+	if o.Title == "" {
+		o.Title = Names(entries)
+	}
+	var img bytes.Buffer
+	if err := Render(&img, format, series, o); err != nil {
+		return 0, err
+	}
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
+	return len(series), fileio.WriteBytes(ctx, out, img.Bytes())
+}
+
+// ReportFiles writes the report page out (.html or .md, whose charts go
+// to SVG files beside it) for the inputs, read up to limit bytes each; an
+// empty title names the files. Everything is rendered in memory first, so
+// a failure leaves no file. It returns the files written, the page last;
+// the caller checks the page as PlotFiles' caller checks its image, and a
+// chart file that would overwrite an input is a *fileio.SameFileError.
+func ReportFiles(ctx context.Context, out, title string, inputs []string, limit int64) ([]string, error) {
+	entries, err := Load(ctx, inputs, limit)
+	if err != nil {
+		return nil, err
+	}
+	if title == "" {
+		title = "collbench report: " + Names(entries)
+	}
+	files, err := Page(out, title, entries)
+	if err != nil {
+		return nil, err
+	}
+	for _, img := range files[:len(files)-1] { // the page itself was checked before reading
+		if err := fileio.Distinct(img.Path, inputs); err != nil {
+			return nil, err
+		}
+	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

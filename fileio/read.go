@@ -66,8 +66,16 @@ func sizeText(n int64) string {
 	return fmt.Sprintf("%d bytes", n)
 }
 
+// SameFileError is an output that is one of the inputs.
+type SameFileError struct{ Output, Input string }
+
+func (e *SameFileError) Error() string {
+	return fmt.Sprintf("the output %s is the input %s; write to another file", e.Output, e.Input)
+}
+
 // Distinct refuses an output that is one of the inputs (the same file by
-// device and inode, whatever the names), which writing would destroy.
+// device and inode, whatever the names), which writing would destroy; the
+// error is a *SameFileError.
 func Distinct(output string, inputs []string) error {
 	out, err := os.Stat(output)
 	if err != nil {
@@ -75,7 +83,7 @@ func Distinct(output string, inputs []string) error {
 	}
 	for _, in := range inputs {
 		if fi, err := os.Stat(in); err == nil && os.SameFile(out, fi) {
-			return fmt.Errorf("the output %s is the input %s; write to another file", output, in)
+			return &SameFileError{output, in}
 		}
 	}
 	return nil

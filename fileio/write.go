@@ -224,3 +224,23 @@ func Save(ctx context.Context, path string, stdout io.Writer, write func(io.Writ
 	}
 	return Write(ctx, path, write)
 }
+
+// CheckedWriter remembers the first error of the writer it wraps, so that
+// output written with fmt.Fprintf, which drops errors, is still checked:
+// a command whose standard output failed (a full disk, a closed
+// descriptor) has lost its results, whatever it measured.
+type CheckedWriter struct {
+	W   io.Writer
+	Err error // the first write error; later writes fail with it
+}
+
+func (c *CheckedWriter) Write(p []byte) (int, error) {
+	if c.Err != nil {
+		return 0, c.Err
+	}
+	n, err := c.W.Write(p)
+	if err != nil {
+		c.Err = err
+	}
+	return n, err
+}

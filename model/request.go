@@ -2,6 +2,8 @@ package model
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -71,4 +73,24 @@ func (r Request) Training(world int) (Training, error) {
 		return Training{}, err
 	}
 	return Training{Seq: r.Seq, MicroBatch: r.Micro, GlobalBatch: r.Global, Bytes: bytes, BucketBytes: float64(r.Bucket)}.ForWorld(world), nil
+}
+
+// Ranking is every split of a job's ranks that works, least exposed
+// communication first, and the ones that do not, with the reason.
+type Ranking struct {
+	Ranked  []Prediction      `json:"ranked"`
+	Skipped map[string]string `json:"skipped"`
+}
+
+// RankAll is Rank, failing when no split works, naming one reason.
+func RankAll(world int, m Transformer, t Training, base Strategy, mc Machine) (Ranking, error) {
+	ranked, skipped := Rank(world, m, t, base, mc)
+	if len(ranked) > 0 {
+		return Ranking{ranked, skipped}, nil
+	}
+	example := "none"
+	if keys := slices.Sorted(maps.Keys(skipped)); len(keys) > 0 {
+		example = keys[0] + ": " + skipped[keys[0]]
+	}
+	return Ranking{ranked, skipped}, fmt.Errorf("no split of %d ranks works for %s with this profile (%d tried; e.g. %s)", world, m.Name, len(skipped), example)
 }

@@ -2,6 +2,8 @@ package run
 
 import (
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/machine"
@@ -45,4 +47,15 @@ func Diagnose(ncclLib string) (*Diagnosis, error) {
 		d.Backend = "host"
 	}
 	return d, nil
+}
+
+// WriteText renders the inventory and the backend that runs here.
+func (d *Diagnosis) WriteText(w io.Writer) {
+	d.Report.WriteText(w)
+	if d.Backend == "nccl" {
+		fmt.Fprintf(w, "%-15s%s\n", "backend:", "nccl (--backend auto picks it here)")
+		return
+	}
+	fmt.Fprintf(w, "%-15s%s\n", "backend:", fmt.Sprintf("host: CPU memory over TCP, %d CPU(s), %.1f GiB available (--backend auto picks it here; the nccl backend needs the NVIDIA driver, a GPU and NCCL)",
+		d.Host.CPUs, float64(d.Host.AvailableBytes)/(1<<30)))
 }

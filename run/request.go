@@ -118,24 +118,31 @@ func MinBusBW(getenv func(string) string) (float64, error) {
 	return bw, err
 }
 
-// SplitGrouping is nccl-tests' NCCL_TESTS_SPLIT_MASK or NCCL_TESTS_SPLIT
-// (colour = f(process)) as groups of a job of nprocs processes of perProc
-// ranks; ok is false when neither is set.
-func SplitGrouping(lookup func(string) (string, bool), nprocs, perProc int, isolated bool) (g bench.Grouping, text string, ok bool, err error) {
+// Split applies nccl-tests' NCCL_TESTS_SPLIT_MASK or NCCL_TESTS_SPLIT
+// (colour = f(process)), read through lookup, to the job's grouping, in
+// place of the one it has; grouped says the caller chose groups too,
+// which is refused when a split is set.
+func (j *Job) Split(lookup func(string) (string, bool), grouped bool) error {
 	var sp bench.Split
+	var err error
 	if v, set := lookup("NCCL_TESTS_SPLIT_MASK"); set {
 		sp, err = bench.ParseSplitMask(v)
 	} else if v, set := lookup("NCCL_TESTS_SPLIT"); set {
 		sp, err = bench.ParseSplit(v)
 	} else {
-		return g, "", false, nil
+		return nil
 	}
 	if err != nil {
-		return g, "", true, UsageError{Err: err}
+		return UsageError{Err: err}
 	}
-	if g, err = sp.Grouping(nprocs, perProc); err != nil {
-		return g, sp.Text, true, UsageError{Err: err}
+	if grouped {
+		return Usagef("%s and --group-size/--layout both split the job; give one", sp.Text)
 	}
-	g.Isolated = isolated
-	return g, sp.Text, true, nil
+	g, err := sp.Grouping(j.Size, j.Settings.RanksPerProc)
+	if err != nil {
+		return UsageError{Err: err}
+	}
+	g.Isolated = j.Settings.Grouping.Isolated
+	j.Settings.Grouping = g
+	return nil
 }

@@ -22,7 +22,7 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 	f := newFlags(coll.Name)
 	parse := func() error { return f.parse(args) }
 	return measuring(ctx, coll.Name, "collbench "+coll.Name+" [flags]", f.fs, parse, &f.jobFlags, stdout, stderr, func(j *run.Job) (bool, error) {
-		if err := f.split(j); err != nil {
+		if err := j.Split(os.LookupEnv, f.fs.Changed("group-size") || f.fs.Changed("layout")); err != nil {
 			return false, err
 		}
 		if f.Traffic != nil && f.Traffic.MoE != "" {
@@ -83,33 +83,10 @@ func writeRun(ctx context.Context, f *flags, r *run.SweepResult, table *report.T
 			table.Footer(r.Summary)
 			table.Spread(r.Rows, report.ProcLabels(nprocs, f.PerProc()))
 		}
-	case "json":
-		if err := r.Doc.Encode(out); err != nil {
-			return err
-		}
 	case "csv":
 		if err := report.WriteCSV(out, r.Doc); err != nil {
 			return err
 		}
 	}
-	if f.jsonFile != "" {
-		return saveFile(ctx, f.jsonFile, out, r.Doc.Encode)
-	}
-	return nil
-}
-
-// split applies nccl-tests' NCCL_TESTS_SPLIT_MASK or NCCL_TESTS_SPLIT
-// (colour = f(process)) to the job's grouping, in place of --group-size.
-func (f *flags) split(j *run.Job) error {
-	g, text, ok, err := run.SplitGrouping(os.LookupEnv, j.Size, f.PerProc(), f.Isolated)
-	switch {
-	case !ok:
-		return nil
-	case text != "" && (f.fs.Changed("group-size") || f.fs.Changed("layout")):
-		return usagef("%s and --group-size/--layout both split the job; give one", text)
-	case err != nil:
-		return err
-	}
-	j.Settings.Grouping = g
-	return nil
+	return emitJSON(ctx, f.format, f.jsonFile, out, r.Doc.Encode)
 }

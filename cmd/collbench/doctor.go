@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -35,29 +34,16 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return exitCode(ctx.Err())
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(d); err != nil {
+		if err := encodeJSON(stdout, d); err != nil {
 			fmt.Fprintf(stderr, "collbench doctor: %v\n", err)
 			return exitFailure
 		}
 	} else {
-		writeDiagnosis(stdout, d)
+		d.WriteText(stdout)
 	}
 	if len(d.Missing) > 0 {
 		fmt.Fprintf(stderr, "collbench doctor: %s; measuring commands will run on the host backend\n", d.Missing[0])
 		return exitFailure
 	}
 	return exitOK
-}
-
-// writeDiagnosis prints the inventory and the backend that runs here.
-func writeDiagnosis(w io.Writer, d *run.Diagnosis) {
-	d.Report.WriteText(w)
-	if d.Backend == "nccl" {
-		fmt.Fprintf(w, "%-15s%s\n", "backend:", "nccl (--backend auto picks it here)")
-		return
-	}
-	fmt.Fprintf(w, "%-15s%s\n", "backend:", fmt.Sprintf("host: CPU memory over TCP, %d CPU(s), %.1f GiB available (--backend auto picks it here; the nccl backend needs the NVIDIA driver, a GPU and NCCL)",
-		d.Host.CPUs, float64(d.Host.AvailableBytes)/(1<<30)))
 }

@@ -37,36 +37,29 @@ func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, "collbench launch -n N [flags] [--] <collective> [flags]", stdout, stderr); done {
 		return code
 	}
-	sub := fs.Args()
+	sub, fail := fs.Args(), failer("launch", stderr)
 	switch {
 	case lf.nprocs < 1:
-		fmt.Fprintf(stderr, "collbench launch: -n must be at least 1 (got %d)\n", lf.nprocs)
-		return exitUsage
+		return fail(usagef("-n must be at least 1 (got %d)", lf.nprocs))
 	case lf.nprocs > launch.MaxProcs:
-		fmt.Fprintf(stderr, "collbench launch: -n %d: launch starts at most %d processes on one host; use -g for more ranks per process, or a cluster launcher\n", lf.nprocs, launch.MaxProcs)
-		return exitUsage
+		return fail(usagef("-n %d: launch starts at most %d processes on one host; use -g for more ranks per process, or a cluster launcher", lf.nprocs, launch.MaxProcs))
 	case len(sub) == 0:
-		fmt.Fprintf(stderr, "collbench launch: no subcommand given (e.g. collbench launch -n 4 allreduce -b 8 -e 1M)\n")
-		return exitUsage
+		return fail(usagef("no subcommand given (e.g. collbench launch -n 4 allreduce -b 8 -e 1M)"))
 	}
 	if _, err := bench.LookupCollective(sub[0]); err != nil && sub[0] != "overlap" && sub[0] != "profile" {
-		fmt.Fprintf(stderr, "collbench launch: %q is not a collective, overlap or profile; run 'collbench help' for the list\n", sub[0])
-		return exitUsage
+		return fail(usagef("%q is not a collective, overlap or profile; run 'collbench help' for the list", sub[0]))
 	}
 	grace, err := run.Seconds("--grace", lf.grace)
 	if err != nil {
-		fmt.Fprintf(stderr, "collbench launch: %v\n", err)
-		return exitUsage
+		return fail(err)
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		fmt.Fprintf(stderr, "collbench launch: finding this program: %v\n", err)
-		return exitFailure
+		return fail(fmt.Errorf("finding this program: %w", err))
 	}
 	env, ln, err := launch.Env(os.Environ(), lf.rendezvous)
 	if err != nil {
-		fmt.Fprintf(stderr, "collbench launch: %v\n", err)
-		return exitUsage
+		return fail(usageError{Err: err})
 	}
 	return launch.Run(launch.Options{Procs: lf.nprocs, Exe: exe, Args: sub, Stdout: stdout, Stderr: stderr,
 		Grace: grace, Env: env, Listener: ln})

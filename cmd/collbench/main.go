@@ -17,8 +17,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/chart"
 	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/run"
 )
 
@@ -48,33 +50,15 @@ func main() {
 // command whose standard output could not be written (a full disk, a
 // closed descriptor) has lost its results and fails, whatever it measured.
 func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	out := &checkedWriter{w: stdout}
+	out := &fileio.CheckedWriter{W: stdout}
 	code := dispatch(ctx, args, out, stderr)
-	if out.err != nil {
-		fmt.Fprintf(stderr, "collbench: writing to standard output: %v\n", out.err)
+	if out.Err != nil {
+		fmt.Fprintf(stderr, "collbench: writing to standard output: %v\n", out.Err)
 		if code == exitOK {
 			code = exitFailure
 		}
 	}
 	return code
-}
-
-// checkedWriter remembers the first error of the writer it wraps, so that
-// output written with fmt.Fprintf, which drops errors, is still checked.
-type checkedWriter struct {
-	w   io.Writer
-	err error
-}
-
-func (c *checkedWriter) Write(p []byte) (int, error) {
-	if c.err != nil {
-		return 0, c.err
-	}
-	n, err := c.w.Write(p)
-	if err != nil {
-		c.err = err
-	}
-	return n, err
 }
 
 // commands are the subcommands other than the collectives.
@@ -144,7 +128,8 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
-	case errors.As(err, &ue), errors.As(err, new(*document.InputError)):
+	case errors.As(err, &ue), errors.As(err, new(*document.InputError)), errors.As(err, new(*fileio.SameFileError)),
+		errors.Is(err, chart.ErrNothingToPlot):
 		return exitUsage
 	case errors.Is(err, errExportFailed):
 		return exitExport

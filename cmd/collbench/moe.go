@@ -52,23 +52,15 @@ func measureMoE(ctx context.Context, f *flags, j *run.Job, args []string, stdout
 			for _, p := range phases {
 				failed = failed || p.Row.OutOfPlace.Wrong > 0
 			}
-			switch f.format {
-			case "table":
+			if f.format == "table" {
 				for _, p := range phases {
 					table.MoEPhase(p)
 				}
 				if runErr == nil {
 					table.MoEFooter(phases, report.ProcLabels(j.Size, f.PerProc()))
 				}
-			case "json":
-				if err := doc.Encode(stdout); err != nil {
-					return err
-				}
 			}
-			if f.jsonFile != "" {
-				return saveFile(ctx, f.jsonFile, stdout, doc.Encode)
-			}
-			return nil
+			return emitJSON(ctx, f.format, f.jsonFile, stdout, doc.Encode)
 		},
 	})
 	return failed, err

@@ -24,7 +24,16 @@ func checkFiles(paths ...string) func() error {
 	}
 }
 
-// saveFile writes a file the user asked for (see fileio.Save).
-func saveFile(ctx context.Context, path string, stdout io.Writer, write func(io.Writer) error) error {
-	return fileio.Save(ctx, path, stdout, write)
+// emitJSON prints a document on stdout under --format json, and saves it
+// to file (-J) when one is named, through fileio.Save.
+func emitJSON(ctx context.Context, format, file string, stdout io.Writer, encode func(io.Writer) error) error {
+	if format == "json" {
+		if err := encode(stdout); err != nil {
+			return err
+		}
+	}
+	if file == "" {
+		return nil
+	}
+	return fileio.Save(ctx, file, stdout, encode)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/progress"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/run"
@@ -109,23 +110,11 @@ func runOverlap(ctx context.Context, args []string, stdout, stderr io.Writer) in
 
 // writeOverlap prints the footer or the document and saves the files.
 func writeOverlap(ctx context.Context, f *overlapFlags, doc *document.OverlapRun, out io.Writer, runErr error) error {
-	switch {
-	case f.format == "json":
-		if err := doc.Encode(out); err != nil {
-			return err
-		}
-	case runErr == nil:
+	if f.format == "table" && runErr == nil {
 		report.OverlapFooter(out, doc)
 	}
-	if f.jsonFile != "" {
-		if err := saveFile(ctx, f.jsonFile, out, doc.Encode); err != nil {
-			return err
-		}
+	if err := emitJSON(ctx, f.format, f.jsonFile, out, doc.Encode); err != nil || f.galvatron == "" || runErr != nil {
+		return err
 	}
-	if f.galvatron != "" && runErr == nil {
-		if err := saveFile(ctx, f.galvatron, out, doc.EncodeGalvatron); err != nil {
-			return err
-		}
-	}
-	return nil
+	return fileio.Save(ctx, f.galvatron, out, doc.EncodeGalvatron)
 }

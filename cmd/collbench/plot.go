@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -49,28 +48,11 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err := checkOutput(*out, fs.Args()); err != nil {
 		return fail(err)
 	}
-	entries, err := chart.Load(ctx, fs.Args(), inputLimit)
+	lines, err := chart.PlotFiles(ctx, *out, format, fs.Args(), inputLimit, keep, chart.Options{Title: *title, Metrics: metrics})
 	if err != nil {
 		return fail(err)
 	}
-	series := chart.Select(entries, keep)
-	if len(series) == 0 {
-		return fail(usagef("nothing to plot: no line has a measured size (or none matches --only)"))
-	}
-	if *title == "" {
-		*title = chart.Names(entries)
-	}
-	var img bytes.Buffer
-	if err := chart.Render(&img, format, series, chart.Options{Title: *title, Metrics: metrics}); err != nil {
-		return fail(err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fail(err)
-	}
-	if err := fileio.WriteBytes(ctx, *out, img.Bytes()); err != nil {
-		return fail(err)
-	}
-	fmt.Fprintf(stdout, "wrote %s (%d line(s))\n", *out, len(series))
+	fmt.Fprintf(stdout, "wrote %s (%d line(s))\n", *out, lines)
 	return exitOK
 }
 
@@ -96,24 +78,7 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if err := checkOutput(*out, fs.Args()); err != nil {
 		return fail(err)
 	}
-	entries, err := chart.Load(ctx, fs.Args(), inputLimit)
-	if err != nil {
-		return fail(err)
-	}
-	if *title == "" {
-		*title = "collbench report: " + chart.Names(entries)
-	}
-	// Everything is rendered in memory first, so a failure leaves no file.
-	files, err := chart.Page(*out, *title, entries)
-	if err != nil {
-		return fail(err)
-	}
-	for _, img := range files[:len(files)-1] { // the page itself was checked before reading
-		if err := fileio.Distinct(img.Path, fs.Args()); err != nil {
-			return fail(usageError{Err: err})
-		}
-	}
-	written, err := chart.WriteFiles(ctx, files)
+	written, err := chart.ReportFiles(ctx, *out, *title, fs.Args(), inputLimit)
 	if err != nil {
 		return fail(err)
 	}

@@ -103,18 +103,15 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	}
 	mc := doc.Machine(f.tflops)
 	if f.rank {
-		ranked, skipped := model.Rank(world, m, t, s, mc)
-		if len(ranked) == 0 {
-			return fmt.Errorf("no split of %d ranks works for %s with this profile (%d tried; e.g. %s)", world, m.Name, len(skipped), firstReason(skipped))
+		r, err := model.RankAll(world, m, t, s, mc)
+		if err != nil {
+			return err
 		}
 		if f.format == "json" {
-			return encodeJSON(stdout, struct {
-				Ranked  []model.Prediction `json:"ranked"`
-				Skipped map[string]string  `json:"skipped"`
-			}{ranked, skipped})
+			return encodeJSON(stdout, r)
 		}
 		fmt.Fprintf(stdout, "# %s on %d ranks of %s: every dp×tp×pp split (ZeRO-%d), least exposed communication first\n", m.Name, world, f.profile, s.ZeRO)
-		report.RankTable(stdout, ranked, skipped, doc.GPUMemory())
+		report.RankTable(stdout, r.Ranked, r.Skipped, doc.GPUMemory())
 		return nil
 	}
 	if s, err = s.ForWorld(world); err != nil {
@@ -129,13 +126,6 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	}
 	report.PredictTable(stdout, p, mc)
 	return nil
-}
-
-func firstReason(m map[string]string) string {
-	for k, v := range m {
-		return k + ": " + v
-	}
-	return "none"
 }
 
 func encodeJSON(w io.Writer, v any) error {

@@ -130,7 +130,7 @@ func (f *profileFlags) write(ctx context.Context, doc *document.Profile, stdout,
 	if f.output == "" || f.output == fileio.Stdout {
 		return doc.Encode(stdout)
 	}
-	if err := saveFile(ctx, f.output, stdout, doc.Encode); err != nil {
+	if err := fileio.Save(ctx, f.output, stdout, doc.Encode); err != nil {
 		return err
 	}
 	report.FitTable(stdout, doc)
