@@ -9,5 +9,7 @@
 // written through, never replaced: /dev/null stays a device and a FIFO
 // reaches its reader. Inputs are read with a size cap and give up when the
 // caller's context ends, so /dev/zero or a FIFO without a writer cannot
-// hold a command forever.
+// hold a command forever. Save adds the command line's "-" for standard
+// output, and a CheckedWriter keeps the first error of a stream written
+// with fmt, so a full disk under stdout is not silently ignored.
 package fileio

@@ -3,6 +3,7 @@ package fileio
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -285,5 +286,48 @@ func TestDistinct(t *testing.T) {
 	}
 	if err := Distinct(filepath.Join(dir, "new.svg"), []string{in}); err != nil {
 		t.Errorf("a new file: %v", err)
+	}
+}
+
+// failingWriter fails every write after the first n bytes.
+type failingWriter struct{ n int }
+
+func (w *failingWriter) Write(p []byte) (int, error) {
+	if w.n < len(p) {
+		return 0, errors.New("disk full")
+	}
+	w.n -= len(p)
+	return len(p), nil
+}
+
+// The first write error is kept, and every later write fails with it.
+func TestCheckedWriter(t *testing.T) {
+	c := &CheckedWriter{W: &failingWriter{n: 4}}
+	fmt.Fprint(c, "1234")
+	fmt.Fprint(c, "5")
+	fmt.Fprint(c, "")
+	if c.Err == nil || c.Err.Error() != "disk full" {
+		t.Errorf("err = %v, want disk full", c.Err)
+	}
+	if _, err := c.Write([]byte("6")); err != c.Err {
+		t.Errorf("a later write gave %v", err)
+	}
+}
+
+// "-" saves to the writer given; a file is saved even after ctx ended.
+func TestSave(t *testing.T) {
+	var out strings.Builder
+	write := func(w io.Writer) error { _, err := io.WriteString(w, "doc\n"); return err }
+	if err := Save(context.Background(), Stdout, &out, write); err != nil || out.String() != "doc\n" {
+		t.Errorf("-: %q, %v", out.String(), err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	path := filepath.Join(t.TempDir(), "run.json")
+	if err := Save(ctx, path, &out, write); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(path); string(b) != "doc\n" {
+		t.Errorf("after the end of ctx the file holds %q", b)
 	}
 }

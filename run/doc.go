@@ -4,7 +4,10 @@
 // opens the communicators, watches for lost ranks and deadlines, and
 // drives the engine through a sweep (Sweep), an overlap experiment
 // (Overlap) or a calibration profile (Profile), gathering the results into
-// documents. It prints nothing: callers hear of progress through hooks and
-// render the results themselves, so a Go program can run any of these
-// without the command line.
+// documents. Requests (JobRequest, SweepRequest, ProfileRequest,
+// OverlapRequest, TrafficRequest) state a run in a person's terms and are
+// checked here, with the command line's words, into Settings and specs.
+// It prints nothing: callers hear of progress through hooks and render the
+// results themselves (Diagnosis.WriteText renders to the writer given), so
+// a Go program can run any of these without the command line.
 package run
