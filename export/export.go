@@ -170,7 +170,11 @@ func Write(ctx context.Context, p *document.Profile, target, dir string, o Optio
 	case "astra-sim":
 		files, err = astraFiles(p)
 	case "simai":
-		files, err = simaiFiles(p, o)
+		if files, err = simaiFiles(p, o); err == nil {
+			var current []exportFile
+			current, err = simaiAnalyticalFiles(p)
+			files = append(files, current...)
+		}
 	default:
 		return nil, fmt.Errorf("unknown export target %q (want %s)", target, strings.Join(Targets, ", "))
 	}
@@ -180,6 +184,9 @@ func Write(ctx context.Context, p *document.Profile, target, dir string, o Optio
 	var paths []string
 	for _, f := range files {
 		path := filepath.Join(dir, f.name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return paths, &TargetError{target, err}
+		}
 		if err := fileio.WriteBytes(ctx, path, f.data); err != nil {
 			return paths, &TargetError{target, err}
 		}

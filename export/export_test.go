@@ -394,3 +394,73 @@ func TestGalvatronTimesAreMeasured(t *testing.T) {
 		}
 	}
 }
+
+// simaiTime is current SimAI's analytical time in µs (Layer::compute_time
+// for a group inside one node), reading a ratio table as its getValue
+// does: interpolated between rows and divided by the last row's value.
+func simaiTime(t *testing.T, table string, nvGiB float64, op string, n int, size float64) float64 {
+	f := float64(n-1) / float64(n)
+	if op == "allreduce" {
+		return size / (1 << 30) / nvGiB * 1e6 * 2 * f
+	}
+	var sizes, vals []float64
+	for _, line := range strings.Split(strings.TrimSpace(table), "\n")[1:] {
+		cells := strings.Split(line, ",")
+		s, err1 := strconv.ParseFloat(cells[0], 64)
+		v, err2 := strconv.ParseFloat(cells[1], 64)
+		if err1 != nil || err2 != nil || len(cells) != simaiRatioColumns+1 {
+			t.Fatalf("bad ratio row %q", line)
+		}
+		sizes, vals = append(sizes, s), append(vals, v)
+	}
+	last := vals[len(vals)-1]
+	ratio := vals[0] / last
+	for i := 0; i+1 < len(sizes); i++ {
+		if size >= sizes[i] && size <= sizes[i+1] {
+			ratio = (vals[i] + (vals[i+1]-vals[i])*(size-sizes[i])/(sizes[i+1]-sizes[i])) / last
+			break
+		}
+	}
+	return size / (1 << 30) / (ratio * nvGiB) * 1e6 * f
+}
+
+// Current SimAI's inputs: -nv and -nic in 2^30 B/s from the intra- and
+// inter-node all-reduce, and ratio tables that make its time of an
+// all-gather, reduce-scatter or all-to-all inside a node the measured one.
+func TestSimAIAnalytical(t *testing.T) {
+	p := fixture.ProfileWith(t, 2, 4, func(op string) float64 { return map[string]float64{"alltoall": 3}[op] + 1 })
+	dir := t.TempDir()
+	if _, err := Write(context.Background(), p, "simai", dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := os.ReadFile(filepath.Join(dir, "simai_analytical.args"))
+	want := fmt.Sprintf("-g_p_s 4 -n_p_s 4 -nv %s -nic %s\n", num(150e9/(1<<30)), num(15e9/(1<<30)))
+	if string(args) != want {
+		t.Fatalf("args %q, want %q", args, want)
+	}
+	nv := 150e9 / (1 << 30)
+	for _, c := range []struct{ op, table string }{{"allgather", "nic_ratio.csv"}, {"reducescatter", "nvlink_ratio.csv"}, {"alltoall", "ata_ratio.csv"}, {"allreduce", ""}} {
+		table := ""
+		if c.table != "" {
+			b, err := os.ReadFile(filepath.Join(dir, simaiRatioDir, c.table))
+			if err != nil {
+				t.Fatal(err)
+			}
+			table = string(b)
+		}
+		curve, err := p.Curve(c.op, 4, "consecutive")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range curve.Samples {
+			got := simaiTime(t, table, nv, c.op, 4, float64(s.Bytes))
+			tol := 1e-5 // six digits in the files
+			if c.op == "allreduce" {
+				tol = 0.02 + 40/s.TimeUs // no ratio: SimAI charges no latency
+			}
+			if !within(got, s.TimeUs, tol) {
+				t.Errorf("%s %d B: SimAI %.3f µs, measured %.3f µs", c.op, s.Bytes, got, s.TimeUs)
+			}
+		}
+	}
+}

@@ -1,0 +1,151 @@
+package export
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/collbench/collbench/document"
+)
+
+// simaiRatioDir is where SimAI_analytical reads its ratio tables, relative
+// to the folder it runs in (calbusbw.h: NIC_RATIO_PATH and the others).
+const simaiRatioDir = "astra-sim-alibabacloud/inputs/ratio/"
+
+// simaiRatioHeader is the first line of SimAI's ratio tables, which it
+// skips. The columns after the size are, in order, groups over 1, 2, 4,
+// 8, 16, 32, 64 and 128 nodes, then the "multi" cases (calbusbw.cc,
+// getValue).
+const simaiRatioHeader = "Size,1 Node(NVLinkx),2Node-16GPU(NIC ),4Node-32GPU(NIC),8Node-64GPU(NIC),16Node-128GPU(NIC),32Node-256GPU(NIC),64Node-512GPU(NIC),128Node-1024GPU(NIC),Multi 16,Multi 32,Muiti 64,Multi (NIC)\n"
+
+// simaiRatioColumns is the number of value columns of a ratio table.
+const simaiRatioColumns = 12
+
+// simaiLastRow is the size of the last row of every ratio table. SimAI
+// divides each ratio by the last row's and refuses sizes beyond it, so a
+// row of 1s this far out makes the measured rows the ratios themselves
+// and keeps every real message inside the table.
+const simaiLastRow = 1 << 40
+
+// simaiSmallest is the smallest size SimAI times with its bandwidths;
+// below it (Layer::compute_time) it charges fixed latencies per group size.
+const simaiSmallest = 1 << 20
+
+// simaiAnalyticalFiles renders what SimAI's analytical simulator reads
+// since it computes bus bandwidths itself (aliyun/SimAI 26b4574b, July
+// 2025, to today): the flags of SimAI_analytical (simai_analytical.args)
+// and the three ratio tables. SimAI times a collective of S bytes over n
+// ranks as S·f/(ratio·busbw), f = (n−1)/n (twice that for all-reduce),
+// busbw in 2^30 B/s from -nv inside a node and -nic × NICs per GPU across
+// nodes, and ratio from the tables for TP all-gather and reduce-scatter
+// (nic_ratio.csv inside a node) and all-to-all (ata_ratio.csv). So:
+//   - -g_p_s and -n_p_s are the ranks per node (one NIC per GPU);
+//   - -nv is the intra-node all-reduce's busbw∞ (consecutive groups of a
+//     node's ranks), and -nic the inter-node one (strided groups, one rank
+//     per node), each ·10⁹/2^30; -nic is left out on one node (SimAI then
+//     assumes its CX7);
+//   - the ratio tables' one-node column holds, at every measured size from
+//     1 MiB, S·f/(nv·t) for the measured median t (outliers replaced by
+//     the fit): all-gather's and reduce-scatter's geometric mean (SimAI
+//     has one column for both), all-to-all's own; other columns are 1,
+//     SimAI's own formula.
+func simaiAnalyticalFiles(p *document.Profile) ([]exportFile, error) {
+	rpn, nodes := p.Meta.RanksPerNode, p.Meta.NumNodes
+	if rpn < 1 {
+		return nil, fmt.Errorf("the profile records no ranks per node")
+	}
+	args := fmt.Sprintf("-g_p_s %d -n_p_s %d", rpn, rpn)
+	nv := 0.0
+	if rpn > 1 {
+		if bw, err := busbwInf(p, "allreduce", rpn, "consecutive"); err == nil {
+			nv = bw
+			args += " -nv " + num(nv*1e9/(1<<30))
+		}
+	}
+	if nodes > 1 {
+		if bw, err := busbwInf(p, "allreduce", nodes, "strided"); err == nil {
+			args += " -nic " + num(bw*1e9/(1<<30))
+		}
+	}
+	gather := simaiRatioRows(p, []string{"allgather", "reducescatter"}, rpn, nv)
+	ata := simaiRatioRows(p, []string{"alltoall"}, rpn, nv)
+	return []exportFile{
+		{name: "simai_analytical.args", data: []byte(args + "\n")},
+		{name: simaiRatioDir + "nic_ratio.csv", data: simaiRatioTable(gather)},
+		{name: simaiRatioDir + "nvlink_ratio.csv", data: simaiRatioTable(gather)},
+		{name: simaiRatioDir + "ata_ratio.csv", data: simaiRatioTable(ata)},
+	}, nil
+}
+
+// busbwInf is a curve's fitted busbw∞ in GB/s.
+func busbwInf(p *document.Profile, op string, n int, layout string) (float64, error) {
+	c, err := p.Curve(op, n, layout)
+	if err != nil {
+		return 0, err
+	}
+	m, err := c.Model()
+	if err != nil {
+		return 0, err
+	}
+	if m.Fit.BusBWInf <= 0 {
+		return 0, fmt.Errorf("%s: no bandwidth term", c.Key())
+	}
+	return m.Fit.BusBWInf, nil
+}
+
+// simaiRatio is one row of a ratio table's one-node column.
+type simaiRatio struct{ size, ratio float64 }
+
+// simaiRatioRows are the ratios S·f/(nv·t) of the ops' intra-node curves
+// (groups of rpn consecutive ranks), at each size all of them measured:
+// their geometric mean, so that where one table serves two ops SimAI is
+// off by the same factor for both, one fast and one slow; none when nv is
+// unknown.
+func simaiRatioRows(p *document.Profile, ops []string, rpn int, nv float64) []simaiRatio {
+	if nv <= 0 || rpn < 2 {
+		return nil
+	}
+	f := float64(rpn-1) / float64(rpn)
+	logs := map[float64]float64{}
+	counts := map[float64]int{}
+	for _, op := range ops {
+		c, err := p.Curve(op, rpn, "consecutive")
+		if err != nil {
+			return nil
+		}
+		pts, err := measured(c)
+		if err != nil {
+			return nil
+		}
+		for _, pt := range pts {
+			if pt.Bytes < simaiSmallest || pt.Time <= 0 {
+				continue
+			}
+			logs[pt.Bytes] += math.Log(pt.Bytes * f / (nv * 1e9 * pt.Time * 1e-6))
+			counts[pt.Bytes]++
+		}
+	}
+	var rows []simaiRatio
+	for s, l := range logs {
+		if counts[s] == len(ops) {
+			rows = append(rows, simaiRatio{s, math.Exp(l / float64(len(ops)))})
+		}
+	}
+	slices.SortFunc(rows, func(a, b simaiRatio) int { return cmp.Compare(a.size, b.size) })
+	return rows
+}
+
+// simaiRatioTable renders a ratio table: the measured rows (one-node
+// column; the others 1), then the row of 1s at simaiLastRow.
+func simaiRatioTable(rows []simaiRatio) []byte {
+	var b strings.Builder
+	b.WriteString(simaiRatioHeader)
+	ones := strings.Repeat(",1", simaiRatioColumns-1)
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%.0f,%s%s\n", r.size, num(r.ratio), ones)
+	}
+	fmt.Fprintf(&b, "%d,1%s\n", int64(simaiLastRow), ones)
+	return []byte(b.String())
+}
