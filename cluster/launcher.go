@@ -10,6 +10,7 @@ package cluster
 import (
 	"fmt"
 	"strconv"
+	"strings"
 )
 
 // Job is this process's place in the job.
@@ -23,6 +24,10 @@ type Job struct {
 	// (MASTER_ADDR/MASTER_PORT, as torchrun sets); empty and 0 otherwise.
 	MasterAddr string
 	MasterPort int
+	// AgentStore says torchrun's elastic agent holds MASTER_PORT with its
+	// own store (TORCHELASTIC_USE_AGENT_STORE=True), so MasterPort is the
+	// port after it.
+	AgentStore bool
 	// Nodes are the job's hosts in order, when the launcher lists them
 	// (Slurm's SLURM_JOB_NODELIST).
 	Nodes []string
@@ -80,7 +85,9 @@ func FromEnv(getenv func(string) string) (Job, error) {
 }
 
 // master reads MASTER_ADDR and MASTER_PORT, which torchrun sets and which
-// users of other launchers may export too.
+// users of other launchers may export too. Under torchrun, whose elastic
+// agent serves its own TCP store on MASTER_PORT, the rendezvous is the
+// next port.
 func (j *Job) master(getenv func(string) string) error {
 	j.MasterAddr = getenv("MASTER_ADDR")
 	var err error
@@ -89,6 +96,13 @@ func (j *Job) master(getenv func(string) string) error {
 	}
 	if j.MasterPort > 65535 {
 		return fmt.Errorf("MASTER_PORT=%d is not a TCP port", j.MasterPort)
+	}
+	if strings.EqualFold(getenv("TORCHELASTIC_USE_AGENT_STORE"), "true") && j.MasterPort > 0 {
+		if j.MasterPort == 65535 {
+			return fmt.Errorf("MASTER_PORT=65535 is torchrun's agent store, and there is no port above it for the rendezvous; pass --rendezvous")
+		}
+		j.AgentStore = true
+		j.MasterPort++
 	}
 	return nil
 }

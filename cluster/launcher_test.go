@@ -32,6 +32,11 @@ func TestFromEnv(t *testing.T) {
 		{"torchrun", envOf("RANK", "1", "WORLD_SIZE", "2", "LOCAL_RANK", "1", "LOCAL_WORLD_SIZE", "2",
 			"MASTER_ADDR", "10.0.0.1", "MASTER_PORT", "29500"),
 			Job{Launcher: "torchrun", Rank: 1, Size: 2, LocalRank: 1, LocalSize: 2, MasterAddr: "10.0.0.1", MasterPort: 29500}},
+		// torchrun's elastic agent hosts its own store on MASTER_PORT (as
+		// torchrun 1.13 from Debian sets it): the rendezvous takes the next.
+		{"torchrun agent store", envOf("RANK", "0", "WORLD_SIZE", "4", "LOCAL_RANK", "0", "LOCAL_WORLD_SIZE", "4",
+			"MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "29500", "TORCHELASTIC_USE_AGENT_STORE", "True"),
+			Job{Launcher: "torchrun", Rank: 0, Size: 4, LocalRank: 0, LocalSize: 4, MasterAddr: "127.0.0.1", MasterPort: 29501, AgentStore: true}},
 	}
 	for _, tt := range tests {
 		got, err := FromEnv(tt.env)
@@ -50,6 +55,7 @@ func TestFromEnvErrors(t *testing.T) {
 		{envOf("RANK", "0"), "WORLD_SIZE is not set"},
 		{envOf("PMI_RANK", "x", "PMI_SIZE", "2"), `PMI_RANK="x" is not a non-negative integer`},
 		{envOf("RANK", "0", "WORLD_SIZE", "1", "MASTER_PORT", "70000"), "not a TCP port"},
+		{envOf("RANK", "0", "WORLD_SIZE", "1", "MASTER_PORT", "65535", "TORCHELASTIC_USE_AGENT_STORE", "True"), "no port above it"},
 		{envOf("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "0"), "at least one process"},
 		{envOf("SLURM_PROCID", "0", "SLURM_NTASKS", "1", "SLURM_JOB_NODELIST", "n[1-"), "SLURM_JOB_NODELIST"},
 		{envOf("SLURM_PROCID", "0", "SLURM_NTASKS", "1", "SLURM_NODEID", "3", "SLURM_TASKS_PER_NODE", "1(x2)"), "SLURM_NODEID=3"},

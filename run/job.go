@@ -286,8 +286,12 @@ func (j *Job) allDevices(ctx context.Context, mine []bench.Device) ([]bench.Devi
 func (j *Job) notes(g bench.Grouping, nranks, ngpus int) []string {
 	var out []string
 	if j.Multi() {
+		addr := j.Addr
+		if j.AgentStore && j.Settings.Rendezvous == "" {
+			addr += " (MASTER_PORT+1: torchrun's agent holds MASTER_PORT)"
+		}
 		out = append(out, fmt.Sprintf("Job: %d processes × %d rank(s) from %s, rendezvous %s, token from %s",
-			j.Size, ngpus, j.Launcher, j.Addr, j.tokenSource))
+			j.Size, ngpus, j.Launcher, addr, j.tokenSource))
 	}
 	if g.Of(nranks) != nranks {
 		mode := "all at once"
