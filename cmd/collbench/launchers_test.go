@@ -3,10 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -78,5 +83,154 @@ func TestTorchrun(t *testing.T) {
 		if !strings.Contains(out, "# Job: 4 processes × 1 rank(s) from torchrun") || !strings.Contains(out, c.job) {
 			t.Errorf("%s: want the job from torchrun's environment with %q:\n%s", c.name, c.job, out)
 		}
+	}
+}
+
+// slurmCluster starts a one-node Slurm cluster from Debian's slurm-wlm in
+// dir: munged with a key of its own, slurmctld and slurmd on free ports,
+// as the current user, with a node of 4 CPUs (more than the host may
+// have; slurmd is told to trust the configuration). It returns the
+// environment that points srun and sbatch at it; the daemons stop with
+// the test.
+func slurmCluster(t *testing.T) []string {
+	t.Helper()
+	for _, prog := range []string{"munged", "slurmctld", "slurmd", "srun", "sbatch", "sinfo"} {
+		pkg := "slurm-wlm"
+		if prog == "munged" {
+			pkg = "munge"
+		}
+		realLauncher(t, prog, pkg)
+	}
+	dir := t.TempDir()
+	me, err := user.Current()
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	key := make([]byte, 1024)
+	rand.Read(key)
+	if err := os.WriteFile(filepath.Join(dir, "munge.key"), key, 0o400); err != nil {
+		t.Fatal(err)
+	}
+	for _, sub := range []string{"state", "spool"} {
+		os.Mkdir(filepath.Join(dir, sub), 0o755)
+	}
+	conf := fmt.Sprintf(`ClusterName=collbench
+SlurmctldHost=%[1]s(127.0.0.1)
+SlurmUser=%[2]s
+SlurmdUser=%[2]s
+AuthType=auth/munge
+AuthInfo=socket=%[3]s/munge.socket
+CredType=cred/munge
+StateSaveLocation=%[3]s/state
+SlurmdSpoolDir=%[3]s/spool
+SlurmctldPidFile=%[3]s/slurmctld.pid
+SlurmdPidFile=%[3]s/slurmd.pid
+SlurmctldLogFile=%[3]s/slurmctld.log
+SlurmdLogFile=%[3]s/slurmd.log
+SlurmctldPort=%[4]d
+SlurmdPort=%[5]d
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+JobCompType=jobcomp/none
+AccountingStorageType=accounting_storage/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+MpiDefault=none
+SwitchType=switch/none
+ReturnToService=2
+SlurmdParameters=config_overrides
+NodeName=%[1]s NodeAddr=127.0.0.1 CPUs=4 State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+`, host, me.Username, dir, freePort(t), freePort(t))
+	confPath := filepath.Join(dir, "slurm.conf")
+	if err := os.WriteFile(confPath, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"SLURM_CONF=" + confPath}
+	daemon := func(name string, args ...string) {
+		cmd := exec.Command(name, args...)
+		cmd.Env = append(os.Environ(), env...)
+		log, err := os.Create(filepath.Join(dir, filepath.Base(name)+".out"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Stdout, cmd.Stderr = log, log
+		if err := cmd.Start(); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				cmd.Process.Kill()
+				<-done
+			}
+			log.Close()
+		})
+	}
+	daemon("munged", "--foreground", "--force", "--key-file="+filepath.Join(dir, "munge.key"), "--socket="+filepath.Join(dir, "munge.socket"),
+		"--pid-file="+filepath.Join(dir, "munged.pid"), "--log-file="+filepath.Join(dir, "munged.log"), "--seed-file="+filepath.Join(dir, "munged.seed"))
+	waitFor(t, dir, "munge's socket", func() bool { _, err := os.Stat(filepath.Join(dir, "munge.socket")); return err == nil })
+	daemon("slurmctld", "-D", "-f", confPath)
+	daemon("slurmd", "-D", "-f", confPath, "-N", host)
+	waitFor(t, dir, "the node to be idle", func() bool {
+		cmd := exec.Command("sinfo", "-h", "-o", "%t")
+		cmd.Env = append(os.Environ(), env...)
+		out, _ := cmd.Output()
+		return strings.TrimSpace(string(out)) == "idle"
+	})
+	return env
+}
+
+// waitFor polls ready for 30 s; past that the test fails with the
+// daemons' logs in dir.
+func waitFor(t *testing.T, dir, what string, ready func() bool) {
+	t.Helper()
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+		if ready() {
+			return
+		}
+	}
+	var logs strings.Builder
+	for _, f := range []string{"munged.out", "munged.log", "slurmctld.out", "slurmctld.log", "slurmd.out", "slurmd.log"} {
+		b, _ := os.ReadFile(filepath.Join(dir, f))
+		fmt.Fprintf(&logs, "--- %s\n%s", f, b)
+	}
+	t.Fatalf("waiting for %s: gave up after 30 s\n%s", what, logs.String())
+}
+
+// Slurm from Debian's slurm-wlm: srun -n 4 starts the ranks, and the
+// shipped scripts/slurm.sbatch runs through sbatch, overridden on the
+// command line only where one CPU-only node must (nodes, tasks, CPUs,
+// GPUs, output files); both read the real SLURM_* variables.
+func TestSlurm(t *testing.T) {
+	env := slurmCluster(t)
+	out := runLauncher(t, "srun", env, "srun", "-n", "4", os.Args[0], "allreduce", "-b", "8", "-e", "64K", "-f", "8", "-n", "2")
+	checkTable(t, "srun", out)
+	if !strings.Contains(out, "# Job: 4 processes × 1 rank(s) from slurm") || !strings.Contains(out, "token from Slurm job id") {
+		t.Errorf("srun: job not read from Slurm's environment:\n%s", out)
+	}
+	dir := t.TempDir()
+	runLauncher(t, "sbatch", append(env, "COLLBENCH="+os.Args[0]), "sbatch", "--wait", "--nodes=1", "--ntasks-per-node=4", "--cpus-per-task=1",
+		"--gpus-per-node=0", "--output="+dir+"/job-%j.out", "--error="+dir+"/job-%j.err",
+		"../../scripts/slurm.sbatch", "alltoall", "-b", "1K", "-e", "64K", "-f", "8", "-n", "2")
+	outs, _ := filepath.Glob(dir + "/job-*.out")
+	if len(outs) != 1 {
+		t.Fatalf("sbatch: want one job output file, found %v", outs)
+	}
+	b, err := os.ReadFile(outs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTable(t, "sbatch scripts/slurm.sbatch", string(b))
+	if strings.Count(string(b), "# Collective test concluded") != 1 || !strings.Contains(string(b), "from slurm") {
+		t.Errorf("sbatch: want one table of a Slurm job in %s:\n%s", outs[0], b)
 	}
 }
