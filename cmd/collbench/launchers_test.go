@@ -234,3 +234,47 @@ func TestSlurm(t *testing.T) {
 		t.Errorf("sbatch: want one table of a Slurm job in %s:\n%s", outs[0], b)
 	}
 }
+
+// The Kubernetes recipe passes kubeconform (strict) against the MPI
+// Operator's own MPIJob schema (scripts/k8s-validate.sh), and the check is
+// real: a manifest with a misspelt field or a wrong type is refused.
+func TestK8sManifest(t *testing.T) {
+	validate := func(file string) (int, string) {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // kubeconform builds on first use
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "bash", "../../scripts/k8s-validate.sh", file)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code == 2 {
+			if os.Getenv("CI") != "" {
+				t.Fatalf("the validator could not be had:\n%s", out)
+			}
+			t.Skipf("the validator could not be had:\n%s", out)
+		}
+		return code, string(out)
+	}
+	if code, out := validate("scripts/k8s-mpijob.yaml"); code != 0 || !strings.Contains(out, "Valid: 1, Invalid: 0, Errors: 0") {
+		t.Fatalf("scripts/k8s-mpijob.yaml: exit %d\n%s", code, out)
+	}
+	good, err := os.ReadFile("../../scripts/k8s-mpijob.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string][2]string{
+		"misspelt field": {"slotsPerWorker: 8", "slotPerWorker: 8"},
+		"wrong type":     {"replicas: 2", "replicas: two"},
+	} {
+		bad := filepath.Join(t.TempDir(), "mpijob.yaml")
+		if err := os.WriteFile(bad, []byte(strings.Replace(string(good), edit[0], edit[1], 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if code, out := validate(bad); code != 1 || !strings.Contains(out, "Invalid: 1") {
+			t.Errorf("%s: exit %d, want the manifest refused\n%s", name, code, out)
+		}
+	}
+}
