@@ -17,6 +17,9 @@ func elementChunk(b []byte, elt, n, i int) []byte {
 // it completed at step s-1 and folds its own share into the one arriving, so
 // after n-1 steps chunk r is complete on rank r.
 func (r *rank) allReduce(c call) error {
+	if r.doubling(len(c.in)) {
+		return r.allReduceDoubling(c)
+	}
 	part := func(b []byte, i int) []byte { return elementChunk(b, c.elt, r.n, r.mod(i)) }
 	if r.n == 1 {
 		r.contribute(c, c.out, c.in)
@@ -55,6 +58,9 @@ func (r *rank) allReduce(c call) error {
 // results kept in two alternating scratch chunks; the last step lands in
 // the output.
 func (r *rank) reduceScatter(c call) error {
+	if r.doubling(len(c.out) * r.n) {
+		return r.reduceScatterDoubling(c)
+	}
 	chunk := len(c.out)
 	part := func(i int) []byte { i = r.mod(i); return c.in[i*chunk : (i+1)*chunk] }
 	if r.n == 1 {
@@ -90,6 +96,9 @@ func (r *rank) reduceScatter(c call) error {
 // allGather is a ring: each step passes on the chunk received the step
 // before.
 func (r *rank) allGather(c call) error {
+	if r.doubling(len(c.in) * r.n) {
+		return r.allGatherDoubling(c)
+	}
 	chunk := len(c.in)
 	part := func(i int) []byte { i = r.mod(i); return c.out[i*chunk : (i+1)*chunk] }
 	copy(part(r.id), c.in)

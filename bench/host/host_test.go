@@ -128,3 +128,40 @@ func TestOpenRefusesHugeBuffers(t *testing.T) {
 		t.Fatal("1 PiB buffers accepted")
 	}
 }
+
+// Groups of a power-of-two size run small all-reduces, all-gathers and
+// reduce-scatters by recursive doubling or halving and large ones on the
+// ring: both exact, for every reduction, on either side of doublingMax,
+// in and out of place.
+func TestDoublingAndRing(t *testing.T) {
+	types := []numeric.DataType{numeric.Int8, numeric.Float32, numeric.Bfloat16}
+	for _, name := range []string{"allreduce", "allgather", "reducescatter"} {
+		for _, c := range []struct {
+			n     int
+			sweep bench.Sweep
+		}{
+			{8, bench.Sweep{Min: 64, Max: 32 << 10, Factor: 8}},
+			{4, bench.Sweep{Min: 64, Max: 32 << 10, Factor: 8}},
+			{4, bench.Sweep{Min: doublingMax, Max: 2 * doublingMax, Factor: 2}}, // the last doubling size, then the ring
+		} {
+			t.Run(fmt.Sprintf("%s/n=%d/%d-%d", name, c.n, c.sweep.Min, c.sweep.Max), func(t *testing.T) {
+				coll, _ := bench.LookupCollective(name)
+				comm := open(t, c.n, c.sweep.Max)
+				o := bench.Options{Coll: coll, Sweep: c.sweep, Iters: 1, Warmup: 0,
+					Agg: 1, Cycles: 1, Check: 1, Types: types, Ops: numeric.AllOps(), Average: 1}
+				if c.sweep.Max > doublingMax { // the operators that scale a rank's own share, and one that does not
+					o.Types, o.Ops = types[1:], []numeric.RedOp{numeric.Sum, numeric.Avg, numeric.MulSum, numeric.Max}
+				}
+				sum, rows := runEngine(t, comm, c.n, o)
+				for _, r := range rows {
+					if r.OutOfPlace.Wrong+r.InPlace.Wrong > 0 {
+						t.Errorf("%v %v size %d: #wrong %d / %d", r.Type, r.Op, r.Size, r.OutOfPlace.Wrong, r.InPlace.Wrong)
+					}
+				}
+				if sum.ErrorCases != 0 || len(rows) == 0 {
+					t.Errorf("%d rows, %d wrong", len(rows), sum.ErrorCases)
+				}
+			})
+		}
+	}
+}
