@@ -110,8 +110,9 @@ func (r *rank) allGather(c call) error {
 	return nil
 }
 
-// allToAll is pairwise: at step s a rank sends to rank+s and receives from
-// rank-s, so every pair meets exactly once.
+// allToAll exchanges with every peer at once, each pair over its own
+// connection: one round of latency instead of the n−1 of a pairwise
+// schedule.
 func (r *rank) allToAll(c call) error {
 	chunk := len(c.in) / r.n
 	src := c.in
@@ -121,13 +122,7 @@ func (r *rank) allToAll(c call) error {
 	}
 	part := func(b []byte, i int) []byte { return b[i*chunk : (i+1)*chunk] }
 	copy(part(c.out, r.id), part(src, r.id))
-	for s := 1; s < r.n; s++ {
-		to, from := r.mod(r.id+s), r.mod(r.id-s)
-		if err := r.exchange(to, part(src, to), from, part(c.out, from)); err != nil {
-			return err
-		}
-	}
-	return nil
+	return r.eachPeer(func(p int) error { return r.exchange(p, part(src, p), p, part(c.out, p)) })
 }
 
 // sendRecv sends to the next rank and receives from the previous one.
