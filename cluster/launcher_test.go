@@ -1,7 +1,9 @@
 package cluster
 
 import (
+	"net"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -65,6 +67,22 @@ func TestFromEnvErrors(t *testing.T) {
 		_, err := FromEnv(tt.env)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("got %v, want %q", err, tt.want)
+		}
+	}
+}
+
+// A port derived from a job id stays below the kernel's ephemeral range,
+// where an outgoing connection may already hold it.
+func TestDerivedPortBelowEphemeral(t *testing.T) {
+	for i := 0; i < 2000; i++ {
+		j := Job{Launcher: "openmpi", Size: 4, LocalSize: 4}
+		addr, err := j.Rendezvous("", envOf("OMPI_MCA_ess_base_jobid", strconv.Itoa(i*7919)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, p, _ := net.SplitHostPort(addr)
+		if n, _ := strconv.Atoi(p); n < 20000 || n >= 32768 {
+			t.Fatalf("job %d: port %d", i*7919, n)
 		}
 	}
 }

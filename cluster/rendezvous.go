@@ -7,6 +7,11 @@ import (
 	"strconv"
 )
 
+// derivedLow and derivedHigh bound the ports derived from a job id: below
+// Linux's ephemeral range (32768 and up), so that the port is not one the
+// kernel has already handed to some process's outgoing connection.
+const derivedLow, derivedHigh = 20000, 32767
+
 // DefaultPort is the rendezvous port when nothing names one and the
 // launcher gives no job id to derive one from.
 const DefaultPort = 29511
@@ -89,7 +94,7 @@ func (j Job) Rendezvous(explicit string, getenv func(string) string) (string, er
 		if id, _ := JobID(getenv); id != "" {
 			h := fnv.New32a()
 			h.Write([]byte(id))
-			port = 20000 + int(h.Sum32()%20000)
+			port = derivedLow + int(h.Sum32()%(derivedHigh-derivedLow+1))
 		}
 	}
 	return net.JoinHostPort(host, strconv.Itoa(port)), nil
