@@ -61,11 +61,11 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 		if err != nil {
 			return "null"
 		}
-		m, err := c.Model()
-		if err != nil || m.Fit.BusBWInf <= 0 {
+		bw, err := fittedBusBW(c)
+		if err != nil {
 			return "null"
 		}
-		return num(m.Fit.BusBWInf * 1e9 / (1 << 30))
+		return num(bw * 1e9 / (1 << 30))
 	}
 	tpG, dpG := simaiGroup{tp, 1}, simaiGroup{dp, tp}
 	edpG, epG := simaiGroup{dp / ep, tp * ep}, simaiGroup{ep, tp}

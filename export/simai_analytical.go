@@ -79,12 +79,19 @@ func simaiAnalyticalFiles(p *document.Profile) ([]exportFile, error) {
 	}, nil
 }
 
-// busbwInf is a curve's fitted busbw∞ in GB/s.
+// busbwInf is the fitted busbw∞ (GB/s) of the curve of op over groups of
+// n ranks in layout.
 func busbwInf(p *document.Profile, op string, n int, layout string) (float64, error) {
 	c, err := p.Curve(op, n, layout)
 	if err != nil {
 		return 0, err
 	}
+	return fittedBusBW(c)
+}
+
+// fittedBusBW is a curve's fitted busbw∞ in GB/s; a fit without a
+// bandwidth term is an error.
+func fittedBusBW(c *document.ProfileCurve) (float64, error) {
 	m, err := c.Model()
 	if err != nil {
 		return 0, err
