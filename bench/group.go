@@ -12,10 +12,18 @@ type Grouping struct {
 	// Isolated runs only group 0; the other ranks sit the measurement out,
 	// so the group has the network to itself.
 	Isolated bool
+	// Sets, when given, are the groups themselves: equal-sized lists of
+	// global ranks in ascending order, no rank in two. Ranks in no set sit
+	// the measurement out. collbench health measures pairs this way, a
+	// round of disjoint pairs at a time. Size and Strided are then unused.
+	Sets [][]int
 }
 
 // Validate checks the grouping against a job of world ranks.
 func (g Grouping) Validate(world int) error {
+	if len(g.Sets) > 0 {
+		return g.validateSets(world)
+	}
 	switch {
 	case g.Size < 0:
 		return fmt.Errorf("group size cannot be negative (got %d)", g.Size)
@@ -29,6 +37,9 @@ func (g Grouping) Validate(world int) error {
 
 // Of returns the group size for a job of world ranks.
 func (g Grouping) Of(world int) int {
+	if len(g.Sets) > 0 {
+		return len(g.Sets[0])
+	}
 	if g.Size == 0 {
 		return world
 	}
@@ -37,7 +48,10 @@ func (g Grouping) Of(world int) int {
 
 // Groups is the number of groups that run.
 func (g Grouping) Groups(world int) int {
-	if g.Isolated {
+	switch {
+	case len(g.Sets) > 0:
+		return len(g.Sets)
+	case g.Isolated:
 		return 1
 	}
 	return world / g.Of(world)
@@ -46,6 +60,16 @@ func (g Grouping) Groups(world int) int {
 // Place returns the group of global rank rank and its rank inside it;
 // active is false for ranks that sit out an isolated run.
 func (g Grouping) Place(world, rank int) (group, groupRank int, active bool) {
+	if len(g.Sets) > 0 {
+		for i, set := range g.Sets {
+			for j, r := range set {
+				if r == rank {
+					return i, j, true
+				}
+			}
+		}
+		return 0, 0, false
+	}
 	size := g.Of(world)
 	if g.Strided {
 		stride := world / size
@@ -58,6 +82,9 @@ func (g Grouping) Place(world, rank int) (group, groupRank int, active bool) {
 
 // Member returns the global rank at groupRank in group.
 func (g Grouping) Member(world, group, groupRank int) int {
+	if len(g.Sets) > 0 {
+		return g.Sets[group][groupRank]
+	}
 	size := g.Of(world)
 	if g.Strided {
 		return groupRank*(world/size) + group
@@ -67,8 +94,35 @@ func (g Grouping) Member(world, group, groupRank int) int {
 
 // Layout names the layout for output: "consecutive" or "strided".
 func (g Grouping) Layout() string {
+	if len(g.Sets) > 0 {
+		return "listed"
+	}
 	if g.Strided {
 		return "strided"
 	}
 	return "consecutive"
+}
+
+// validateSets checks listed groups: equal sizes, ranks inside the job,
+// ascending within a set (so group ranks follow global ranks, as NCCL's
+// split orders them) and none in two sets.
+func (g Grouping) validateSets(world int) error {
+	seen := make(map[int]bool)
+	for i, set := range g.Sets {
+		if len(set) == 0 || len(set) != len(g.Sets[0]) {
+			return fmt.Errorf("listed group %d has %d ranks; every group must have %d", i, len(set), len(g.Sets[0]))
+		}
+		for j, r := range set {
+			switch {
+			case r < 0 || r >= world:
+				return fmt.Errorf("listed group %d names rank %d, outside the job's %d ranks", i, r, world)
+			case j > 0 && r <= set[j-1]:
+				return fmt.Errorf("listed group %d is not in ascending rank order (%v)", i, set)
+			case seen[r]:
+				return fmt.Errorf("rank %d is in two listed groups", r)
+			}
+			seen[r] = true
+		}
+	}
+	return nil
 }

@@ -64,3 +64,30 @@ func TestGroupingValidate(t *testing.T) {
 		}
 	}
 }
+
+// Listed groups (collbench health's pairs) place their members, leave the
+// other ranks out, and refuse lists a communicator split cannot make.
+func TestGroupingSets(t *testing.T) {
+	g := Grouping{Sets: [][]int{{1, 4}, {2, 3}}}
+	if err := g.Validate(6); err != nil {
+		t.Fatal(err)
+	}
+	if g.Of(6) != 2 || g.Groups(6) != 2 || g.Layout() != "listed" {
+		t.Errorf("Of %d, Groups %d, Layout %s; want 2, 2, listed", g.Of(6), g.Groups(6), g.Layout())
+	}
+	want := map[int][3]int{1: {0, 0, 1}, 4: {0, 1, 1}, 2: {1, 0, 1}, 3: {1, 1, 1}, 0: {0, 0, 0}, 5: {0, 0, 0}}
+	for rank, w := range want {
+		grp, gr, active := g.Place(6, rank)
+		if grp != w[0] || gr != w[1] || active != (w[2] == 1) {
+			t.Errorf("Place(%d) = %d,%d,%v; want %v", rank, grp, gr, active, w)
+		}
+		if active && g.Member(6, grp, gr) != rank {
+			t.Errorf("Member(%d,%d) = %d, want %d", grp, gr, g.Member(6, grp, gr), rank)
+		}
+	}
+	for _, bad := range [][][]int{{{0, 1}, {2}}, {{0, 6}}, {{1, 0}}, {{0, 1}, {1, 2}}, {{}}, {{-1, 2}}} {
+		if err := (Grouping{Sets: bad}).Validate(6); err == nil {
+			t.Errorf("Validate(%v) accepted it", bad)
+		}
+	}
+}

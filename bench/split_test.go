@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -49,7 +50,7 @@ func TestSplitGrouping(t *testing.T) {
 		switch {
 		case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
 			t.Errorf("%q%q: err %v, want %q", tt.env, tt.mask, err, tt.err)
-		case tt.err == "" && (err != nil || g != tt.want):
+		case tt.err == "" && (err != nil || !reflect.DeepEqual(g, tt.want)):
 			t.Errorf("%q%q over %d×%d: %+v, %v; want %+v", tt.env, tt.mask, tt.nprocs, tt.perProc, g, err, tt.want)
 		}
 	}

@@ -7,11 +7,12 @@ import (
 	"io"
 )
 
-// Document is either a run (-J, --format json) or a profile: the two
-// files collbench plot and collbench report read.
+// Document is a run (-J, --format json), a profile or a health record:
+// the files collbench plot and collbench report read.
 type Document struct {
 	Run     *Run
 	Profile *Profile
+	Health  *Health
 }
 
 // DecodeDocument reads a run or a profile, telling them apart by their
@@ -28,8 +29,12 @@ func DecodeDocument(r io.Reader) (Document, error) {
 	case ProfileSchemaName:
 		p, err := d.profile()
 		return Document{Profile: p}, err
+	case HealthSchemaName:
+		h, err := d.health()
+		return Document{Health: h}, err
 	}
-	return Document{}, fmt.Errorf("not a collbench run or profile (schema %q, want %q or %q)", d.head.Schema, SchemaName, ProfileSchemaName)
+	return Document{}, fmt.Errorf("not a collbench run, profile or health record (schema %q, want %q, %q or %q)",
+		d.head.Schema, SchemaName, ProfileSchemaName, HealthSchemaName)
 }
 
 // versioned is a document read whole, with the schema and version it

@@ -46,8 +46,8 @@ func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	case len(sub) == 0:
 		return fail(usagef("no subcommand given (e.g. collbench launch -n 4 allreduce -b 8 -e 1M)"))
 	}
-	if _, err := bench.LookupCollective(sub[0]); err != nil && sub[0] != "overlap" && sub[0] != "profile" {
-		return fail(usagef("%q is not a collective, overlap or profile; run 'collbench help' for the list", sub[0]))
+	if _, err := bench.LookupCollective(sub[0]); err != nil && sub[0] != "overlap" && sub[0] != "profile" && sub[0] != "health" {
+		return fail(usagef("%q is not a collective, overlap, profile or health; run 'collbench help' for the list", sub[0]))
 	}
 	grace, err := run.Seconds("--grace", lf.grace)
 	if err != nil {

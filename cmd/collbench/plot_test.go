@@ -78,7 +78,7 @@ func TestPlotAndReportErrors(t *testing.T) {
 		{[]string{"plot", prof, "--only", "("}, "--only: error parsing regexp"},
 		{[]string{"plot", prof, "--only", "nomatch", "-o", filepath.Join(dir, "x.svg")}, "nothing to plot"},
 		{[]string{"plot", bad, "-o", filepath.Join(dir, "x.svg")}, "bad.json: the file ends early"},
-		{[]string{"plot", other, "-o", filepath.Join(dir, "x.svg")}, "not a collbench run or profile"},
+		{[]string{"plot", other, "-o", filepath.Join(dir, "x.svg")}, "not a collbench run, profile or health record"},
 		{[]string{"plot", filepath.Join(dir, "missing.json")}, "missing.json: no such file or directory"},
 		{[]string{"report"}, "want at least one run or profile file"},
 		{[]string{"report", prof, "-o", filepath.Join(dir, "r.txt")}, "want a .html or .md file"},

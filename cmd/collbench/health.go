@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	"github.com/spf13/pflag"
+
+	"github.com/collbench/collbench/chart"
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/progress"
+	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/run"
+)
+
+// healthFlags are collbench health's flags.
+type healthFlags struct {
+	jobFlags
+	run.HealthRequest
+	fs                        *pflag.FlagSet
+	format, jsonFile, heatmap string
+}
+
+func newHealthFlags() *healthFlags {
+	f := &healthFlags{fs: pflag.NewFlagSet("health", pflag.ContinueOnError), HealthRequest: run.DefaultHealthRequest()}
+	fs, r := f.fs, &f.HealthRequest
+	fs.SortFlags = false
+	fs.Var(size(&r.PairBytes), "pair-size", "send/recv size between pairs of GPUs and of nodes (default 128M on GPUs, 4M on the host)")
+	fs.Var(size(&r.ARBytes), "allreduce-size", "all-reduce size inside nodes and over the job (default as --pair-size)")
+	fs.StringVarP(&r.DType, "datatype", "d", r.DType, "data type")
+	fs.IntVarP(&r.Iters, "iters", "n", r.Iters, "timed iterations per pass (the most; --budget may run fewer)")
+	fs.IntVarP(&r.Warmup, "warmup_iters", "w", r.Warmup, "warm-up calls before each pass")
+	fs.IntVar(&r.Passes, "passes", r.Passes, "passes per figure; the best counts, so a slowdown must show in every pass")
+	fs.DurationVar(&r.Budget, "budget", 0, "time budget for the whole check, e.g. 5m (0 = no limit)")
+	fs.Float64Var(&r.MinDrop, "min-drop", r.MinDrop, "flag a figure at least this fraction below its reference")
+	fs.Float64Var(&r.Z, "z", r.Z, "… and this many robust standard deviations (1.4826·MAD) below its peers' median")
+	fs.StringArrayVar(&r.Expect, "expect", nil, "expected busbw in GB/s per level: intra=,node=,inter=,job= (repeat or comma-separate)")
+	fs.StringVar(&r.Baseline, "baseline", "", "a previous health record (-J) whose medians are the expectations --expect leaves out")
+	fs.BoolVar(&r.Bisect, "bisect", false, "bisect the job's all-reduce on 4 nodes or more even when it is not slow")
+	fs.IntVarP(&f.NGPUs, "ngpus", "g", 1, "GPUs (ranks) per process")
+	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a call may take before the check is aborted (0 = no limit in one process)")
+	f.jobFlags.register(fs)
+	for _, name := range []string{"group-size", "layout", "isolated"} {
+		_ = fs.MarkHidden(name)
+	}
+	fs.StringVar(&f.format, "format", "table", "stdout format: table or json")
+	fs.StringVarP(&f.jsonFile, "output_file", "J", "", "also write the record as JSON to this file")
+	fs.StringVar(&f.heatmap, "heatmap", "", "also draw the pair matrices to this image (.svg, .png or .pdf)")
+	return f
+}
+
+func (f *healthFlags) parse(args []string) error {
+	if err := parseArgs(f.fs, args); err != nil {
+		return err
+	}
+	if err := f.jobFlags.check(); err != nil {
+		return err
+	}
+	if f.format != "table" && f.format != "json" {
+		return usagef("unknown --format %q (want table or json)", f.format)
+	}
+	if f.heatmap != "" {
+		if _, err := chart.FormatOf(f.heatmap); err != nil {
+			return usageError{Err: err}
+		}
+	}
+	return nil
+}
+
+// errUnhealthy is a check that ran and flagged something: exit 1, its
+// findings already printed.
+var errUnhealthy = errors.New("the health check flagged something")
+
+// runHealth is collbench health.
+func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	f := newHealthFlags()
+	parse := func() error { return f.parse(args) }
+	return measuring(ctx, "health", "collbench health [flags]", f.fs, parse, &f.jobFlags, stdout, stderr, func(j *run.Job) (bool, error) {
+		spec, err := f.Spec(ctx, append([]string{"collbench", "health"}, args...), inputLimit)
+		if err != nil {
+			return false, err
+		}
+		var bar *progress.Bar
+		doc, err := j.Health(ctx, spec, run.HealthHooks{
+			Before: checkFiles(f.jsonFile, f.heatmap),
+			Start: func(_ *run.Session, _ *document.Health, planned int) {
+				bar = progress.New(stderr, f.quiet, "health", planned)
+			},
+			Step: func(what string, done int) { bar.Update(done, what) },
+			Write: func(doc *document.Health, runErr error) error {
+				bar.Clear()
+				if f.format == "table" && runErr == nil {
+					report.Health(stdout, doc)
+				}
+				if err := emitJSON(ctx, f.format, f.jsonFile, stdout, doc.Encode); err != nil || f.heatmap == "" || runErr != nil {
+					return err
+				}
+				return chart.HealthHeatmapFile(ctx, f.heatmap, doc)
+			},
+		})
+		if err == nil && doc != nil && !doc.Healthy {
+			return false, errUnhealthy
+		}
+		return false, err
+	})
+}

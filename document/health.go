@@ -1,0 +1,184 @@
+package document
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+)
+
+// HealthSchemaName identifies the record of collbench health; see
+// docs/health.md for every field.
+const (
+	HealthSchemaName    = "collbench.health"
+	HealthSchemaVersion = 1
+)
+
+// Health is the machine-readable record of collbench health: every
+// measurement, what it was judged against and what was flagged.
+// Bandwidths are bus bandwidths in GB/s (1e9 B/s), as nccl-tests prints.
+type Health struct {
+	Schema    string         `json:"schema"`
+	Version   int            `json:"version"`
+	Collbench string         `json:"collbench_version"`
+	Backend   string         `json:"backend"`
+	StartTime string         `json:"start_time"`
+	EndTime   string         `json:"end_time"`
+	Args      []string       `json:"args"`
+	Config    HealthConfig   `json:"config"`
+	Nodes     []HealthNode   `json:"nodes"`
+	Intra     []PairFigure   `json:"intra_pairs"`    // send/recv between two GPUs of a node
+	NodeAR    []NodeFigure   `json:"node_allreduce"` // each node's all-reduce over its own ranks
+	Inter     []PairFigure   `json:"inter_pairs"`    // send/recv between two nodes, every local rank with its peer
+	Job       *BlockFigure   `json:"job_allreduce"`  // one all-reduce over every rank; null when not measured
+	Bisection []BlockFigure  `json:"bisection"`      // all-reduces over halves, quarters …, when run
+	Findings  []Finding      `json:"findings"`
+	Skipped   []string       `json:"skipped"` // parts left out, each with why
+	Healthy   bool           `json:"healthy"` // no finding
+	Devices   []DeviceRecord `json:"devices"`
+}
+
+// HealthConfig echoes the settings that change the answer.
+type HealthConfig struct {
+	NRanks    int                `json:"nranks"`
+	NProcs    int                `json:"nprocs"`
+	PairBytes int64              `json:"pair_bytes"`      // send/recv size between pairs
+	ARBytes   int64              `json:"allreduce_bytes"` // all-reduce size
+	Type      string             `json:"type"`
+	Warmup    int                `json:"warmup_iters"`
+	Iters     int                `json:"iters"` // timed iterations per pass (fewer when the budget is short)
+	Passes    int                `json:"passes"`
+	BudgetS   float64            `json:"budget_s"` // 0: none
+	MinDrop   float64            `json:"min_drop"` // fraction below the reference that matters
+	Z         float64            `json:"z"`        // robust standard deviations below the peers' median
+	Expect    map[string]float64 `json:"expect"`   // GB/s per level, from --expect or the baseline
+	Baseline  string             `json:"baseline,omitempty"`
+}
+
+// HealthNode is one node of the job and its ranks.
+type HealthNode struct {
+	Name  string `json:"name"`
+	Addr  string `json:"addr,omitempty"` // the address its processes reach the job from
+	Ranks []int  `json:"ranks"`
+}
+
+// PairFigure is the send/recv bandwidth between two GPUs (global ranks,
+// Node set) or two nodes (node indexes, Node −1): the best of the passes,
+// so that a slowdown must show in every pass to count.
+type PairFigure struct {
+	Node   int       `json:"node"`
+	A      int       `json:"a"`
+	B      int       `json:"b"`
+	BusBW  float64   `json:"busbw"`
+	Passes []float64 `json:"passes"`
+}
+
+// NodeFigure is one node's all-reduce bandwidth.
+type NodeFigure struct {
+	Node   int       `json:"node"`
+	BusBW  float64   `json:"busbw"`
+	Passes []float64 `json:"passes"`
+}
+
+// BlockFigure is an all-reduce over a block of nodes: the whole job, or a
+// part of it in the bisection (Level 1 halves, 2 quarters …).
+type BlockFigure struct {
+	Level  int       `json:"level"`
+	Nodes  []int     `json:"nodes"`
+	BusBW  float64   `json:"busbw"`
+	Passes []float64 `json:"passes"`
+}
+
+// Finding is one thing flagged.
+type Finding struct {
+	// Kind is gpu (slow with every partner in its node), gpu-link (one
+	// pair of GPUs), node-allreduce, node (slow with every partner
+	// node), link (one pair of nodes), job (the whole job's all-reduce)
+	// or block (the part of the job a bisection narrowed the slowness to).
+	Kind      string   `json:"kind"`
+	Where     string   `json:"where"` // host, GPU (bus id) or pair, in words
+	Nodes     []int    `json:"nodes"`
+	Ranks     []int    `json:"ranks,omitempty"`
+	BusBW     float64  `json:"busbw"`
+	Reference float64  `json:"reference"` // what it was judged against, GB/s
+	Against   string   `json:"against"`   // peers, expect or baseline
+	Drop      float64  `json:"drop"`      // fraction below the reference
+	Z         *float64 `json:"z"`         // robust standard deviations below the peers; null when they agree exactly or against an expectation
+}
+
+// Encode writes the record as indented JSON, with empty lists as [].
+func (h *Health) Encode(w io.Writer) error {
+	h.Schema, h.Version = HealthSchemaName, HealthSchemaVersion
+	for _, l := range []*[]string{&h.Skipped, &h.Args} {
+		if *l == nil {
+			*l = []string{}
+		}
+	}
+	if h.Findings == nil {
+		h.Findings = []Finding{}
+	}
+	if h.Intra == nil {
+		h.Intra = []PairFigure{}
+	}
+	if h.Inter == nil {
+		h.Inter = []PairFigure{}
+	}
+	if h.NodeAR == nil {
+		h.NodeAR = []NodeFigure{}
+	}
+	if h.Bisection == nil {
+		h.Bisection = []BlockFigure{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(h)
+}
+
+// DecodeHealth reads a health record, refusing another schema or
+// version, unknown keys and truncation with one line.
+func DecodeHealth(r io.Reader) (*Health, error) {
+	d, err := readDocument(r)
+	if err != nil {
+		return nil, err
+	}
+	return d.health()
+}
+
+func (d *versioned) health() (*Health, error) {
+	var h Health
+	if err := d.decode(HealthSchemaName, HealthSchemaVersion, "collbench health record", &h); err != nil {
+		return nil, err
+	}
+	if err := h.validate(); err != nil {
+		return nil, err
+	}
+	return &h, nil
+}
+
+// validate checks that every index points at a node or rank there is.
+func (h *Health) validate() error {
+	n := len(h.Nodes)
+	in := func(i int) bool { return i >= 0 && i < n }
+	for _, p := range h.Inter {
+		if !in(p.A) || !in(p.B) {
+			return fmt.Errorf("inter-node pair %d-%d names a node beyond the %d listed", p.A, p.B, n)
+		}
+	}
+	for _, p := range h.Intra {
+		if !in(p.Node) {
+			return fmt.Errorf("intra-node pair %d-%d names node %d of %d", p.A, p.B, p.Node, n)
+		}
+	}
+	for _, f := range h.NodeAR {
+		if !in(f.Node) {
+			return fmt.Errorf("node all-reduce names node %d of %d", f.Node, n)
+		}
+	}
+	for _, f := range h.Findings {
+		for _, i := range f.Nodes {
+			if !in(i) {
+				return fmt.Errorf("finding %q names node %d of %d", f.Where, i, n)
+			}
+		}
+	}
+	return nil
+}

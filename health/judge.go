@@ -1,0 +1,167 @@
+package health
+
+import (
+	"math"
+	"slices"
+)
+
+// Criteria say when a bandwidth is slow. Against its peers it must lie at
+// least MinDrop below their median and at least Z robust standard
+// deviations (1.4826·MAD, the modified z-score of Iglewicz and Hoaglin)
+// below it: the first ignores differences too small to matter, the second
+// differences the peers' own scatter explains. Against an expectation only
+// MinDrop applies.
+type Criteria struct {
+	MinDrop float64 // fraction, e.g. 0.15
+	Z       float64 // e.g. 3.5
+}
+
+// DefaultCriteria flag a figure 10 % or more below its peers' median and
+// 3.5 robust standard deviations out (docs/health.md says why).
+var DefaultCriteria = Criteria{MinDrop: 0.10, Z: 3.5}
+
+// madScale turns a median absolute deviation into a standard deviation
+// for normally distributed data.
+const madScale = 1.4826
+
+// Outlier is one figure found slow.
+type Outlier struct {
+	Index  int     // into the values judged
+	Value  float64 // the figure
+	Median float64 // its peers' median (or the expectation)
+	Drop   float64 // (Median − Value) / Median
+	Z      float64 // robust standard deviations below the median; +Inf when the peers agree exactly
+}
+
+// MedianMAD returns the median of values and their median absolute
+// deviation from it.
+func MedianMAD(values []float64) (median, mad float64) {
+	if len(values) == 0 {
+		return math.NaN(), math.NaN()
+	}
+	median = quantile50(values)
+	dev := make([]float64, len(values))
+	for i, v := range values {
+		dev[i] = math.Abs(v - median)
+	}
+	return median, quantile50(dev)
+}
+
+func quantile50(values []float64) float64 {
+	s := slices.Clone(values)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// Below returns the values that are slow against the others: with fewer
+// than three there is no telling which is the odd one, and none is.
+func (c Criteria) Below(values []float64) []Outlier {
+	if len(values) < 3 {
+		return nil
+	}
+	median, mad := MedianMAD(values)
+	if median <= 0 {
+		return nil
+	}
+	var out []Outlier
+	for i, v := range values {
+		drop := (median - v) / median
+		if drop < c.MinDrop {
+			continue
+		}
+		z := math.Inf(1)
+		if mad > 0 {
+			z = (median - v) / (madScale * mad)
+		}
+		if z >= c.Z {
+			out = append(out, Outlier{Index: i, Value: v, Median: median, Drop: drop, Z: z})
+		}
+	}
+	return out
+}
+
+// Short says whether value falls short of an expectation (> 0) by
+// MinDrop or more, and by how much.
+func (c Criteria) Short(value, expect float64) (drop float64, short bool) {
+	if expect <= 0 {
+		return 0, false
+	}
+	drop = (expect - value) / expect
+	return drop, drop >= c.MinDrop
+}
+
+// PairFigure is the bandwidth measured between a pair of members.
+type PairFigure struct {
+	Pair
+	Value float64
+}
+
+// MemberOutlier is a member slow with (most of) its partners.
+type MemberOutlier struct {
+	Member   int
+	Partners int // pairs it was measured in
+	Outlier      // Value is the median of its pairs, judged against the other members'
+}
+
+// PairOutlier is a pair slow where neither member is.
+type PairOutlier struct {
+	Pair
+	Outlier // Index is into the figures given
+}
+
+// Verdict is what a matrix of pair figures says.
+type Verdict struct {
+	Members []MemberOutlier
+	Links   []PairOutlier
+}
+
+// Judge tells a slow member from a slow link. A member's score is the
+// median of its pairs: a member slow with every partner scores low, while
+// one slow link is passed over by the medians of both its ends (it takes
+// two partners or more to score a member). Members whose score is an
+// outlier among the scores are slow; the pairs that touch no slow member
+// are then judged among themselves, and those found slow are slow links.
+func (c Criteria) Judge(figs []PairFigure) Verdict {
+	byMember := map[int][]float64{}
+	for _, f := range figs {
+		byMember[f.A] = append(byMember[f.A], f.Value)
+		byMember[f.B] = append(byMember[f.B], f.Value)
+	}
+	var members []int
+	for m, vals := range byMember {
+		if len(vals) >= 2 {
+			members = append(members, m)
+		}
+	}
+	slices.Sort(members)
+	scores := make([]float64, len(members))
+	for k, m := range members {
+		scores[k] = quantile50(byMember[m])
+	}
+	var v Verdict
+	slow := map[int]bool{}
+	for _, o := range c.Below(scores) {
+		m := members[o.Index]
+		slow[m] = true
+		o.Index = m
+		v.Members = append(v.Members, MemberOutlier{Member: m, Partners: len(byMember[m]), Outlier: o})
+	}
+	var rest []int
+	var vals []float64
+	for i, f := range figs {
+		if !slow[f.A] && !slow[f.B] {
+			rest = append(rest, i)
+			vals = append(vals, f.Value)
+		}
+	}
+	for _, o := range c.Below(vals) {
+		i := rest[o.Index]
+		o.Index = i
+		v.Links = append(v.Links, PairOutlier{Pair: figs[i].Pair, Outlier: o})
+	}
+	return v
+}

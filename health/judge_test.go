@@ -1,0 +1,119 @@
+package health
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+func TestMedianMAD(t *testing.T) {
+	m, mad := MedianMAD([]float64{1, 2, 3, 4, 100})
+	if m != 3 || mad != 1 {
+		t.Errorf("MedianMAD = %g, %g; want 3, 1", m, mad)
+	}
+	m, mad = MedianMAD([]float64{4, 1, 3, 2})
+	if m != 2.5 || mad != 1 {
+		t.Errorf("MedianMAD = %g, %g; want 2.5, 1", m, mad)
+	}
+}
+
+func TestBelow(t *testing.T) {
+	c := DefaultCriteria
+	cases := []struct {
+		name   string
+		values []float64
+		want   []int
+	}{
+		{"one slow", []float64{10, 10.1, 9.9, 10.05, 6}, []int{4}},
+		{"within the scatter", []float64{10, 14, 6, 12, 8, 7.5}, nil},
+		{"too small to matter", []float64{10, 10, 10, 9.5}, nil},
+		{"exact peers", []float64{10, 10, 10, 8}, []int{3}},
+		{"two are no peers", []float64{10, 2}, nil},
+		{"faster is never slow", []float64{10, 10, 10, 20}, nil},
+	}
+	for _, tc := range cases {
+		got := c.Below(tc.values)
+		if len(got) != len(tc.want) {
+			t.Errorf("%s: %+v, want indexes %v", tc.name, got, tc.want)
+			continue
+		}
+		for i, o := range got {
+			if o.Index != tc.want[i] {
+				t.Errorf("%s: flagged %d, want %d", tc.name, o.Index, tc.want[i])
+			}
+		}
+	}
+	if got := c.Below([]float64{10, 10, 10, 8}); !math.IsInf(got[0].Z, 1) || math.Abs(got[0].Drop-0.2) > 1e-12 {
+		t.Errorf("exact peers: %+v, want drop 0.2 and an infinite z", got[0])
+	}
+}
+
+// allPairs is the figures of n members, every pair at base bandwidth with
+// noise, times slow(pair).
+func allPairs(n int, rng *rand.Rand, noise float64, slow func(Pair) float64) []PairFigure {
+	var figs []PairFigure
+	for _, round := range Rounds(n) {
+		for _, p := range round {
+			figs = append(figs, PairFigure{Pair: p, Value: 10 * (1 + noise*rng.NormFloat64()) * slow(p)})
+		}
+	}
+	return figs
+}
+
+// A member slow with every partner is a slow member and not a set of
+// slow links; one slow link is a link and neither of its ends; a healthy
+// matrix flags nothing. Noise of 1 % as on a quiet fabric, 20 % slowdowns
+// (50 % with three members, where a member's own pairs are half of its
+// partners' and its slowdown shows at about half its size).
+func TestJudge(t *testing.T) {
+	c := DefaultCriteria
+	for _, n := range []int{3, 4, 5, 8, 16} {
+		factor := 0.8
+		if n == 3 {
+			factor = 0.5
+		}
+		rng := rand.New(rand.NewPCG(uint64(n), 1))
+		for trial := 0; trial < 50; trial++ {
+			v := c.Judge(allPairs(n, rng, 0.01, func(Pair) float64 { return 1 }))
+			if len(v.Members)+len(v.Links) != 0 {
+				t.Fatalf("n=%d healthy: flagged %+v", n, v)
+			}
+			bad := rng.IntN(n)
+			v = c.Judge(allPairs(n, rng, 0.01, func(p Pair) float64 {
+				if p.A == bad || p.B == bad {
+					return factor
+				}
+				return 1
+			}))
+			if len(v.Members) != 1 || v.Members[0].Member != bad || len(v.Links) != 0 {
+				t.Fatalf("n=%d member %d slow: %+v", n, bad, v)
+			}
+			if n == 3 {
+				continue // three pairs: the MAD is the two healthy pairs' own difference, too few to judge a link by
+			}
+			link := Rounds(n)[rng.IntN(len(Rounds(n)))][0]
+			v = c.Judge(allPairs(n, rng, 0.01, func(p Pair) float64 {
+				if p == link {
+					return 0.8
+				}
+				return 1
+			}))
+			if len(v.Members) != 0 || len(v.Links) != 1 || v.Links[0].Pair != link {
+				t.Fatalf("n=%d link %v slow: %+v", n, link, v)
+			}
+		}
+	}
+}
+
+func TestShort(t *testing.T) {
+	c := DefaultCriteria
+	if d, short := c.Short(8, 10); !short || math.Abs(d-0.2) > 1e-12 {
+		t.Errorf("Short(8, 10) = %g, %v", d, short)
+	}
+	if _, short := c.Short(9.5, 10); short {
+		t.Error("5 % short flagged at a 10 % threshold")
+	}
+	if _, short := c.Short(1, 0); short {
+		t.Error("no expectation flagged")
+	}
+}

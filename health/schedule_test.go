@@ -1,0 +1,72 @@
+package health
+
+import (
+	"fmt"
+	"testing"
+)
+
+// Every pair of N members is measured exactly once, in N−1 rounds (N for
+// odd N), and no member is in two pairs of one round.
+func TestRounds(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 5, 8, 64, 1000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			rounds := Rounds(n)
+			want := n - 1
+			if n%2 == 1 {
+				want = n
+			}
+			if n < 2 {
+				want = 0
+			}
+			if len(rounds) != want {
+				t.Fatalf("%d rounds, want %d", len(rounds), want)
+			}
+			seen := map[Pair]int{}
+			for r, round := range rounds {
+				inRound := map[int]bool{}
+				for _, p := range round {
+					if p.A >= p.B || p.A < 0 || p.B >= n {
+						t.Fatalf("round %d: bad pair %v", r, p)
+					}
+					if inRound[p.A] || inRound[p.B] {
+						t.Fatalf("round %d: a member of %v is already in a pair", r, p)
+					}
+					inRound[p.A], inRound[p.B] = true, true
+					seen[p]++
+				}
+				if len(round) != n/2 {
+					t.Fatalf("round %d has %d pairs, want %d", r, len(round), n/2)
+				}
+			}
+			if len(seen) != n*(n-1)/2 {
+				t.Fatalf("%d distinct pairs measured, want %d", len(seen), n*(n-1)/2)
+			}
+			for p, k := range seen {
+				if k != 1 {
+					t.Fatalf("pair %v measured %d times", p, k)
+				}
+			}
+		})
+	}
+}
+
+// Units whose ranks live in different processes share a wave; units in
+// one process (several GPUs of one process) take a wave each.
+func TestWaves(t *testing.T) {
+	units := [][][]int{{{0, 1}}, {{2, 3}}, {{4, 5}}}
+	onePerProc := Waves(units, func(r int) int { return r })
+	if fmt.Sprint(onePerProc) != "[[0 1 2]]" {
+		t.Errorf("one rank per process: waves %v, want [[0 1 2]]", onePerProc)
+	}
+	shared := Waves(units, func(r int) int { return r / 4 }) // ranks 0-3 in process 0, 4-5 in 1
+	if fmt.Sprint(shared) != "[[0 2] [1]]" {
+		t.Errorf("ranks 0-3 in one process: waves %v, want [[0 2] [1]]", shared)
+	}
+}
+
+func TestHalves(t *testing.T) {
+	a, b := Halves([]int{0, 1, 2, 3, 4})
+	if fmt.Sprint(a, b) != "[0 1 2] [3 4]" {
+		t.Errorf("Halves = %v %v", a, b)
+	}
+}

@@ -1,0 +1,169 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/document"
+)
+
+// matrixLimit is the most members a matrix is printed for; larger jobs
+// get their slowest pairs listed instead.
+const matrixLimit = 16
+
+// Health writes the summary of a health check: the nodes, each level's
+// figures (pair matrices while they fit a terminal), the findings and
+// the verdict.
+func Health(w io.Writer, d *document.Health) {
+	c := d.Config
+	fmt.Fprintf(w, "# collbench version %s backend=%s\n", d.Collbench, d.Backend)
+	fmt.Fprintf(w, "# Health: %d node(s), %d rank(s) in %d process(es); send/recv %s between pairs, all-reduce %s, %s\n",
+		len(d.Nodes), c.NRanks, c.NProcs, bench.FormatSize(c.PairBytes), bench.FormatSize(c.ARBytes), c.Type)
+	fmt.Fprintf(w, "# %d warm-up + up to %d timed iterations, best of %d pass(es); flagged when %.0f%% and %.3g robust σ below the peers' median",
+		c.Warmup, c.Iters, c.Passes, 100*c.MinDrop, c.Z)
+	if len(c.Expect) > 0 {
+		var keys []string
+		for k := range c.Expect {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		var parts []string
+		for _, k := range keys {
+			parts = append(parts, fmt.Sprintf("%s=%.3g", k, c.Expect[k]))
+		}
+		from := "--expect"
+		if c.Baseline != "" {
+			from += ", " + c.Baseline
+		}
+		fmt.Fprintf(w, ", or %.0f%% below the expectation (GB/s: %s; from %s)", 100*c.MinDrop, strings.Join(parts, " "), from)
+	}
+	fmt.Fprintf(w, "\n#\n# Nodes\n")
+	for i, n := range d.Nodes {
+		fmt.Fprintf(w, "#  n%-3d %-28s ranks %s\n", i, n.Name, rankList(n.Ranks))
+	}
+	if len(d.Intra) > 0 {
+		fmt.Fprintf(w, "#\n# GPU pairs inside each node: send/recv busbw (GB/s)\n")
+		for n, node := range d.Nodes {
+			var pairs []document.PairFigure
+			for _, p := range d.Intra {
+				if p.Node == n {
+					pairs = append(pairs, p)
+				}
+			}
+			if len(pairs) > 0 {
+				fmt.Fprintf(w, "#  %s\n", node.Name)
+				pairMatrix(w, node.Ranks, "r", pairs)
+			}
+		}
+	}
+	if len(d.NodeAR) > 0 {
+		fmt.Fprintf(w, "#\n# All-reduce inside each node: busbw (GB/s)\n")
+		for _, f := range d.NodeAR {
+			fmt.Fprintf(w, "#  n%-3d %-28s %10.3f\n", f.Node, d.Nodes[f.Node].Name, f.BusBW)
+		}
+	}
+	if len(d.Inter) > 0 {
+		fmt.Fprintf(w, "#\n# Node pairs: send/recv busbw (GB/s), the slowest pair of ranks between them\n")
+		nodes := make([]int, len(d.Nodes))
+		for i := range nodes {
+			nodes[i] = i
+		}
+		pairMatrix(w, nodes, "n", d.Inter)
+	}
+	if d.Job != nil {
+		fmt.Fprintf(w, "#\n# All-reduce over the whole job: busbw %.3f GB/s\n", d.Job.BusBW)
+	}
+	for _, b := range d.Bisection {
+		names := make([]string, len(b.Nodes))
+		for i, n := range b.Nodes {
+			names[i] = fmt.Sprintf("n%d", n)
+		}
+		fmt.Fprintf(w, "#  bisection level %d: {%s} %.3f GB/s\n", b.Level, strings.Join(names, ","), b.BusBW)
+	}
+	for _, s := range d.Skipped {
+		fmt.Fprintf(w, "# left out: %s\n", s)
+	}
+	fmt.Fprintf(w, "#\n")
+	for _, f := range d.Findings {
+		fmt.Fprintf(w, "FLAGGED %s %s: %s\n", f.Kind, f.Where, findingFigures(f))
+	}
+	if d.Healthy {
+		fmt.Fprintf(w, "Healthy: nothing flagged\n")
+	} else {
+		fmt.Fprintf(w, "Unhealthy: %d finding(s)\n", len(d.Findings))
+	}
+}
+
+// findingFigures says how far below what a finding lies.
+func findingFigures(f document.Finding) string {
+	ref := map[string]string{"peers": "the peers' median", "expect": "the expectation", "baseline": "the baseline",
+		"other half": "the other half"}[f.Against]
+	if ref == "" {
+		ref = f.Against
+	}
+	s := fmt.Sprintf("%.3f GB/s, %.0f%% below %s %.3f GB/s", f.BusBW, 100*f.Drop, ref, f.Reference)
+	if f.Z != nil {
+		s += fmt.Sprintf(" (%.1f robust σ)", *f.Z)
+	} else if f.Against == "peers" {
+		s += " (the peers agree exactly)"
+	}
+	return s
+}
+
+// pairMatrix prints a symmetric matrix of pair figures over members
+// (labelled prefix+member), or, beyond matrixLimit members, the ten
+// slowest pairs.
+func pairMatrix(w io.Writer, members []int, prefix string, pairs []document.PairFigure) {
+	if len(members) > matrixLimit {
+		sorted := append([]document.PairFigure(nil), pairs...)
+		sort.Slice(sorted, func(i, j int) bool { return sorted[i].BusBW < sorted[j].BusBW })
+		fmt.Fprintf(w, "#   %d pairs; the slowest:\n", len(pairs))
+		for _, p := range sorted[:min(10, len(sorted))] {
+			fmt.Fprintf(w, "#   %s%d ↔ %s%d %10.3f\n", prefix, p.A, prefix, p.B, p.BusBW)
+		}
+		return
+	}
+	at := map[[2]int]float64{}
+	for _, p := range pairs {
+		at[[2]int{p.A, p.B}], at[[2]int{p.B, p.A}] = p.BusBW, p.BusBW
+	}
+	var b strings.Builder
+	b.WriteString("#   " + strings.Repeat(" ", 6))
+	for _, m := range members {
+		fmt.Fprintf(&b, " %8s", fmt.Sprintf("%s%d", prefix, m))
+	}
+	fmt.Fprintln(w, b.String())
+	for _, r := range members {
+		b.Reset()
+		fmt.Fprintf(&b, "#   %6s", fmt.Sprintf("%s%d", prefix, r))
+		for _, c := range members {
+			if v, ok := at[[2]int{r, c}]; ok {
+				fmt.Fprintf(&b, " %8.3f", v)
+			} else {
+				fmt.Fprintf(&b, " %8s", "-")
+			}
+		}
+		fmt.Fprintln(w, b.String())
+	}
+}
+
+// rankList writes ranks compactly: 0-3,8.
+func rankList(ranks []int) string {
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(ranks[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
+}

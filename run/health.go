@@ -1,0 +1,538 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/health"
+)
+
+// HealthSpec is a health check as collbench health runs it.
+type HealthSpec struct {
+	PairBytes int64 // send/recv size between pairs; 0: the backend's default
+	ARBytes   int64 // all-reduce size within nodes, blocks and the job; 0: the backend's default
+	Type      numeric.DataType
+	Warmup    int
+	Iters     int // timed iterations per pass, the most the budget may give
+	Passes    int // each figure is the best of this many passes
+	// Budget bounds the whole check (0: none): iterations shrink to fit
+	// and parts that no longer fit are left out, and say so.
+	Budget   time.Duration
+	Criteria health.Criteria
+	// Expect is GB/s per level (intra, node, inter, job); a figure that
+	// far below it is flagged whatever its peers say.
+	Expect   map[string]float64
+	Baseline string // the file Expect's missing levels came from, for the record
+	Bisect   bool   // bisect on four nodes or more even when the job's all-reduce is not slow
+	Args     []string
+}
+
+// HealthBytes is the default message size: large enough that a pair's
+// time is its bandwidth, not its latency (NVLink and InfiniBand reach
+// their bus bandwidth from about 64 MiB; TCP between hosts from about
+// 1 MiB), small enough that a round of pairs takes milliseconds.
+func HealthBytes(onGPU bool) int64 {
+	if onGPU {
+		return 128 << 20
+	}
+	return 4 << 20
+}
+
+// HealthExpectations reads a previous health record as expectations: the
+// median figure of each level it measured.
+func HealthExpectations(base *document.Health) map[string]float64 {
+	out := map[string]float64{}
+	level := func(name string, vals []float64) {
+		if len(vals) > 0 {
+			m, _ := health.MedianMAD(vals)
+			out[name] = m
+		}
+	}
+	var intra, node, inter []float64
+	for _, p := range base.Intra {
+		intra = append(intra, p.BusBW)
+	}
+	for _, f := range base.NodeAR {
+		node = append(node, f.BusBW)
+	}
+	for _, p := range base.Inter {
+		inter = append(inter, p.BusBW)
+	}
+	level("intra", intra)
+	level("node", node)
+	level("inter", inter)
+	if base.Job != nil {
+		level("job", []float64{base.Job.BusBW})
+	}
+	return out
+}
+
+// HealthLevels are the levels an expectation may name.
+var HealthLevels = []string{"intra", "node", "inter", "job"}
+
+// check refuses settings the check cannot run with.
+func (s *HealthSpec) check() error {
+	switch {
+	case s.PairBytes < 0 || s.ARBytes < 0:
+		return Usagef("sizes cannot be negative (got --pair-size %d, --allreduce-size %d)", s.PairBytes, s.ARBytes)
+	case s.Iters < 1:
+		return Usagef("-n must be at least 1 (got %d)", s.Iters)
+	case s.Warmup < 0:
+		return Usagef("-w cannot be negative (got %d)", s.Warmup)
+	case s.Passes < 1:
+		return Usagef("--passes must be at least 1 (got %d)", s.Passes)
+	case s.Budget < 0:
+		return Usagef("--budget cannot be negative")
+	case s.Criteria.MinDrop <= 0 || s.Criteria.MinDrop >= 1:
+		return Usagef("--min-drop must be between 0 and 1 (got %g)", s.Criteria.MinDrop)
+	case s.Criteria.Z <= 0:
+		return Usagef("--z must be positive (got %g)", s.Criteria.Z)
+	}
+	for k, v := range s.Expect {
+		if !slices.Contains(HealthLevels, k) {
+			return Usagef("--expect %s: unknown level (want intra, node, inter or job)", k)
+		}
+		if !(v > 0) {
+			return Usagef("--expect %s=%g: want a positive GB/s", k, v)
+		}
+	}
+	return nil
+}
+
+// HealthHooks hear of a health check as it goes; nil hooks are skipped,
+// and only rank 0 runs them.
+type HealthHooks struct {
+	Before func() error
+	// Start runs when the nodes are known, with how many measurements
+	// are planned.
+	Start func(s *Session, doc *document.Health, planned int)
+	// Step runs after each measurement; done counts them.
+	Step func(what string, done int)
+	// Write renders the outputs, even after a failed check.
+	Write func(doc *document.Health, runErr error) error
+}
+
+// healthCheck is one check in progress.
+type healthCheck struct {
+	j      *Job
+	spec   HealthSpec
+	sess   *Session
+	doc    *document.Health
+	budget bench.Budget
+	hooks  HealthHooks
+	done   int
+	byRank []int // node of each global rank
+}
+
+// Health measures the job's GPUs, nodes and links and judges them. It
+// returns the record (nil when nothing ran) and an error: Write's if it
+// failed, else the measurement's. A check that ran and flagged something
+// is not an error: the record's Healthy says so.
+func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*document.Health, error) {
+	if err := spec.check(); err != nil {
+		return nil, err
+	}
+	if g := j.Settings.Grouping; g.Size != 0 || g.Isolated {
+		return nil, Usagef("collbench health forms its own groups; drop --group-size and --isolated")
+	}
+	if h.Before != nil && j.Rank == 0 {
+		if err := h.Before(); err != nil {
+			return nil, err
+		}
+	}
+	outer := ctx
+	backend, _, err := pickBackend(j.Settings.Backend, j.Settings.NCCLLib, j.getenv)
+	if err != nil {
+		return nil, err
+	}
+	def := HealthBytes(backend.Name() == "nccl")
+	if spec.PairBytes == 0 {
+		spec.PairBytes = def
+	}
+	if spec.ARBytes == 0 {
+		spec.ARBytes = def
+	}
+	big := max(spec.PairBytes, spec.ARBytes)
+	ctx, sess, err := j.Open(ctx, bench.Sweep{Min: big, Max: big, Factor: 2}, false, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer sess.Close()
+	if sess.Sweep.Max < big {
+		// The devices hold less: measure at what they hold.
+		spec.PairBytes, spec.ARBytes = min(spec.PairBytes, sess.Sweep.Max), min(spec.ARBytes, sess.Sweep.Max)
+	}
+	nodes, err := j.healthNodes(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &healthCheck{j: j, spec: spec, sess: sess, hooks: h,
+		budget: bench.Budget{Limit: spec.Budget, MinIters: min(3, spec.Iters), MaxIters: spec.Iters, Since: j.Began}}
+	c.doc = &document.Health{Collbench: j.Settings.Version, Backend: sess.Backend.Name(),
+		StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args, Nodes: nodes,
+		Devices: document.DeviceRecords(sess.Devices),
+		Config: document.HealthConfig{NRanks: j.World(), NProcs: j.Size, PairBytes: spec.PairBytes, ARBytes: spec.ARBytes,
+			Type: spec.Type.String(), Warmup: spec.Warmup, Iters: spec.Iters, Passes: spec.Passes, BudgetS: spec.Budget.Seconds(),
+			MinDrop: spec.Criteria.MinDrop, Z: spec.Criteria.Z, Expect: spec.Expect, Baseline: spec.Baseline}}
+	c.byRank = make([]int, j.World())
+	for n, node := range nodes {
+		for _, r := range node.Ranks {
+			c.byRank[r] = n
+		}
+	}
+	plan := c.plan()
+	c.budget.Start(plan.points() * spec.Passes)
+	if h.Start != nil && j.Rank == 0 {
+		h.Start(sess, c.doc, plan.points())
+	}
+	runErr := c.measure(ctx, plan)
+	if runErr == nil && j.Multi() {
+		runErr = j.Peers().Barrier(ctx)
+	}
+	c.doc.EndTime = time.Now().UTC().Format(time.RFC3339)
+	if runErr == nil {
+		c.judge()
+	}
+	runErr = j.Explain(outer, runErr)
+	if h.Write != nil && j.Rank == 0 {
+		if err := h.Write(c.doc, runErr); err != nil {
+			return c.doc, err
+		}
+	}
+	return c.doc, runErr
+}
+
+// healthPlan is what a check measures, as lists of groups of global
+// ranks, each list measured at once.
+type healthPlan struct {
+	intra  [][]unit // waves of GPU pairs
+	nodeAR [][]unit // waves of node all-reduces
+	inter  [][]unit // waves of node pairs
+	job    bool
+}
+
+// unit is one figure: its groups (one per pair of ranks, or one block)
+// and what it stands for.
+type unit struct {
+	groups [][]int
+	pair   health.Pair // GPU ranks or node indexes
+	node   int         // the node of a GPU pair or a node all-reduce
+}
+
+func (p healthPlan) points() int {
+	n := len(p.intra) + len(p.nodeAR) + len(p.inter)
+	if p.job {
+		n++
+	}
+	return n
+}
+
+// plan lays out the rounds: every pair of GPUs inside each node, every
+// pair of nodes (each local rank with its peer on the other node), in
+// rounds of disjoint pairs split into waves a process can time apart.
+func (c *healthCheck) plan() healthPlan {
+	var p healthPlan
+	per := c.j.Settings.RanksPerProc
+	proc := func(r int) int { return r / per }
+	nodes := c.doc.Nodes
+	// Intra-node: round r of every node's own tournament at once.
+	var rounds [][]unit
+	for n, node := range nodes {
+		for r, round := range health.Rounds(len(node.Ranks)) {
+			for len(rounds) <= r {
+				rounds = append(rounds, nil)
+			}
+			for _, pr := range round {
+				a, b := node.Ranks[pr.A], node.Ranks[pr.B]
+				rounds[r] = append(rounds[r], unit{groups: [][]int{{a, b}}, pair: health.Pair{A: a, B: b}, node: n})
+			}
+		}
+	}
+	for _, round := range rounds {
+		p.intra = append(p.intra, wavesOf(round, proc)...)
+	}
+	// Each node's all-reduce: nodes of one size at once.
+	bySize := map[int][]unit{}
+	var sizes []int
+	for n, node := range nodes {
+		k := len(node.Ranks)
+		if k < 2 {
+			continue
+		}
+		if bySize[k] == nil {
+			sizes = append(sizes, k)
+		}
+		bySize[k] = append(bySize[k], unit{groups: [][]int{node.Ranks}, node: n})
+	}
+	for _, k := range sizes {
+		p.nodeAR = append(p.nodeAR, wavesOf(bySize[k], proc)...)
+	}
+	// Inter-node: local rank i of one node with local rank i of the other.
+	for _, round := range health.Rounds(len(nodes)) {
+		var units []unit
+		for _, pr := range round {
+			a, b := nodes[pr.A].Ranks, nodes[pr.B].Ranks
+			u := unit{pair: pr, node: -1}
+			for i := 0; i < min(len(a), len(b)); i++ {
+				u.groups = append(u.groups, []int{min(a[i], b[i]), max(a[i], b[i])})
+			}
+			units = append(units, u)
+		}
+		p.inter = append(p.inter, wavesOf(units, proc)...)
+	}
+	p.job = len(nodes) > 1
+	return p
+}
+
+// wavesOf splits units into the waves health.Waves allows.
+func wavesOf(units []unit, proc func(int) int) [][]unit {
+	groups := make([][][]int, len(units))
+	for i, u := range units {
+		groups[i] = u.groups
+	}
+	var out [][]unit
+	for _, w := range health.Waves(groups, proc) {
+		wave := make([]unit, len(w))
+		for i, u := range w {
+			wave[i] = units[u]
+		}
+		out = append(out, wave)
+	}
+	return out
+}
+
+// measure runs the plan, the bisection when it is called for, and records
+// every figure in the document.
+func (c *healthCheck) measure(ctx context.Context, p healthPlan) error {
+	sendrecv, _ := bench.LookupCollective("sendrecv")
+	allreduce, _ := bench.LookupCollective("allreduce")
+	for _, wave := range p.intra {
+		figs, err := c.wave(ctx, wave, sendrecv, c.spec.PairBytes, "GPU pairs")
+		if err != nil || figs == nil {
+			return err
+		}
+		for i, u := range wave {
+			c.doc.Intra = append(c.doc.Intra, document.PairFigure{Node: u.node, A: u.pair.A, B: u.pair.B, BusBW: best(figs[i]), Passes: figs[i]})
+		}
+	}
+	for _, wave := range p.nodeAR {
+		figs, err := c.wave(ctx, wave, allreduce, c.spec.ARBytes, "node all-reduce")
+		if err != nil || figs == nil {
+			return err
+		}
+		for i, u := range wave {
+			c.doc.NodeAR = append(c.doc.NodeAR, document.NodeFigure{Node: u.node, BusBW: best(figs[i]), Passes: figs[i]})
+		}
+	}
+	for _, wave := range p.inter {
+		figs, err := c.wave(ctx, wave, sendrecv, c.spec.PairBytes, "node pairs")
+		if err != nil || figs == nil {
+			return err
+		}
+		for i, u := range wave {
+			c.doc.Inter = append(c.doc.Inter, document.PairFigure{Node: -1, A: u.pair.A, B: u.pair.B, BusBW: best(figs[i]), Passes: figs[i]})
+		}
+	}
+	if !p.job {
+		return nil
+	}
+	all := make([]int, len(c.doc.Nodes))
+	for i := range all {
+		all[i] = i
+	}
+	job, err := c.blocks(ctx, 0, [][]int{all}, allreduce)
+	if err != nil || job == nil {
+		return err
+	}
+	c.doc.Job = &job[0]
+	if c.spec.Bisect || c.jobSlow() {
+		return c.bisect(ctx, all, allreduce)
+	}
+	return nil
+}
+
+// jobSlow says whether the job's all-reduce falls short of its
+// expectation.
+func (c *healthCheck) jobSlow() bool {
+	_, short := c.spec.Criteria.Short(c.doc.Job.BusBW, c.spec.Expect["job"])
+	return short
+}
+
+// bisect measures the halves of block at once, and keeps halving the
+// slower while it is slower than the other by the criteria's drop and
+// still has two nodes or more on each side.
+func (c *healthCheck) bisect(ctx context.Context, block []int, coll *bench.Collective) error {
+	for level := 1; len(block) >= 4; level++ {
+		a, b := health.Halves(block)
+		figs, err := c.blocks(ctx, level, [][]int{a, b}, coll)
+		if err != nil || figs == nil {
+			return err
+		}
+		c.doc.Bisection = append(c.doc.Bisection, figs...)
+		slow, fast := figs[0], figs[1]
+		if slow.BusBW > fast.BusBW {
+			slow, fast = fast, slow
+		}
+		if _, short := c.spec.Criteria.Short(slow.BusBW, fast.BusBW); !short {
+			return nil
+		}
+		block = slow.Nodes
+	}
+	return nil
+}
+
+// blocks measures an all-reduce over each block of nodes (all at once
+// where their rank counts match).
+func (c *healthCheck) blocks(ctx context.Context, level int, blocks [][]int, coll *bench.Collective) ([]document.BlockFigure, error) {
+	var out []document.BlockFigure
+	bySize := map[int][]unit{}
+	var sizes []int
+	for _, blk := range blocks {
+		var ranks []int
+		for _, n := range blk {
+			ranks = append(ranks, c.doc.Nodes[n].Ranks...)
+		}
+		slices.Sort(ranks)
+		if bySize[len(ranks)] == nil {
+			sizes = append(sizes, len(ranks))
+		}
+		bySize[len(ranks)] = append(bySize[len(ranks)], unit{groups: [][]int{ranks}})
+	}
+	per := c.j.Settings.RanksPerProc
+	figsOf := map[string][]float64{}
+	for _, k := range sizes {
+		for _, wave := range wavesOf(bySize[k], func(r int) int { return r / per }) {
+			what := "job all-reduce"
+			if level > 0 {
+				what = fmt.Sprintf("bisection level %d", level)
+			}
+			figs, err := c.wave(ctx, wave, coll, c.spec.ARBytes, what)
+			if err != nil || figs == nil {
+				return nil, err
+			}
+			for i, u := range wave {
+				figsOf[fmt.Sprint(u.groups[0])] = figs[i]
+			}
+		}
+	}
+	for _, blk := range blocks {
+		var ranks []int
+		for _, n := range blk {
+			ranks = append(ranks, c.doc.Nodes[n].Ranks...)
+		}
+		slices.Sort(ranks)
+		f := figsOf[fmt.Sprint(ranks)]
+		out = append(out, document.BlockFigure{Level: level, Nodes: blk, BusBW: best(f), Passes: f})
+	}
+	return out, nil
+}
+
+// errBudget leaves the rest of a check out.
+var errBudget = errors.New("the time budget is spent")
+
+// wave measures one wave's units at once, each pass a Point, and returns
+// each unit's bus bandwidth per pass: the slowest of its groups, as a
+// node pair is only as fast as its slowest pair of ranks. It returns nil
+// figures (and records why) when the budget is spent.
+func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collective, bytes int64, what string) ([][]float64, error) {
+	var sets [][]int
+	owner := []int{} // unit of each set
+	for i, u := range wave {
+		for _, g := range u.groups {
+			sets = append(sets, g)
+			owner = append(owner, i)
+		}
+	}
+	spent, err := c.agree(ctx, c.budget.Spent())
+	if err != nil {
+		return nil, err
+	}
+	if spent {
+		c.doc.Skipped = append(c.doc.Skipped, what+" and what follows: "+errBudget.Error())
+		return nil, nil
+	}
+	world := c.j.World()
+	comm := c.sess.Comm
+	if len(sets) != 1 || len(sets[0]) != world {
+		// Every process planned the same sets in the same order.
+		g := bench.Grouping{Sets: sets}
+		if err := g.Validate(world); err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		opened, _, err := c.sess.OpenGroups(ctx, g, bench.Sweep{Min: bytes, Max: bytes, Factor: 2}, nil)
+		if err != nil {
+			return nil, fmt.Errorf("opening the groups of %s: %w", what, err)
+		}
+		defer opened.Close()
+		comm = opened
+	}
+	op := numeric.NoOp
+	if coll.Reduces {
+		op = numeric.Sum
+	}
+	opts, err := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: bytes, Max: bytes, Factor: 2}, Iters: c.spec.Iters,
+		Warmup: c.spec.Warmup, Agg: 1, Types: []numeric.DataType{c.spec.Type}, Ops: []numeric.RedOp{op}, Root: -1,
+		Average: 3, Timeout: c.j.Limits.Collective}.Validate(len(sets[0]))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	eng := &bench.Engine{Comm: comm, Peers: c.j.Peers(), Opts: opts, CommRanks: len(sets[0]), Groups: len(sets)}
+	figs := make([][]float64, len(wave))
+	for pass := 0; pass < c.spec.Passes; pass++ {
+		row, err := eng.Point(ctx, c.spec.Type, op, -1, bytes, bench.PointPlan{Iters: c.budget.Iters})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		c.budget.Done(1)
+		per := make([]float64, len(wave))
+		for i := range per {
+			per[i] = -1
+		}
+		groups := row.OutOfPlace.Groups
+		for s := range sets {
+			bw := row.OutOfPlace.BusBW
+			if len(groups) == len(sets) {
+				bw = groups[s].BusBW
+			}
+			if u := owner[s]; per[u] < 0 || bw < per[u] {
+				per[u] = bw
+			}
+		}
+		for i := range wave {
+			figs[i] = append(figs[i], per[i])
+		}
+	}
+	c.done++
+	if c.hooks.Step != nil && c.j.Rank == 0 {
+		c.hooks.Step(what, c.done)
+	}
+	return figs, nil
+}
+
+// agree makes a decision every process takes alike: true if any says so.
+func (c *healthCheck) agree(ctx context.Context, yes bool) (bool, error) {
+	v := 0.0
+	if yes {
+		v = 1
+	}
+	got, err := c.j.Peers().AllReduce(ctx, []float64{v}, bench.ReduceMax)
+	if err != nil {
+		return false, err
+	}
+	return got[0] > 0, nil
+}
+
+// best is the highest of a figure's passes: a slowdown must show in every
+// pass to count.
+func best(passes []float64) float64 {
+	if len(passes) == 0 {
+		return 0
+	}
+	return slices.Max(passes)
+}

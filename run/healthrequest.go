@@ -1,0 +1,66 @@
+package run
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/health"
+)
+
+// HealthRequest is a health check as a person states it.
+type HealthRequest struct {
+	PairBytes, ARBytes int64 // 0: the backend's default (HealthBytes)
+	DType              string
+	Warmup, Iters      int
+	Passes             int
+	Budget             time.Duration
+	MinDrop, Z         float64
+	Expect             []string // level=GB/s
+	Baseline           string   // a previous health record
+	Bisect             bool
+}
+
+// DefaultHealthRequest is collbench health's defaults; docs/health.md
+// says how they were chosen.
+func DefaultHealthRequest() HealthRequest {
+	return HealthRequest{DType: "float", Warmup: 5, Iters: 20, Passes: 2,
+		MinDrop: health.DefaultCriteria.MinDrop, Z: health.DefaultCriteria.Z}
+}
+
+// Spec checks the request and builds the check: the baseline file (read
+// up to limit bytes) gives the expectations --expect does not.
+func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (HealthSpec, error) {
+	t, err := numeric.ParseDataType(r.DType)
+	if err != nil {
+		return HealthSpec{}, Usagef("-d: %v", err)
+	}
+	s := HealthSpec{PairBytes: r.PairBytes, ARBytes: r.ARBytes, Type: t, Warmup: r.Warmup, Iters: r.Iters, Passes: r.Passes,
+		Budget: r.Budget, Criteria: health.Criteria{MinDrop: r.MinDrop, Z: r.Z}, Expect: map[string]float64{},
+		Baseline: r.Baseline, Bisect: r.Bisect, Args: args}
+	for _, e := range r.Expect {
+		for _, part := range strings.Split(e, ",") {
+			level, val, ok := strings.Cut(part, "=")
+			gbps, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
+			if !ok || err != nil {
+				return HealthSpec{}, Usagef("--expect %q: want level=GB/s, e.g. inter=45", part)
+			}
+			s.Expect[strings.TrimSpace(level)] = gbps
+		}
+	}
+	if r.Baseline != "" {
+		base, err := document.Load(ctx, r.Baseline, limit, document.DecodeHealth)
+		if err != nil {
+			return HealthSpec{}, err
+		}
+		for level, v := range HealthExpectations(base) {
+			if _, given := s.Expect[level]; !given {
+				s.Expect[level] = v
+			}
+		}
+	}
+	return s, s.check()
+}
