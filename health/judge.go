@@ -7,8 +7,8 @@ import (
 
 // Criteria say when a bandwidth is slow. Against its peers it must lie at
 // least MinDrop below their median and at least Z robust standard
-// deviations (1.4826·MAD, the modified z-score of Iglewicz and Hoaglin)
-// below it: the first ignores differences too small to matter, the second
+// deviations below it (of the logarithms: 1.4826·MAD, the modified
+// z-score of Iglewicz and Hoaglin): the first ignores differences too small to matter, the second
 // differences the peers' own scatter explains. Against an expectation only
 // MinDrop applies.
 type Criteria struct {
@@ -58,15 +58,29 @@ func quantile50(values []float64) float64 {
 }
 
 // Below returns the values that are slow against the others: with fewer
-// than three there is no telling which is the odd one, and none is.
-func (c Criteria) Below(values []float64) []Outlier {
+// than three there is no telling which is the odd one, and none is. noise
+// is the relative standard deviation of one figure measured again (see
+// Noise; about the deviation of its logarithm), a floor under the peers'
+// scatter: a few peers that happen to
+// agree closely say little about how much a figure varies.
+func (c Criteria) Below(values []float64, noise float64) []Outlier {
 	if len(values) < 3 {
 		return nil
 	}
-	median, mad := MedianMAD(values)
-	if median <= 0 {
-		return nil
+	// Bandwidth varies by factors, so the scatter is taken of logarithms:
+	// a figure at a twentieth of its peers is far out however noisy they
+	// are, which a linear scale (where no drop exceeds 100 %) would hide.
+	logs := make([]float64, len(values))
+	for i, v := range values {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return nil
+		}
+		logs[i] = math.Log(v)
 	}
+	mid, mad := MedianMAD(logs)
+	median := math.Exp(mid)
+	sd := max(madScale*mad, noise)
+	zmin := c.ZFor(len(values))
 	var out []Outlier
 	for i, v := range values {
 		drop := (median - v) / median
@@ -74,14 +88,29 @@ func (c Criteria) Below(values []float64) []Outlier {
 			continue
 		}
 		z := math.Inf(1)
-		if mad > 0 {
-			z = (median - v) / (madScale * mad)
+		if sd > 0 {
+			z = (mid - logs[i]) / sd
 		}
-		if z >= c.Z {
+		if z >= zmin {
 			out = append(out, Outlier{Index: i, Value: v, Median: median, Drop: drop, Z: z})
 		}
 	}
 	return out
+}
+
+// familyRisk is the chance, for normal noise, that any of the figures
+// judged together is flagged while healthy.
+const familyRisk = 0.01
+
+// ZFor is the threshold for n figures judged together: Z, or more where
+// so many figures are judged that one of them would otherwise lie beyond
+// Z by chance alone (Bonferroni: the one-sided normal quantile of
+// 1 − 1 %/n; 4.4 σ for the 2,016 pairs of 64 nodes).
+func (c Criteria) ZFor(n int) float64 {
+	if n < 1 {
+		return c.Z
+	}
+	return max(c.Z, math.Sqrt2*math.Erfinv(1-2*familyRisk/float64(n)))
 }
 
 // Short says whether value falls short of an expectation (> 0) by
@@ -120,12 +149,12 @@ type Verdict struct {
 }
 
 // Judge tells a slow member from a slow link. A member's score is the
-// median of its pairs: a member slow with every partner scores low, while
-// one slow link is passed over by the medians of both its ends (it takes
-// two partners or more to score a member). Members whose score is an
+// median of its pairs but its slowest one: a member slow with every
+// partner scores low, while one slow link leaves the scores of both its
+// ends alone (it takes two partners or more to score a member). Members whose score is an
 // outlier among the scores are slow; the pairs that touch no slow member
 // are then judged among themselves, and those found slow are slow links.
-func (c Criteria) Judge(figs []PairFigure) Verdict {
+func (c Criteria) Judge(figs []PairFigure, noise float64) Verdict {
 	byMember := map[int][]float64{}
 	for _, f := range figs {
 		byMember[f.A] = append(byMember[f.A], f.Value)
@@ -140,11 +169,13 @@ func (c Criteria) Judge(figs []PairFigure) Verdict {
 	slices.Sort(members)
 	scores := make([]float64, len(members))
 	for k, m := range members {
-		scores[k] = quantile50(byMember[m])
+		vals := slices.Clone(byMember[m])
+		slices.Sort(vals)
+		scores[k] = quantile50(vals[1:]) // all but its slowest pair
 	}
 	var v Verdict
 	slow := map[int]bool{}
-	for _, o := range c.Below(scores) {
+	for _, o := range c.Below(scores, noise) {
 		m := members[o.Index]
 		slow[m] = true
 		o.Index = m
@@ -158,10 +189,41 @@ func (c Criteria) Judge(figs []PairFigure) Verdict {
 			vals = append(vals, f.Value)
 		}
 	}
-	for _, o := range c.Below(vals) {
+	for _, o := range c.Below(vals, noise) {
 		i := rest[o.Index]
 		o.Index = i
 		v.Links = append(v.Links, PairOutlier{Pair: figs[i].Pair, Outlier: o})
 	}
 	return v
+}
+
+// Noise estimates the relative standard deviation of one figure from
+// figures measured several times each: the median over the figures of
+// their passes' standard deviation over their mean, scaled so that for
+// normal noise it estimates σ (for two passes the sample deviation is
+// half-normal, whose median is 0.6745σ). Figures with one pass say
+// nothing; without any the noise is 0.
+func Noise(passes [][]float64) float64 {
+	var rel []float64
+	for _, p := range passes {
+		if len(p) < 2 {
+			continue
+		}
+		var mean, ss float64
+		for _, v := range p {
+			mean += v
+		}
+		mean /= float64(len(p))
+		if mean <= 0 {
+			continue
+		}
+		for _, v := range p {
+			ss += (v - mean) * (v - mean)
+		}
+		rel = append(rel, math.Sqrt(ss/float64(len(p)-1))/mean)
+	}
+	if len(rel) == 0 {
+		return 0
+	}
+	return quantile50(rel) / 0.6745
 }

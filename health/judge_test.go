@@ -32,7 +32,7 @@ func TestBelow(t *testing.T) {
 		{"faster is never slow", []float64{10, 10, 10, 20}, nil},
 	}
 	for _, tc := range cases {
-		got := c.Below(tc.values)
+		got := c.Below(tc.values, 0)
 		if len(got) != len(tc.want) {
 			t.Errorf("%s: %+v, want indexes %v", tc.name, got, tc.want)
 			continue
@@ -43,7 +43,7 @@ func TestBelow(t *testing.T) {
 			}
 		}
 	}
-	if got := c.Below([]float64{10, 10, 10, 8}); !math.IsInf(got[0].Z, 1) || math.Abs(got[0].Drop-0.2) > 1e-12 {
+	if got := c.Below([]float64{10, 10, 10, 8}, 0); !math.IsInf(got[0].Z, 1) || math.Abs(got[0].Drop-0.2) > 1e-12 {
 		t.Errorf("exact peers: %+v, want drop 0.2 and an infinite z", got[0])
 	}
 }
@@ -74,7 +74,7 @@ func TestJudge(t *testing.T) {
 		}
 		rng := rand.New(rand.NewPCG(uint64(n), 1))
 		for trial := 0; trial < 50; trial++ {
-			v := c.Judge(allPairs(n, rng, 0.01, func(Pair) float64 { return 1 }))
+			v := c.Judge(allPairs(n, rng, 0.01, func(Pair) float64 { return 1 }), 0)
 			if len(v.Members)+len(v.Links) != 0 {
 				t.Fatalf("n=%d healthy: flagged %+v", n, v)
 			}
@@ -84,7 +84,7 @@ func TestJudge(t *testing.T) {
 					return factor
 				}
 				return 1
-			}))
+			}), 0)
 			if len(v.Members) != 1 || v.Members[0].Member != bad || len(v.Links) != 0 {
 				t.Fatalf("n=%d member %d slow: %+v", n, bad, v)
 			}
@@ -97,7 +97,7 @@ func TestJudge(t *testing.T) {
 					return 0.8
 				}
 				return 1
-			}))
+			}), 0)
 			if len(v.Members) != 0 || len(v.Links) != 1 || v.Links[0].Pair != link {
 				t.Fatalf("n=%d link %v slow: %+v", n, link, v)
 			}
@@ -115,5 +115,37 @@ func TestShort(t *testing.T) {
 	}
 	if _, short := c.Short(1, 0); short {
 		t.Error("no expectation flagged")
+	}
+}
+
+// A measurement's own repeatability is a floor under the peers' scatter:
+// three peers that agree closely do not make a 20 % difference
+// significant when the same figure varies by 15 % from pass to pass.
+func TestNoiseFloor(t *testing.T) {
+	c := DefaultCriteria
+	vals := []float64{0.61, 0.61, 0.49}
+	if got := c.Below(vals, 0); len(got) != 1 {
+		t.Fatalf("without a noise floor: %+v, want the 0.49 flagged", got)
+	}
+	if got := c.Below(vals, 0.15); len(got) != 0 {
+		t.Errorf("with 15 %% noise: %+v, want nothing", got)
+	}
+	noise := Noise([][]float64{{1, 1.2}, {2, 2}, {1, 1.1}, {3}})
+	// Relative deviations 0.129, 0 and 0.067: median 0.067, over 0.6745.
+	if math.Abs(noise-0.0674/0.6745) > 0.002 {
+		t.Errorf("Noise = %g, want about %g", noise, 0.0674/0.6745)
+	}
+	if Noise([][]float64{{1}, {2}}) != 0 {
+		t.Error("single passes gave a noise")
+	}
+}
+
+func TestZFor(t *testing.T) {
+	c := DefaultCriteria
+	if got := c.ZFor(6); got != c.Z {
+		t.Errorf("ZFor(6) = %g, want Z %g", got, c.Z)
+	}
+	if got := c.ZFor(2016); math.Abs(got-4.42) > 0.01 {
+		t.Errorf("ZFor(2016) = %g, want 4.42", got)
 	}
 }

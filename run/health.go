@@ -111,7 +111,7 @@ type HealthHooks struct {
 	Before func() error
 	// Start runs when the nodes are known, with how many measurements
 	// are planned.
-	Start func(s *Session, doc *document.Health, planned int)
+	Start func(s *Session, doc *document.Health, planned int) // planned: waves × passes
 	// Step runs after each measurement; done counts them.
 	Step func(what string, done int)
 	// Write renders the outputs, even after a failed check.
@@ -127,6 +127,7 @@ type healthCheck struct {
 	budget bench.Budget
 	hooks  HealthHooks
 	done   int
+	spent  bool  // the budget ran out: the rest is left out
 	byRank []int // node of each global rank
 }
 
@@ -189,7 +190,7 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 	plan := c.plan()
 	c.budget.Start(plan.points() * spec.Passes)
 	if h.Start != nil && j.Rank == 0 {
-		h.Start(sess, c.doc, plan.points())
+		h.Start(sess, c.doc, plan.points()*spec.Passes)
 	}
 	runErr := c.measure(ctx, plan)
 	if runErr == nil && j.Multi() {
@@ -312,42 +313,33 @@ func wavesOf(units []unit, proc func(int) int) [][]unit {
 func (c *healthCheck) measure(ctx context.Context, p healthPlan) error {
 	sendrecv, _ := bench.LookupCollective("sendrecv")
 	allreduce, _ := bench.LookupCollective("allreduce")
-	for _, wave := range p.intra {
-		figs, err := c.wave(ctx, wave, sendrecv, c.spec.PairBytes, "GPU pairs")
-		if err != nil || figs == nil {
-			return err
-		}
-		for i, u := range wave {
-			c.doc.Intra = append(c.doc.Intra, document.PairFigure{Node: u.node, A: u.pair.A, B: u.pair.B, BusBW: best(figs[i]), Passes: figs[i]})
-		}
+	units, figs, err := c.phase(ctx, p.intra, sendrecv, c.spec.PairBytes, "GPU pairs")
+	for i, u := range units {
+		c.doc.Intra = append(c.doc.Intra, document.PairFigure{Node: u.node, A: u.pair.A, B: u.pair.B, BusBW: best(figs[i]), Passes: figs[i]})
 	}
-	for _, wave := range p.nodeAR {
-		figs, err := c.wave(ctx, wave, allreduce, c.spec.ARBytes, "node all-reduce")
-		if err != nil || figs == nil {
-			return err
-		}
-		for i, u := range wave {
-			c.doc.NodeAR = append(c.doc.NodeAR, document.NodeFigure{Node: u.node, BusBW: best(figs[i]), Passes: figs[i]})
-		}
+	if err != nil || c.spent {
+		return err
 	}
-	for _, wave := range p.inter {
-		figs, err := c.wave(ctx, wave, sendrecv, c.spec.PairBytes, "node pairs")
-		if err != nil || figs == nil {
-			return err
-		}
-		for i, u := range wave {
-			c.doc.Inter = append(c.doc.Inter, document.PairFigure{Node: -1, A: u.pair.A, B: u.pair.B, BusBW: best(figs[i]), Passes: figs[i]})
-		}
+	units, figs, err = c.phase(ctx, p.nodeAR, allreduce, c.spec.ARBytes, "node all-reduce")
+	for i, u := range units {
+		c.doc.NodeAR = append(c.doc.NodeAR, document.NodeFigure{Node: u.node, BusBW: best(figs[i]), Passes: figs[i]})
 	}
-	if !p.job {
-		return nil
+	if err != nil || c.spent {
+		return err
+	}
+	units, figs, err = c.phase(ctx, p.inter, sendrecv, c.spec.PairBytes, "node pairs")
+	for i, u := range units {
+		c.doc.Inter = append(c.doc.Inter, document.PairFigure{Node: -1, A: u.pair.A, B: u.pair.B, BusBW: best(figs[i]), Passes: figs[i]})
+	}
+	if err != nil || c.spent || !p.job {
+		return err
 	}
 	all := make([]int, len(c.doc.Nodes))
 	for i := range all {
 		all[i] = i
 	}
 	job, err := c.blocks(ctx, 0, [][]int{all}, allreduce)
-	if err != nil || job == nil {
+	if err != nil || len(job) == 0 {
 		return err
 	}
 	c.doc.Job = &job[0]
@@ -355,6 +347,44 @@ func (c *healthCheck) measure(ctx context.Context, p healthPlan) error {
 		return c.bisect(ctx, all, allreduce)
 	}
 	return nil
+}
+
+// phase measures waves of units, pass after pass (each pass runs every
+// wave, so that what differs between passes is time, as it is between
+// waves), and returns the units measured and each one's figure per pass.
+// When the budget runs out it returns what was measured.
+func (c *healthCheck) phase(ctx context.Context, waves [][]unit, coll *bench.Collective, bytes int64, what string) ([]unit, [][]float64, error) {
+	var units []unit
+	for _, w := range waves {
+		units = append(units, w...)
+	}
+	figs := make([][]float64, len(units))
+	keep := func() ([]unit, [][]float64) {
+		var us []unit
+		var fs [][]float64
+		for i, f := range figs {
+			if len(f) > 0 {
+				us, fs = append(us, units[i]), append(fs, f)
+			}
+		}
+		return us, fs
+	}
+	for pass := 0; pass < c.spec.Passes; pass++ {
+		k := 0
+		for _, wave := range waves {
+			per, err := c.wave(ctx, wave, coll, bytes, what)
+			if err != nil || per == nil {
+				us, fs := keep()
+				return us, fs, err
+			}
+			for i := range wave {
+				figs[k+i] = append(figs[k+i], per[i])
+			}
+			k += len(wave)
+		}
+	}
+	us, fs := keep()
+	return us, fs, nil
 }
 
 // jobSlow says whether the job's all-reduce falls short of its
@@ -371,7 +401,7 @@ func (c *healthCheck) bisect(ctx context.Context, block []int, coll *bench.Colle
 	for level := 1; len(block) >= 4; level++ {
 		a, b := health.Halves(block)
 		figs, err := c.blocks(ctx, level, [][]int{a, b}, coll)
-		if err != nil || figs == nil {
+		if err != nil || len(figs) < 2 {
 			return err
 		}
 		c.doc.Bisection = append(c.doc.Bisection, figs...)
@@ -394,53 +424,54 @@ func (c *healthCheck) blocks(ctx context.Context, level int, blocks [][]int, col
 	bySize := map[int][]unit{}
 	var sizes []int
 	for _, blk := range blocks {
-		var ranks []int
-		for _, n := range blk {
-			ranks = append(ranks, c.doc.Nodes[n].Ranks...)
-		}
-		slices.Sort(ranks)
+		ranks := c.blockRanks(blk)
 		if bySize[len(ranks)] == nil {
 			sizes = append(sizes, len(ranks))
 		}
 		bySize[len(ranks)] = append(bySize[len(ranks)], unit{groups: [][]int{ranks}})
 	}
 	per := c.j.Settings.RanksPerProc
-	figsOf := map[string][]float64{}
+	var waves [][]unit
 	for _, k := range sizes {
-		for _, wave := range wavesOf(bySize[k], func(r int) int { return r / per }) {
-			what := "job all-reduce"
-			if level > 0 {
-				what = fmt.Sprintf("bisection level %d", level)
-			}
-			figs, err := c.wave(ctx, wave, coll, c.spec.ARBytes, what)
-			if err != nil || figs == nil {
-				return nil, err
-			}
-			for i, u := range wave {
-				figsOf[fmt.Sprint(u.groups[0])] = figs[i]
-			}
-		}
+		waves = append(waves, wavesOf(bySize[k], func(r int) int { return r / per })...)
+	}
+	what := "job all-reduce"
+	if level > 0 {
+		what = fmt.Sprintf("bisection level %d", level)
+	}
+	units, figs, err := c.phase(ctx, waves, coll, c.spec.ARBytes, what)
+	if err != nil || c.spent {
+		return nil, err
+	}
+	figsOf := map[string][]float64{}
+	for i, u := range units {
+		figsOf[fmt.Sprint(u.groups[0])] = figs[i]
 	}
 	for _, blk := range blocks {
-		var ranks []int
-		for _, n := range blk {
-			ranks = append(ranks, c.doc.Nodes[n].Ranks...)
-		}
-		slices.Sort(ranks)
-		f := figsOf[fmt.Sprint(ranks)]
+		f := figsOf[fmt.Sprint(c.blockRanks(blk))]
 		out = append(out, document.BlockFigure{Level: level, Nodes: blk, BusBW: best(f), Passes: f})
 	}
 	return out, nil
 }
 
+// blockRanks lists the ranks of a block of nodes in ascending order.
+func (c *healthCheck) blockRanks(block []int) []int {
+	var ranks []int
+	for _, n := range block {
+		ranks = append(ranks, c.doc.Nodes[n].Ranks...)
+	}
+	slices.Sort(ranks)
+	return ranks
+}
+
 // errBudget leaves the rest of a check out.
 var errBudget = errors.New("the time budget is spent")
 
-// wave measures one wave's units at once, each pass a Point, and returns
-// each unit's bus bandwidth per pass: the slowest of its groups, as a
-// node pair is only as fast as its slowest pair of ranks. It returns nil
-// figures (and records why) when the budget is spent.
-func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collective, bytes int64, what string) ([][]float64, error) {
+// wave measures one wave's units at once, one pass, and returns each
+// unit's bus bandwidth: the slowest of its groups, as a node pair is only
+// as fast as its slowest pair of ranks. It returns nil (and records why)
+// when the budget is spent.
+func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collective, bytes int64, what string) ([]float64, error) {
 	var sets [][]int
 	owner := []int{} // unit of each set
 	for i, u := range wave {
@@ -454,7 +485,8 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 		return nil, err
 	}
 	if spent {
-		c.doc.Skipped = append(c.doc.Skipped, what+" and what follows: "+errBudget.Error())
+		c.spent = true
+		c.doc.Skipped = append(c.doc.Skipped, what+" (from this wave on) and what follows: "+errBudget.Error())
 		return nil, nil
 	}
 	world := c.j.World()
@@ -483,36 +515,30 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	eng := &bench.Engine{Comm: comm, Peers: c.j.Peers(), Opts: opts, CommRanks: len(sets[0]), Groups: len(sets)}
-	figs := make([][]float64, len(wave))
-	for pass := 0; pass < c.spec.Passes; pass++ {
-		row, err := eng.Point(ctx, c.spec.Type, op, -1, bytes, bench.PointPlan{Iters: c.budget.Iters})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
+	row, err := eng.Point(ctx, c.spec.Type, op, -1, bytes, bench.PointPlan{Iters: c.budget.Iters})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	c.budget.Done(1)
+	per := make([]float64, len(wave))
+	for i := range per {
+		per[i] = -1
+	}
+	groups := row.OutOfPlace.Groups
+	for s := range sets {
+		bw := row.OutOfPlace.BusBW
+		if len(groups) == len(sets) {
+			bw = groups[s].BusBW
 		}
-		c.budget.Done(1)
-		per := make([]float64, len(wave))
-		for i := range per {
-			per[i] = -1
-		}
-		groups := row.OutOfPlace.Groups
-		for s := range sets {
-			bw := row.OutOfPlace.BusBW
-			if len(groups) == len(sets) {
-				bw = groups[s].BusBW
-			}
-			if u := owner[s]; per[u] < 0 || bw < per[u] {
-				per[u] = bw
-			}
-		}
-		for i := range wave {
-			figs[i] = append(figs[i], per[i])
+		if u := owner[s]; per[u] < 0 || bw < per[u] {
+			per[u] = bw
 		}
 	}
 	c.done++
 	if c.hooks.Step != nil && c.j.Rank == 0 {
 		c.hooks.Step(what, c.done)
 	}
-	return figs, nil
+	return per, nil
 }
 
 // agree makes a decision every process takes alike: true if any says so.

@@ -19,7 +19,7 @@ func (c *healthCheck) judge() {
 	for i, p := range d.Intra {
 		intra[i] = health.PairFigure{Pair: health.Pair{A: p.A, B: p.B}, Value: p.BusBW}
 	}
-	v := crit.Judge(intra)
+	v := crit.Judge(intra, pairNoise(d.Intra))
 	for _, m := range v.Members {
 		c.flag(document.Finding{Kind: "gpu", Where: c.gpuName(m.Member) + fmt.Sprintf(" (slow with %d partner GPUs)", m.Partners),
 			Nodes: []int{c.byRank[m.Member]}, Ranks: []int{m.Member}}, m.Outlier, "peers")
@@ -34,10 +34,11 @@ func (c *healthCheck) judge() {
 	})
 	// Each node's own all-reduce.
 	vals := make([]float64, len(d.NodeAR))
+	passes := make([][]float64, len(d.NodeAR))
 	for i, f := range d.NodeAR {
-		vals[i] = f.BusBW
+		vals[i], passes[i] = f.BusBW, f.Passes
 	}
-	for _, o := range crit.Below(vals) {
+	for _, o := range crit.Below(vals, health.Noise(passes)) {
 		n := d.NodeAR[o.Index].Node
 		c.flag(document.Finding{Kind: "node-allreduce", Where: d.Nodes[n].Name + " (all-reduce over its GPUs)", Nodes: []int{n}}, o, "peers")
 	}
@@ -50,7 +51,7 @@ func (c *healthCheck) judge() {
 	for i, p := range d.Inter {
 		inter[i] = health.PairFigure{Pair: health.Pair{A: p.A, B: p.B}, Value: p.BusBW}
 	}
-	v = crit.Judge(inter)
+	v = crit.Judge(inter, pairNoise(d.Inter))
 	for _, m := range v.Members {
 		c.flag(document.Finding{Kind: "node", Where: d.Nodes[m.Member].Name + fmt.Sprintf(" (slow with %d partner nodes)", m.Partners),
 			Nodes: []int{m.Member}}, m.Outlier, "peers")
@@ -83,6 +84,15 @@ func (c *healthCheck) judge() {
 		}
 	}
 	d.Healthy = len(d.Findings) == 0
+}
+
+// pairNoise is the pass-to-pass noise of a level's pair figures.
+func pairNoise(pairs []document.PairFigure) float64 {
+	passes := make([][]float64, len(pairs))
+	for i, p := range pairs {
+		passes[i] = p.Passes
+	}
+	return health.Noise(passes)
 }
 
 // expect flags each of n figures that falls short of the level's
