@@ -57,6 +57,14 @@ func PlotFiles(ctx context.Context, out, format string, inputs []string, limit i
 	if err != nil {
 		return 0, err
 	}
+	if len(entries) == 1 && entries[0].Doc.Health != nil {
+		// A health record plots as the heat maps of its pairs.
+		var img bytes.Buffer
+		if err := RenderHealth(&img, format, entries[0].Doc.Health); err != nil {
+			return 0, err
+		}
+		return 1, fileio.WriteBytes(ctx, out, img.Bytes())
+	}
 	series := Select(entries, keep)
 	if len(series) == 0 {
 		return 0, ErrNothingToPlot

@@ -3,10 +3,12 @@ package chart
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"image/color"
 	"io"
 	"math"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/font"
@@ -97,7 +99,7 @@ func healthPanels(d *document.Health) (titles []string, grids []pairGrid) {
 
 // ErrNoPairs is a health record without pairs to draw: one node with
 // one rank.
-var ErrNoPairs = fmt.Errorf("nothing to draw: the health record has no pairs (one rank on one node)")
+var ErrNoPairs = errors.New("nothing to draw: the health record has no pairs (one rank on one node)")
 
 // RenderHealth draws a health record's pair matrices as heat maps, one
 // panel each, in format (svg, png or pdf): a slow node is a dark row and
@@ -209,4 +211,52 @@ func HealthHeatmapFile(ctx context.Context, out string, d *document.Health) erro
 		return err
 	}
 	return fileio.WriteBytes(ctx, out, img.Bytes())
+}
+
+// healthSection lays out a health record for a report page: the verdict,
+// the findings, the per-level figures and the heat maps.
+func healthSection(name string, d *document.Health) (section, error) {
+	c := d.Config
+	s := section{Title: fmt.Sprintf("%s: health of %d node(s), %d rank(s), %s backend", name, len(d.Nodes), c.NRanks, d.Backend)}
+	verdict := "healthy: nothing flagged"
+	if !d.Healthy {
+		verdict = fmt.Sprintf("unhealthy: %d finding(s)", len(d.Findings))
+	}
+	s.Facts = []fact{
+		{"verdict", verdict},
+		{"sizes", fmt.Sprintf("send/recv %d B between pairs, all-reduce %d B, %s", c.PairBytes, c.ARBytes, c.Type)},
+		{"criteria", fmt.Sprintf("%.0f %% and %.3g robust σ below the peers' median, best of %d pass(es)", 100*c.MinDrop, c.Z, c.Passes)},
+		{"started", d.StartTime},
+		{"finished", d.EndTime},
+		{"command", strings.Join(d.Args, " ")},
+	}
+	if len(d.Findings) > 0 {
+		t := table{Caption: "Findings", Head: []string{"kind", "where", "busbw (GB/s)", "reference (GB/s)", "against", "below"}}
+		for _, f := range d.Findings {
+			t.Rows = append(t.Rows, []string{f.Kind, f.Where, num(f.BusBW), num(f.Reference), f.Against, fmt.Sprintf("%.0f %%", 100*f.Drop)})
+		}
+		s.Tables = append(s.Tables, t)
+	}
+	if len(d.NodeAR) > 0 || d.Job != nil {
+		t := table{Caption: "All-reduce bus bandwidth (GB/s)", Head: []string{"over", "busbw"}}
+		for _, f := range d.NodeAR {
+			t.Rows = append(t.Rows, []string{d.Nodes[f.Node].Name, num(f.BusBW)})
+		}
+		if d.Job != nil {
+			t.Rows = append(t.Rows, []string{"the whole job", num(d.Job.BusBW)})
+		}
+		for _, b := range d.Bisection {
+			t.Rows = append(t.Rows, []string{fmt.Sprintf("bisection level %d: nodes %v", b.Level, b.Nodes), num(b.BusBW)})
+		}
+		s.Tables = append(s.Tables, t)
+	}
+	if _, grids := healthPanels(d); len(grids) > 0 {
+		var b bytes.Buffer
+		if err := RenderHealth(&b, "svg", d); err != nil {
+			return s, fmt.Errorf("%s: %w", name, err)
+		}
+		s.Charts = append(s.Charts, image{Caption: "send/recv bus bandwidth between pairs (GB/s); cold cells are slow", Name: "pairs", SVG: b.Bytes()})
+	}
+	s.Notes = append(s.Notes, d.Skipped...)
+	return s, nil
 }

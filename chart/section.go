@@ -42,6 +42,9 @@ type Entry struct {
 }
 
 func sectionOf(e Entry) (section, error) {
+	if e.Doc.Health != nil {
+		return healthSection(e.Name, e.Doc.Health)
+	}
 	if e.Doc.Profile != nil {
 		return profileSection(e.Name, e.Doc.Profile)
 	}

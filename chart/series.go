@@ -120,8 +120,12 @@ func Select(entries []Entry, keep *regexp.Regexp) []Series {
 	return out
 }
 
-// FromDocument returns the series of a run or a profile.
+// FromDocument returns the series of a run or a profile; a health
+// record has none (its pairs are a heat map: RenderHealth).
 func FromDocument(d document.Document, prefix string) []Series {
+	if d.Health != nil {
+		return nil
+	}
 	if d.Profile != nil {
 		return FromProfile(d.Profile, prefix)
 	}

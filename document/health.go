@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 )
 
 // HealthSchemaName identifies the record of collbench health; see
@@ -128,6 +129,9 @@ func (h *Health) Encode(w io.Writer) error {
 	if h.Bisection == nil {
 		h.Bisection = []BlockFigure{}
 	}
+	if h.Devices == nil {
+		h.Devices = []DeviceRecord{}
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(h)
@@ -164,8 +168,8 @@ func (h *Health) validate() error {
 		}
 	}
 	for _, p := range h.Intra {
-		if !in(p.Node) {
-			return fmt.Errorf("intra-node pair %d-%d names node %d of %d", p.A, p.B, p.Node, n)
+		if !in(p.Node) || !slices.Contains(h.Nodes[p.Node].Ranks, p.A) || !slices.Contains(h.Nodes[p.Node].Ranks, p.B) {
+			return fmt.Errorf("GPU pair %d-%d names a node or ranks beyond the %d nodes listed", p.A, p.B, n)
 		}
 	}
 	for _, f := range h.NodeAR {

@@ -139,6 +139,9 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 	if err := spec.check(); err != nil {
 		return nil, err
 	}
+	if j.World() < 2 {
+		return nil, Usagef("collbench health compares ranks with each other and needs two or more (got one: start it with collbench launch, mpirun, srun or torchrun, or give -g)")
+	}
 	if g := j.Settings.Grouping; g.Size != 0 || g.Isolated {
 		return nil, Usagef("collbench health forms its own groups; drop --group-size and --isolated")
 	}

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/internal/schemacheck"
 )
 
 // fabric is hosts as network namespaces, each joined to a bridge in a
@@ -113,6 +115,9 @@ func (f *fabric) health(per int, args ...string) (int, string, *document.Health)
 	if err != nil {
 		t.Fatalf("record: %v", err)
 	}
+	if err := schemacheck.Validate("../../docs/health.schema.json", data); err != nil {
+		t.Fatalf("the record does not follow docs/health.schema.json: %v", err)
+	}
 	return procs[0].code, out, doc
 }
 
@@ -177,4 +182,84 @@ func TestHealthFabric(t *testing.T) {
 		}
 		t.Logf("\n%s", out)
 	})
+}
+
+// collbench health on one host: the GPU-pair matrix of its 4 ranks, its
+// all-reduce, the record, the heat map, and the record read back by
+// report and plot.
+func TestHealthLaunched(t *testing.T) {
+	selfEnv(t)
+	dir := t.TempDir()
+	rec, heat := filepath.Join(dir, "h.json"), filepath.Join(dir, "h.svg")
+	code, out, errOut := runCLI("launch", "-n", "4", "health", "-q", "--pair-size", "256K", "--allreduce-size", "256K", "-n", "5", "-w", "1",
+		"-J", rec, "--heatmap", heat)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	for _, want := range []string{"# GPU pairs inside each node", "r0       r1       r2       r3", "# All-reduce inside each node", "Healthy: nothing flagged"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("summary lacks %q:\n%s", want, out)
+		}
+	}
+	data, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := document.DecodeHealth(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schemacheck.Validate("../../docs/health.schema.json", data); err != nil {
+		t.Fatalf("the record does not follow docs/health.schema.json: %v", err)
+	}
+	if len(d.Nodes) != 1 || len(d.Intra) != 6 || len(d.NodeAR) != 1 || len(d.Inter) != 0 || d.Job != nil || !d.Healthy {
+		t.Errorf("record: %d nodes, %d GPU pairs, %d node all-reduces, %d node pairs, job %v, healthy %v; want 1, 6, 1, 0, none, true",
+			len(d.Nodes), len(d.Intra), len(d.NodeAR), len(d.Inter), d.Job, d.Healthy)
+	}
+	for _, p := range d.Intra {
+		if len(p.Passes) != 2 || p.BusBW <= 0 || p.BusBW != slices.Max(p.Passes) {
+			t.Errorf("pair %d-%d: busbw %g from passes %v; want the best of 2", p.A, p.B, p.BusBW, p.Passes)
+		}
+	}
+	if svg, err := os.ReadFile(heat); err != nil || !bytes.Contains(svg, []byte("<svg")) {
+		t.Errorf("heat map: %v", err)
+	}
+	page := filepath.Join(dir, "r.html")
+	if code, _, errOut := runCLI("report", rec, "-o", page); code != 0 {
+		t.Fatalf("report: exit %d: %s", code, errOut)
+	}
+	if html, _ := os.ReadFile(page); !bytes.Contains(html, []byte("health of 1 node(s), 4 rank(s)")) || !bytes.Contains(html, []byte("<svg")) {
+		t.Errorf("the report page lacks the health section or its heat map")
+	}
+	if code, _, errOut := runCLI("plot", rec, "-o", filepath.Join(dir, "p.png")); code != 0 {
+		t.Errorf("plot of a health record: exit %d: %s", code, errOut)
+	}
+}
+
+func TestHealthBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--expect", "inter"}, "want level=GB/s"},
+		{[]string{"--expect", "spine=4"}, "unknown level"},
+		{[]string{"--expect", "inter=-1"}, "positive GB/s"},
+		{[]string{"--min-drop", "1.5"}, "--min-drop must be between 0 and 1"},
+		{[]string{"--z", "0"}, "--z must be positive"},
+		{[]string{"--passes", "0"}, "--passes must be at least 1"},
+		{[]string{"-n", "0"}, "-n must be at least 1"},
+		{[]string{"--pair-size", "-1"}, ""},
+		{[]string{"--format", "csv"}, "unknown --format"},
+		{[]string{"--heatmap", "x.bmp"}, "cannot tell the image format"},
+		{[]string{"--baseline", "/nonexistent/base.json"}, "/nonexistent/base.json"},
+		{[]string{"-d", "complex"}, "-d"},
+		{[]string{}, "needs two or more"},
+		{[]string{"-g", "2", "--group-size", "2"}, "forms its own groups"},
+		{[]string{"stray"}, "unexpected argument"},
+	} {
+		code, out, errOut := runCLI(append([]string{"health", "--backend", "host"}, c.args...)...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want one usage line with %q", c.args, code, out, errOut, c.want)
+		}
+	}
 }

@@ -1,0 +1,39 @@
+package report
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/internal/golden"
+)
+
+// The health summary of four nodes of two ranks, one of them flagged, as
+// testdata/health.golden holds it.
+func TestHealthSummary(t *testing.T) {
+	z := 12.25
+	d := &document.Health{Collbench: "test", Backend: "host",
+		Config: document.HealthConfig{NRanks: 8, NProcs: 8, PairBytes: 1 << 20, ARBytes: 4 << 20, Type: "float", Warmup: 2, Iters: 10, Passes: 2,
+			MinDrop: 0.1, Z: 3.5, Expect: map[string]float64{"job": 2, "inter": 1}},
+		Job: &document.BlockFigure{Nodes: []int{0, 1, 2, 3}, BusBW: 0.25},
+		Bisection: []document.BlockFigure{{Level: 1, Nodes: []int{0, 1}, BusBW: 0.6}, {Level: 1, Nodes: []int{2, 3}, BusBW: 0.05}},
+		Findings: []document.Finding{
+			{Kind: "node", Where: "host3 (slow with 3 partner nodes)", Nodes: []int{2}, BusBW: 0.012, Reference: 0.5, Against: "peers", Drop: 0.976, Z: &z},
+			{Kind: "job", Where: "all 8 ranks (all-reduce)", BusBW: 0.25, Reference: 2, Against: "expect", Drop: 0.875},
+		}}
+	for n := 0; n < 4; n++ {
+		d.Nodes = append(d.Nodes, document.HealthNode{Name: "host" + string(rune('1'+n)), Ranks: []int{2 * n, 2*n + 1}})
+		d.Intra = append(d.Intra, document.PairFigure{Node: n, A: 2 * n, B: 2*n + 1, BusBW: 1 + float64(n)/10})
+		d.NodeAR = append(d.NodeAR, document.NodeFigure{Node: n, BusBW: 0.7})
+		for m := n + 1; m < 4; m++ {
+			bw := 0.5
+			if n == 2 || m == 2 {
+				bw = 0.012
+			}
+			d.Inter = append(d.Inter, document.PairFigure{Node: -1, A: n, B: m, BusBW: bw})
+		}
+	}
+	var b bytes.Buffer
+	Health(&b, d)
+	golden.Check(t, "health.golden", b.Bytes())
+}
