@@ -135,8 +135,10 @@ func RenderHealth(w io.Writer, format string, d *document.Health) error {
 func heatPanel(title string, g pairGrid) (*plot.Plot, error) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, row := range g.z {
-		for _, v := range row {
-			if !math.IsNaN(v) {
+		for i, v := range row {
+			if math.IsInf(v, 0) || math.Abs(v) > 1e15 { // no bandwidth is that; draw it as missing
+				row[i] = math.NaN()
+			} else if !math.IsNaN(v) {
 				lo, hi = min(lo, v), max(hi, v)
 			}
 		}
@@ -144,14 +146,14 @@ func heatPanel(title string, g pairGrid) (*plot.Plot, error) {
 	if math.IsInf(lo, 0) {
 		lo, hi = 0, 1
 	}
-	if hi <= lo {
-		hi = lo + 1e-9
-	}
 	// The scale starts at zero, so the scatter of healthy pairs stays
 	// one warm shade and only a real drop turns cold.
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s, %.3g–%.3g", title, lo, hi)
 	lo = 0
+	if hi <= lo {
+		hi = lo + 1e-9
+	}
 	cm := moreland.SmoothBlueRed()
 	cm.SetMin(lo)
 	cm.SetMax(hi)
@@ -219,8 +221,11 @@ func healthSection(name string, d *document.Health) (section, error) {
 	c := d.Config
 	s := section{Title: fmt.Sprintf("%s: health of %d node(s), %d rank(s), %s backend", name, len(d.Nodes), c.NRanks, d.Backend)}
 	verdict := "healthy: nothing flagged"
-	if !d.Healthy {
+	switch {
+	case len(d.Findings) > 0:
 		verdict = fmt.Sprintf("unhealthy: %d finding(s)", len(d.Findings))
+	case !d.Healthy:
+		verdict = fmt.Sprintf("incomplete: %d part(s) left out, nothing flagged in the rest", len(d.Skipped))
 	}
 	s.Facts = []fact{
 		{"verdict", verdict},

@@ -178,6 +178,13 @@ func newPanel(series []Series, m Metric, legend bool) (*plot.Plot, error) {
 			p.Legend.Add(s.Label, line, points)
 		}
 	}
+	// One size (or one time) makes an empty range, which gonum widens
+	// by ±1: through zero on a log axis. Widen it by a factor instead.
+	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
+		if _, log := ax.Scale.(plot.LogScale); log && ax.Min == ax.Max && ax.Min > 0 {
+			ax.Min, ax.Max = ax.Min/2, ax.Max*2
+		}
+	}
 	return p, nil
 }
 

@@ -33,8 +33,9 @@ type Health struct {
 	Job       *BlockFigure   `json:"job_allreduce"`  // one all-reduce over every rank; null when not measured
 	Bisection []BlockFigure  `json:"bisection"`      // all-reduces over halves, quarters …, when run
 	Findings  []Finding      `json:"findings"`
-	Skipped   []string       `json:"skipped"` // parts left out, each with why
-	Healthy   bool           `json:"healthy"` // no finding
+	Skipped   []string       `json:"skipped"`  // parts left out, each with why
+	Complete  bool           `json:"complete"` // nothing left out
+	Healthy   bool           `json:"healthy"`  // complete, and no finding
 	Devices   []DeviceRecord `json:"devices"`
 }
 

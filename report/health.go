@@ -90,10 +90,13 @@ func Health(w io.Writer, d *document.Health) {
 	for _, f := range d.Findings {
 		fmt.Fprintf(w, "FLAGGED %s %s: %s\n", f.Kind, f.Where, findingFigures(f))
 	}
-	if d.Healthy {
+	switch {
+	case d.Healthy:
 		fmt.Fprintf(w, "Healthy: nothing flagged\n")
-	} else {
+	case len(d.Findings) > 0:
 		fmt.Fprintf(w, "Unhealthy: %d finding(s)\n", len(d.Findings))
+	default:
+		fmt.Fprintf(w, "Incomplete: nothing flagged in what was measured, but %d part(s) were left out\n", len(d.Skipped))
 	}
 }
 

@@ -127,8 +127,11 @@ type healthCheck struct {
 	budget bench.Budget
 	hooks  HealthHooks
 	done   int
-	spent  bool  // the budget ran out: the rest is left out
-	byRank []int // node of each global rank
+	spent  bool // the budget ran out: the rest is left out
+	// perCall is the last time per call of each collective, to tell
+	// whether another wave still fits the budget.
+	perCall map[string]time.Duration
+	byRank  []int // node of each global rank
 }
 
 // Health measures the job's GPUs, nodes and links and judges them. It
@@ -176,7 +179,7 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 	if err != nil {
 		return nil, err
 	}
-	c := &healthCheck{j: j, spec: spec, sess: sess, hooks: h,
+	c := &healthCheck{j: j, spec: spec, sess: sess, hooks: h, perCall: map[string]time.Duration{},
 		budget: bench.Budget{Limit: spec.Budget, MinIters: min(3, spec.Iters), MaxIters: spec.Iters, Since: j.Began}}
 	c.doc = &document.Health{Collbench: j.Settings.Version, Backend: sess.Backend.Name(),
 		StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args, Nodes: nodes,
@@ -483,7 +486,13 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 			owner = append(owner, i)
 		}
 	}
-	spent, err := c.agree(ctx, c.budget.Spent())
+	// What is left must hold the warm-up and the fewest iterations at
+	// the last time per call of this collective.
+	over := c.budget.Spent()
+	if last := c.perCall[coll.Name]; last > 0 && c.budget.Limit > 0 {
+		over = over || last*time.Duration(c.spec.Warmup+c.budget.MinIters) > c.budget.Remaining()
+	}
+	spent, err := c.agree(ctx, over)
 	if err != nil {
 		return nil, err
 	}
@@ -523,6 +532,7 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	c.budget.Done(1)
+	c.perCall[coll.Name] = time.Duration(row.OutOfPlace.Time * float64(time.Microsecond))
 	per := make([]float64, len(wave))
 	for i := range per {
 		per[i] = -1

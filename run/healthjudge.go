@@ -83,7 +83,8 @@ func (c *healthCheck) judge() {
 				Nodes: slow.Nodes}, health.Outlier{Value: slow.BusBW, Median: fast.BusBW, Drop: drop}, "other half")
 		}
 	}
-	d.Healthy = len(d.Findings) == 0
+	d.Complete = len(d.Skipped) == 0
+	d.Healthy = d.Complete && len(d.Findings) == 0
 }
 
 // pairNoise is the pass-to-pass noise of a level's pair figures.

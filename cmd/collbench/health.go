@@ -72,6 +72,10 @@ func (f *healthFlags) parse(args []string) error {
 // findings already printed.
 var errUnhealthy = errors.New("the health check flagged something")
 
+// errIncomplete is a check its budget cut short with nothing flagged in
+// what it measured: exit 4, as a timeout.
+var errIncomplete = errors.New("the health check's budget ran out before it was complete")
+
 // runHealth is collbench health.
 func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newHealthFlags()
@@ -99,8 +103,12 @@ func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) int
 				return chart.HealthHeatmapFile(ctx, f.heatmap, doc)
 			},
 		})
-		if err == nil && doc != nil && !doc.Healthy {
+		switch {
+		case err != nil || doc == nil || doc.Healthy:
+		case len(doc.Findings) > 0:
 			return false, errUnhealthy
+		default:
+			return false, errIncomplete
 		}
 		return false, err
 	})

@@ -263,3 +263,85 @@ func TestHealthBadInput(t *testing.T) {
 		}
 	}
 }
+
+// A budget is a promise: iterations shrink to fit it, and what no longer
+// fits is left out, said, and makes the check incomplete (exit 4), never
+// healthy. Expectations and a baseline judge figures that have no peers.
+func TestHealthBudgetAndExpectations(t *testing.T) {
+	selfEnv(t)
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "h.json")
+	base := []string{"launch", "-n", "3", "health", "-q", "--pair-size", "256K", "--allreduce-size", "256K", "-w", "1", "-J", rec}
+	read := func() *document.Health {
+		t.Helper()
+		data, err := os.ReadFile(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := document.DecodeHealth(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	// Spent before the first wave: nothing measured, exit 4.
+	code, out, errOut := runCLI(append(base, "--budget", "1ms")...)
+	if d := read(); code != exitTimeout || d.Healthy || d.Complete || len(d.Skipped) == 0 || !strings.Contains(out, "Incomplete") {
+		t.Fatalf("--budget 1ms: exit %d, healthy %v, complete %v, skipped %q:\n%s%s", code, d.Healthy, d.Complete, d.Skipped, out, errOut)
+	}
+	// 100,000 iterations per pass would take minutes; 3 s of budget
+	// trims them and the check completes.
+	start := time.Now()
+	code, out, errOut = runCLI(append(base, "--budget", "3s", "-n", "100000")...)
+	took := time.Since(start)
+	d := read()
+	t.Logf("--budget 3s with -n 100000: %v, exit %d, skipped %q", took.Round(time.Millisecond), code, d.Skipped)
+	if code != 0 && code != exitTimeout || took > time.Minute {
+		t.Fatalf("--budget 3s: exit %d after %v:\n%s%s", code, took, out, errOut)
+	}
+	// Expectations far above what a CPU does flag every figure against
+	// them; a baseline does the same through its medians.
+	code, out, _ = runCLI(append(base, "--expect", "intra=1000,node=1000")...)
+	if d := read(); code != 1 || len(d.Findings) != len(d.Intra)+len(d.NodeAR) || d.Findings[0].Against != "expect" {
+		t.Fatalf("--expect: exit %d, findings %v:\n%s", code, kinds(d), out)
+	}
+	d = read()
+	for i := range d.Intra {
+		d.Intra[i].BusBW *= 100
+	}
+	for i := range d.NodeAR {
+		d.NodeAR[i].BusBW *= 100
+	}
+	var b bytes.Buffer
+	if err := d.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	basePath := filepath.Join(dir, "base.json")
+	if err := os.WriteFile(basePath, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, _ = runCLI(append(base, "--baseline", basePath)...)
+	if d := read(); code != 1 || len(d.Findings) != len(d.Intra)+len(d.NodeAR) || d.Findings[0].Against != "baseline" || d.Config.Baseline != basePath {
+		t.Fatalf("--baseline: exit %d, findings %v:\n%s", code, kinds(d), out)
+	}
+}
+
+// Ranks that share a process are timed together, so their pairs are
+// measured one at a time; pairs across processes still share a wave.
+func TestHealthRanksPerProcess(t *testing.T) {
+	selfEnv(t)
+	rec := filepath.Join(t.TempDir(), "h.json")
+	code, out, errOut := runCLI("launch", "-n", "2", "health", "-g", "2", "-q", "--pair-size", "256K", "--allreduce-size", "256K",
+		"-n", "3", "-w", "1", "--passes", "1", "-J", rec)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, errOut, out)
+	}
+	data, _ := os.ReadFile(rec)
+	d, err := document.DecodeHealth(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Nodes) != 1 || len(d.Nodes[0].Ranks) != 4 || len(d.Intra) != 6 || len(d.NodeAR) != 1 {
+		t.Errorf("%d nodes, ranks %v, %d GPU pairs, %d node all-reduces; want 1 node of 4 ranks, 6 pairs, 1", len(d.Nodes), d.Nodes[0].Ranks, len(d.Intra), len(d.NodeAR))
+	}
+}

@@ -44,7 +44,7 @@ func runJob(ctx context.Context, cmd string, jf *jobFlags, stderr io.Writer, bod
 	}
 	defer j.Close()
 	wrong, err := body(j)
-	if errors.Is(err, errExportFailed) || errors.Is(err, errUnhealthy) {
+	if errors.Is(err, errExportFailed) || errors.Is(err, errUnhealthy) || errors.Is(err, errIncomplete) {
 		return exitCode(err) // each failed target has had its line; the findings are printed
 	}
 	if err = j.Explain(ctx, err); err != nil {

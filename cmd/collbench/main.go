@@ -135,7 +135,7 @@ func exitCode(err error) int {
 		return exitExport
 	case errors.Is(err, context.Canceled): // an interruption wins over what it cut short
 		return exitSignal
-	case errors.As(err, &te), errors.Is(err, cluster.ErrTimedOut), errors.As(err, new(*run.StartTimeout)):
+	case errors.As(err, &te), errors.Is(err, cluster.ErrTimedOut), errors.As(err, new(*run.StartTimeout)), errors.Is(err, errIncomplete):
 		return exitTimeout
 	case errors.Is(err, bench.ErrWrongResults):
 		return exitWrong
