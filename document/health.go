@@ -18,25 +18,28 @@ const (
 // measurement, what it was judged against and what was flagged.
 // Bandwidths are bus bandwidths in GB/s (1e9 B/s), as nccl-tests prints.
 type Health struct {
-	Schema    string         `json:"schema"`
-	Version   int            `json:"version"`
-	Collbench string         `json:"collbench_version"`
-	Backend   string         `json:"backend"`
-	StartTime string         `json:"start_time"`
-	EndTime   string         `json:"end_time"`
-	Args      []string       `json:"args"`
-	Config    HealthConfig   `json:"config"`
-	Nodes     []HealthNode   `json:"nodes"`
-	Intra     []PairFigure   `json:"intra_pairs"`    // send/recv between two GPUs of a node
-	NodeAR    []NodeFigure   `json:"node_allreduce"` // each node's all-reduce over its own ranks
-	Inter     []PairFigure   `json:"inter_pairs"`    // send/recv between two nodes, every local rank with its peer
-	Job       *BlockFigure   `json:"job_allreduce"`  // one all-reduce over every rank; null when not measured
-	Bisection []BlockFigure  `json:"bisection"`      // all-reduces over halves, quarters …, when run
-	Findings  []Finding      `json:"findings"`
-	Skipped   []string       `json:"skipped"`  // parts left out, each with why
-	Complete  bool           `json:"complete"` // nothing left out
-	Healthy   bool           `json:"healthy"`  // complete, and no finding
-	Devices   []DeviceRecord `json:"devices"`
+	Schema    string        `json:"schema"`
+	Version   int           `json:"version"`
+	Collbench string        `json:"collbench_version"`
+	Backend   string        `json:"backend"`
+	StartTime string        `json:"start_time"`
+	EndTime   string        `json:"end_time"`
+	Args      []string      `json:"args"`
+	Config    HealthConfig  `json:"config"`
+	Nodes     []HealthNode  `json:"nodes"`
+	Intra     []PairFigure  `json:"intra_pairs"`    // send/recv between two GPUs of a node
+	NodeAR    []NodeFigure  `json:"node_allreduce"` // each node's all-reduce over its own ranks
+	Inter     []PairFigure  `json:"inter_pairs"`    // send/recv between two nodes, every local rank with its peer
+	Job       *BlockFigure  `json:"job_allreduce"`  // one all-reduce over every rank; null when not measured
+	Bisection []BlockFigure `json:"bisection"`      // all-reduces over halves, quarters …, when run
+	Findings  []Finding     `json:"findings"`
+	// Noise is each level's pass-to-pass noise: the relative standard
+	// deviation of one figure measured again (intra, node, inter).
+	Noise    map[string]float64 `json:"noise"`
+	Skipped  []string           `json:"skipped"`  // parts left out, each with why
+	Complete bool               `json:"complete"` // nothing left out
+	Healthy  bool               `json:"healthy"`  // complete, and no finding
+	Devices  []DeviceRecord     `json:"devices"`
 }
 
 // HealthConfig echoes the settings that change the answer.
@@ -129,6 +132,9 @@ func (h *Health) Encode(w io.Writer) error {
 	}
 	if h.Bisection == nil {
 		h.Bisection = []BlockFigure{}
+	}
+	if h.Noise == nil {
+		h.Noise = map[string]float64{}
 	}
 	if h.Devices == nil {
 		h.Devices = []DeviceRecord{}

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 
@@ -45,7 +46,7 @@ func Health(w io.Writer, d *document.Health) {
 		fmt.Fprintf(w, "#  n%-3d %-28s ranks %s\n", i, n.Name, rankList(n.Ranks))
 	}
 	if len(d.Intra) > 0 {
-		fmt.Fprintf(w, "#\n# GPU pairs inside each node: send/recv busbw (GB/s)\n")
+		fmt.Fprintf(w, "#\n# GPU pairs inside each node: send/recv busbw (GB/s)%s\n", noiseNote(d, "intra"))
 		for n, node := range d.Nodes {
 			var pairs []document.PairFigure
 			for _, p := range d.Intra {
@@ -60,13 +61,13 @@ func Health(w io.Writer, d *document.Health) {
 		}
 	}
 	if len(d.NodeAR) > 0 {
-		fmt.Fprintf(w, "#\n# All-reduce inside each node: busbw (GB/s)\n")
+		fmt.Fprintf(w, "#\n# All-reduce inside each node: busbw (GB/s)%s\n", noiseNote(d, "node"))
 		for _, f := range d.NodeAR {
 			fmt.Fprintf(w, "#  n%-3d %-28s %10.3f\n", f.Node, d.Nodes[f.Node].Name, f.BusBW)
 		}
 	}
 	if len(d.Inter) > 0 {
-		fmt.Fprintf(w, "#\n# Node pairs: send/recv busbw (GB/s), the slowest pair of ranks between them\n")
+		fmt.Fprintf(w, "#\n# Node pairs: send/recv busbw (GB/s), the slowest pair of ranks between them%s\n", noiseNote(d, "inter"))
 		nodes := make([]int, len(d.Nodes))
 		for i := range nodes {
 			nodes[i] = i
@@ -98,6 +99,21 @@ func Health(w io.Writer, d *document.Health) {
 	default:
 		fmt.Fprintf(w, "Incomplete: nothing flagged in what was measured, but %d part(s) were left out\n", len(d.Skipped))
 	}
+}
+
+// noiseNote gives a level's pass-to-pass noise, which bounds the
+// smallest slowdown the check can tell from chance.
+func noiseNote(d *document.Health, level string) string {
+	n, ok := d.Noise[level]
+	if !ok {
+		return ""
+	}
+	note := fmt.Sprintf("; pass-to-pass noise %.1f%%", 100*n)
+	// A figure must lie Z noise deviations out (in logarithms) to count.
+	if floor := 1 - math.Exp(-d.Config.Z*n); floor > 0.2 {
+		note += fmt.Sprintf(": only slowdowns beyond about %.0f%% can be told from it (raise -n, --passes or the sizes)", 100*floor)
+	}
+	return note
 }
 
 // findingFigures says how far below what a finding lies.

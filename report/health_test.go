@@ -15,6 +15,7 @@ func TestHealthSummary(t *testing.T) {
 	d := &document.Health{Collbench: "test", Backend: "host",
 		Config: document.HealthConfig{NRanks: 8, NProcs: 8, PairBytes: 1 << 20, ARBytes: 4 << 20, Type: "float", Warmup: 2, Iters: 10, Passes: 2,
 			MinDrop: 0.1, Z: 3.5, Expect: map[string]float64{"job": 2, "inter": 1}},
+		Noise:     map[string]float64{"intra": 0.012, "inter": 0.034},
 		Job:       &document.BlockFigure{Nodes: []int{0, 1, 2, 3}, BusBW: 0.25},
 		Bisection: []document.BlockFigure{{Level: 1, Nodes: []int{0, 1}, BusBW: 0.6}, {Level: 1, Nodes: []int{2, 3}, BusBW: 0.05}},
 		Findings: []document.Finding{

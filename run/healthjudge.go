@@ -13,13 +13,23 @@ import (
 // (robust statistics, health.Criteria) and against its expectation.
 func (c *healthCheck) judge() {
 	d, crit := c.doc, c.spec.Criteria
+	d.Noise = map[string]float64{}
+	nodePasses := make([][]float64, len(d.NodeAR))
+	for i, f := range d.NodeAR {
+		nodePasses[i] = f.Passes
+	}
+	for level, n := range map[string]float64{"intra": pairNoise(d.Intra), "node": health.Noise(nodePasses), "inter": pairNoise(d.Inter)} {
+		if n > 0 {
+			d.Noise[level] = n
+		}
+	}
 	// GPUs and GPU pairs, over every node: a GPU slow with its partners,
 	// or one slow pair.
 	intra := make([]health.PairFigure, len(d.Intra))
 	for i, p := range d.Intra {
 		intra[i] = health.PairFigure{Pair: health.Pair{A: p.A, B: p.B}, Value: p.BusBW}
 	}
-	v := crit.Judge(intra, pairNoise(d.Intra))
+	v := crit.Judge(intra, d.Noise["intra"])
 	for _, m := range v.Members {
 		c.flag(document.Finding{Kind: "gpu", Where: c.gpuName(m.Member) + fmt.Sprintf(" (slow with %d partner GPUs)", m.Partners),
 			Nodes: []int{c.byRank[m.Member]}, Ranks: []int{m.Member}}, m.Outlier, "peers")
@@ -34,11 +44,10 @@ func (c *healthCheck) judge() {
 	})
 	// Each node's own all-reduce.
 	vals := make([]float64, len(d.NodeAR))
-	passes := make([][]float64, len(d.NodeAR))
 	for i, f := range d.NodeAR {
-		vals[i], passes[i] = f.BusBW, f.Passes
+		vals[i] = f.BusBW
 	}
-	for _, o := range crit.Below(vals, health.Noise(passes)) {
+	for _, o := range crit.Below(vals, d.Noise["node"]) {
 		n := d.NodeAR[o.Index].Node
 		c.flag(document.Finding{Kind: "node-allreduce", Where: d.Nodes[n].Name + " (all-reduce over its GPUs)", Nodes: []int{n}}, o, "peers")
 	}
@@ -51,7 +60,7 @@ func (c *healthCheck) judge() {
 	for i, p := range d.Inter {
 		inter[i] = health.PairFigure{Pair: health.Pair{A: p.A, B: p.B}, Value: p.BusBW}
 	}
-	v = crit.Judge(inter, pairNoise(d.Inter))
+	v = crit.Judge(inter, d.Noise["inter"])
 	for _, m := range v.Members {
 		c.flag(document.Finding{Kind: "node", Where: d.Nodes[m.Member].Name + fmt.Sprintf(" (slow with %d partner nodes)", m.Partners),
 			Nodes: []int{m.Member}}, m.Outlier, "peers")
