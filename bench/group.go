@@ -1,6 +1,9 @@
 package bench
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Grouping splits the job's ranks into equal communicators, as planners
 // place tensor-, pipeline- or data-parallel groups: consecutive groups hold
@@ -125,4 +128,23 @@ func (g Grouping) validateSets(world int) error {
 		}
 	}
 	return nil
+}
+
+// RankRanges writes ranks with runs folded into ranges, joined by sep:
+// "0-3,8" with ",". The ranks are taken in the order given.
+func RankRanges(ranks []int, sep string) string {
+	var parts []string
+	for i := 0; i < len(ranks); {
+		j := i
+		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(ranks[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, sep)
 }

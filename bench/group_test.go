@@ -91,3 +91,15 @@ func TestGroupingSets(t *testing.T) {
 		}
 	}
 }
+
+func TestRankRanges(t *testing.T) {
+	for _, c := range []struct {
+		in   []int
+		sep  string
+		want string
+	}{{[]int{0, 1, 2, 3, 8}, ",", "0-3,8"}, {[]int{5}, ", ", "5"}, {[]int{1, 3, 4}, ", ", "1, 3-4"}, {nil, ",", ""}} {
+		if got := RankRanges(c.in, c.sep); got != c.want {
+			t.Errorf("RankRanges(%v) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"net"
 	"sort"
-	"strings"
 	"sync"
 	"time"
+
+	"github.com/collbench/collbench/bench"
 )
 
 // helloTimeout is how long a new connection has to introduce itself; a
@@ -386,18 +387,5 @@ func rankList(ranks []int) string {
 	if len(ranks) == 1 {
 		return fmt.Sprintf("rank %d", ranks[0])
 	}
-	var parts []string
-	for i := 0; i < len(ranks); {
-		j := i
-		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(ranks[i]))
-		}
-		i = j + 1
-	}
-	return "ranks " + strings.Join(parts, ", ")
+	return "ranks " + bench.RankRanges(ranks, ", ")
 }

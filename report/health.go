@@ -43,7 +43,7 @@ func Health(w io.Writer, d *document.Health) {
 	}
 	fmt.Fprintf(w, "\n#\n# Nodes\n")
 	for i, n := range d.Nodes {
-		fmt.Fprintf(w, "#  n%-3d %-28s ranks %s\n", i, n.Name, rankList(n.Ranks))
+		fmt.Fprintf(w, "#  n%-3d %-28s ranks %s\n", i, n.Name, bench.RankRanges(n.Ranks, ","))
 	}
 	if len(d.Intra) > 0 {
 		fmt.Fprintf(w, "#\n# GPU pairs inside each node: send/recv busbw (GB/s)%s\n", noiseNote(d, "intra"))
@@ -167,22 +167,4 @@ func pairMatrix(w io.Writer, members []int, prefix string, pairs []document.Pair
 		}
 		fmt.Fprintln(w, b.String())
 	}
-}
-
-// rankList writes ranks compactly: 0-3,8.
-func rankList(ranks []int) string {
-	var parts []string
-	for i := 0; i < len(ranks); {
-		j := i
-		for j+1 < len(ranks) && ranks[j+1] == ranks[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ranks[i], ranks[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(ranks[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ",")
 }

@@ -131,7 +131,13 @@ type healthCheck struct {
 	// perCall is the last time per call of each collective, to tell
 	// whether another wave still fits the budget.
 	perCall map[string]time.Duration
-	byRank  []int // node of each global rank
+	// overhead is what the waves so far took beyond their timed calls
+	// (communicators, warm-up, agreement), and left the waves to come,
+	// so that the budget keeps back as much for each of them.
+	overhead time.Duration
+	measured int
+	left     int
+	byRank   []int // node of each global rank
 }
 
 // Health measures the job's GPUs, nodes and links and judges them. It
@@ -194,7 +200,8 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 		}
 	}
 	plan := c.plan()
-	c.budget.Start(plan.points() * spec.Passes)
+	c.left = plan.points() * spec.Passes
+	c.budget.Start(c.left)
 	if h.Start != nil && j.Rank == 0 {
 		h.Start(sess, c.doc, plan.points()*spec.Passes)
 	}
@@ -486,6 +493,10 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 			owner = append(owner, i)
 		}
 	}
+	began := time.Now()
+	if c.measured > 0 {
+		c.budget.Reserve = c.overhead / time.Duration(c.measured) * time.Duration(max(c.left-1, 0))
+	}
 	// What is left must hold the warm-up and the fewest iterations at
 	// the last time per call of this collective.
 	over := c.budget.Spent()
@@ -533,6 +544,9 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 	}
 	c.budget.Done(1)
 	c.perCall[coll.Name] = time.Duration(row.OutOfPlace.Time * float64(time.Microsecond))
+	c.overhead += max(time.Since(began)-c.perCall[coll.Name]*time.Duration(row.Iters), 0)
+	c.measured++
+	c.left = max(c.left-1, 0)
 	per := make([]float64, len(wave))
 	for i := range per {
 		per[i] = -1
