@@ -122,6 +122,21 @@ func (r *rank) allToAll(c call) error {
 	}
 	part := func(b []byte, i int) []byte { return b[i*chunk : (i+1)*chunk] }
 	copy(part(c.out, r.id), part(src, r.id))
+	if chunk <= r.inline {
+		// Small chunks fit the sockets' buffers (see inlineLimit): write
+		// them all, then read them all, with no goroutine per peer.
+		for s := 1; s < r.n; s++ {
+			if _, err := r.conns[r.mod(r.id+s)].Write(part(src, r.mod(r.id+s))); err != nil {
+				return err
+			}
+		}
+		for s := 1; s < r.n; s++ {
+			if err := r.recvFull(r.mod(r.id-s), part(c.out, r.mod(r.id-s))); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	return r.eachPeer(func(p int) error { return r.exchange(p, part(src, p), p, part(c.out, p)) })
 }
 

@@ -60,7 +60,7 @@ func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	c := &Comm{mesh: m, host: host, remote: s.Addr != "" && (ip == nil || !ip.IsLoopback()), bufBytes: s.BufBytes}
 	for i, mb := range members {
 		rk := &rank{
-			id: mb.groupRank, n: s.Groups.Of(s.JobRanks), conns: m.conns[i], local: i,
+			id: mb.groupRank, n: s.Groups.Of(s.JobRanks), conns: m.conns[i], inline: inlineLimit(m.conns[i]), local: i,
 			info: bench.Device{Rank: mb.global, Group: mb.group, GroupRank: mb.groupRank, Ordinal: mb.local},
 			send: make([]byte, s.BufBytes+s.Pad), recv: make([]byte, s.BufBytes+s.Pad),
 			work: make(chan bench.Batch, 64),

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/collbench/collbench/bench"
@@ -18,7 +19,7 @@ import (
 
 // socketBuffer is the kernel buffer size asked for on every connection;
 // large buffers keep loopback transfers of big messages streaming.
-const socketBuffer = 4 << 20
+var socketBuffer = 4 << 20
 
 // keyLen is the length of the secret a peer must present when it connects
 // to a rank's listener; the key travels only through the job's exchange.
@@ -277,6 +278,23 @@ func tune(c net.Conn) {
 		_ = tc.SetReadBuffer(socketBuffer)
 		_ = tc.SetWriteBuffer(socketBuffer)
 	}
+}
+
+// sendBuffer is the send buffer the kernel gave c (SO_SNDBUF, which
+// Linux doubles from what was asked and caps at wmem_max), or 0 when it
+// cannot be read.
+func sendBuffer(c net.Conn) int {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return 0
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return 0
+	}
+	n := 0
+	_ = raw.Control(func(fd uintptr) { n, _ = syscall.GetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_SNDBUF) })
+	return n
 }
 
 func closeAll(lns []net.Listener) {

@@ -20,6 +20,7 @@ type rank struct {
 	local      int // index among this process's measured ranks
 	info       bench.Device
 	conns      []net.Conn // by group rank
+	inline     int        // the largest message written inline (inlineLimit)
 	send, recv []byte
 	work       chan bench.Batch
 	scratch    []byte
@@ -111,8 +112,39 @@ func (r *rank) recvFull(peer int, b []byte) error {
 	return err
 }
 
+// inlineSend is the largest message exchange (and a small all-to-all)
+// writes from the rank's own goroutine before it reads, instead of from
+// a goroutine started for the write: for small messages a goroutine and a
+// channel per message cost as much as the bytes. A rank's own limit is
+// lower where its sockets hold less (inlineLimit).
+const inlineSend = 64 << 10
+
+// inlineLimit is the largest message a rank may write before it reads
+// over conns: inlineSend, or a quarter of the smallest send buffer the
+// kernel gave them. A write waits once the bytes its peer has not read
+// fill the buffers; if every rank of a cycle waited so, each would hold
+// more than one message unread by the next, that is be ahead of it by two
+// messages or more, which around a cycle of ranks in step is impossible,
+// provided two messages fit a buffer. Larger messages are written from a
+// goroutine of their own, while the rank reads.
+func inlineLimit(conns []net.Conn) int {
+	limit := inlineSend
+	for _, c := range conns {
+		if c != nil {
+			limit = min(limit, sendBuffer(c)/4)
+		}
+	}
+	return limit
+}
+
 // exchange sends out to one peer while receiving in from another.
 func (r *rank) exchange(to int, out []byte, from int, in []byte) error {
+	if len(out) <= r.inline {
+		if _, err := r.conns[to].Write(out); err != nil {
+			return err
+		}
+		return r.recvFull(from, in)
+	}
 	done := r.sendAsync(to, out)
 	rerr := r.recvFull(from, in)
 	if serr := <-done; serr != nil {
