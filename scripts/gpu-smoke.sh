@@ -134,10 +134,34 @@ fi
 run "predict-llama2-7b" predict --profile "$OUTDIR/profile.json" --model llama2-7b --seq 4096
 run "predict-rank" predict --profile "$OUTDIR/profile.json" --model llama2-7b --seq 4096 --rank-strategies
 
+# Health: the GPU-pair matrix and the node's all-reduce (docs/health.md
+# records these). Exit 1 is a figure flagged, which is the check's job
+# and worth reading, not a failure to run; several ranks on one GPU
+# time-slice it, so there the figures prove the path, not the GPU.
+echo "== health on $NGPU GPU(s)"
+health() {
+  local name="$1"; shift
+  "$CB" "$@" >"$OUTDIR/$name.txt" 2>&1
+  local rc=$?
+  if [ $rc -le 1 ]; then
+    summary+=("PASS  $name  (exit $rc: $(tail -n 1 "$OUTDIR/$name.txt"))")
+  else
+    summary+=("FAIL  $name  (exit $rc; see $OUTDIR/$name.txt)")
+    failures=$((failures + 1))
+    tail -n 3 "$OUTDIR/$name.txt" | sed 's/^/      /'
+  fi
+}
+if [ "$NGPU" -ge 2 ]; then
+  health "health" health --backend nccl -g "$NGPU" -J "$OUTDIR/health.json" --heatmap "$OUTDIR/health.png"
+else
+  NCCL_MULTI_RANK_GPU_ENABLE=1 health "health-4procs-1gpu" launch -n 4 -- health --backend nccl --devices 0 \
+    -J "$OUTDIR/health.json" --heatmap "$OUTDIR/health.png"
+fi
+
 # Charts and a one-page report of what ran.
 run "plot-allreduce" plot "$OUTDIR/allreduce-g$NGPU.json" --only "float sum|bfloat16 sum|half sum" -o "$OUTDIR/allreduce-g$NGPU.svg"
 run "plot-profile" plot "$OUTDIR/profile.json" --only "allreduce|allgather" -o "$OUTDIR/profile.png"
-run "report" report "$OUTDIR/allreduce-g$NGPU.json" "$OUTDIR/profile.json" -o "$OUTDIR/report.html"
+run "report" report "$OUTDIR/allreduce-g$NGPU.json" "$OUTDIR/profile.json" "$OUTDIR/health.json" -o "$OUTDIR/report.html"
 
 # 4. Side by side with nccl-tests: same flags, per-size ratios.
 # table FILE: "size time busbw" of the out-of-place columns.
