@@ -18,13 +18,7 @@ const (
 // measurement, what it was judged against and what was flagged.
 // Bandwidths are bus bandwidths in GB/s (1e9 B/s), as nccl-tests prints.
 type Health struct {
-	Schema    string        `json:"schema"`
-	Version   int           `json:"version"`
-	Collbench string        `json:"collbench_version"`
-	Backend   string        `json:"backend"`
-	StartTime string        `json:"start_time"`
-	EndTime   string        `json:"end_time"`
-	Args      []string      `json:"args"`
+	Stamp
 	Config    HealthConfig  `json:"config"`
 	Nodes     []HealthNode  `json:"nodes"`
 	Intra     []PairFigure  `json:"intra_pairs"`    // send/recv between two GPUs of a node

@@ -11,8 +11,8 @@ import (
 // sampleHealth is a record of two nodes of two ranks with one finding.
 func sampleHealth() *Health {
 	z := 6.5
-	return &Health{Collbench: "test", Backend: "host", StartTime: "2026-11-24T10:00:00Z", EndTime: "2026-11-24T10:00:05Z",
-		Args:   []string{"collbench", "health"},
+	return &Health{Stamp: Stamp{Collbench: "test", Backend: "host", StartTime: "2026-11-24T10:00:00Z", EndTime: "2026-11-24T10:00:05Z",
+		Args: []string{"collbench", "health"}},
 		Config: HealthConfig{NRanks: 4, NProcs: 4, PairBytes: 1 << 20, ARBytes: 1 << 20, Type: "float", Warmup: 2, Iters: 10, Passes: 2, MinDrop: 0.1, Z: 3.5},
 		Nodes:  []HealthNode{{Name: "a", Addr: "10.0.0.1", Ranks: []int{0, 1}}, {Name: "b", Addr: "10.0.0.2", Ranks: []int{2, 3}}},
 		Intra: []PairFigure{{Node: 0, A: 0, B: 1, BusBW: 2, Passes: []float64{1.9, 2}},

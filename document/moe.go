@@ -16,16 +16,10 @@ const (
 
 // MoERun is the machine-readable record of collbench alltoallv --moe.
 type MoERun struct {
-	Schema    string     `json:"schema"`
-	Version   int        `json:"version"`
-	Collbench string     `json:"collbench_version"`
-	Backend   string     `json:"backend"`
-	StartTime string     `json:"start_time"`
-	EndTime   string     `json:"end_time"`
-	Args      []string   `json:"args"`
-	Config    MoEConfig  `json:"config"`
-	Phases    []MoEPhase `json:"phases"`
-	Errors    []string   `json:"errors"`
+	Stamp
+	Config MoEConfig  `json:"config"`
+	Phases []MoEPhase `json:"phases"`
+	Errors []string   `json:"errors"`
 }
 
 // MoEConfig echoes the layer's shape and the run's settings.

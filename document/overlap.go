@@ -15,13 +15,7 @@ const (
 
 // OverlapRun is the machine-readable record of collbench overlap.
 type OverlapRun struct {
-	Schema    string          `json:"schema"`
-	Version   int             `json:"version"`
-	Collbench string          `json:"collbench_version"`
-	Backend   string          `json:"backend"`
-	StartTime string          `json:"start_time"`
-	EndTime   string          `json:"end_time"`
-	Args      []string        `json:"args"`
+	Stamp
 	Config    OverlapConfig   `json:"config"`
 	Results   []OverlapResult `json:"results"`
 	Galvatron float64         `json:"galvatron_overlap_coe"` // max overlap_coe over the results

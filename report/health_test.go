@@ -12,7 +12,7 @@ import (
 // testdata/health.golden holds it.
 func TestHealthSummary(t *testing.T) {
 	z := 12.25
-	d := &document.Health{Collbench: "test", Backend: "host",
+	d := &document.Health{Stamp: document.Stamp{Collbench: "test", Backend: "host"},
 		Config: document.HealthConfig{NRanks: 8, NProcs: 8, PairBytes: 1 << 20, ARBytes: 4 << 20, Type: "float", Warmup: 2, Iters: 10, Passes: 2,
 			MinDrop: 0.1, Z: 3.5, Expect: map[string]float64{"job": 2, "inter": 1}},
 		Noise:     map[string]float64{"intra": 0.012, "inter": 0.034},

@@ -12,7 +12,7 @@ import (
 )
 
 func sampleOverlap() *document.OverlapRun {
-	d := &document.OverlapRun{Schema: document.OverlapSchemaName, Version: document.OverlapSchemaVersion, Collbench: "1.2.3", Backend: "nccl",
+	d := &document.OverlapRun{Stamp: document.Stamp{Schema: document.OverlapSchemaName, Version: document.OverlapSchemaVersion, Collbench: "1.2.3", Backend: "nccl"},
 		Config: document.OverlapConfig{Collective: "allreduce", Type: "float", RedOp: "sum", NRanks: 8, NProcs: 8, GroupSize: 8,
 			Layout: "consecutive", Cover: 4, TargetUs: 1e6, Knobs: map[string]string{"comm_priority": "normal", "NCCL_MAX_NCHANNELS": "8"}}}
 	gemm := bench.Workload{Kind: bench.GEMM, M: 4096, N: 4096, K: 4096, Type: numeric.Bfloat16}

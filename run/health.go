@@ -187,8 +187,8 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 	}
 	c := &healthCheck{j: j, spec: spec, sess: sess, hooks: h, perCall: map[string]time.Duration{},
 		budget: bench.Budget{Limit: spec.Budget, MinIters: min(3, spec.Iters), MaxIters: spec.Iters, Since: j.Began}}
-	c.doc = &document.Health{Collbench: j.Settings.Version, Backend: sess.Backend.Name(),
-		StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args, Nodes: nodes,
+	c.doc = &document.Health{Stamp: document.NewStamp(document.HealthSchemaName, document.HealthSchemaVersion, j.Settings.Version,
+		sess.Backend.Name(), spec.Args), Nodes: nodes,
 		Devices: document.DeviceRecords(sess.Devices),
 		Config: document.HealthConfig{NRanks: j.World(), NProcs: j.Size, PairBytes: spec.PairBytes, ARBytes: spec.ARBytes,
 			Type: spec.Type.String(), Warmup: spec.Warmup, Iters: spec.Iters, Passes: spec.Passes, BudgetS: spec.Budget.Seconds(),
@@ -209,7 +209,7 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 	if runErr == nil && j.Multi() {
 		runErr = j.Peers().Barrier(ctx)
 	}
-	c.doc.EndTime = time.Now().UTC().Format(time.RFC3339)
+	c.doc.Finish()
 	if runErr == nil {
 		c.judge()
 	}

@@ -86,8 +86,8 @@ func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoER
 	}
 	rec := sess.startTelemetry(ctx, "alltoallv", started)
 	r := spec.Routing
-	doc := &document.MoERun{Schema: document.MoESchemaName, Version: document.MoESchemaVersion, Collbench: j.Settings.Version,
-		Backend: sess.Backend.Name(), StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args,
+	doc := &document.MoERun{Stamp: document.NewStamp(document.MoESchemaName, document.MoESchemaVersion, j.Settings.Version,
+		sess.Backend.Name(), spec.Args),
 		Config: document.MoEConfig{Experts: r.Experts, TopK: r.TopK, Tokens: r.Tokens, Hidden: r.Hidden, Type: spec.Type.String(),
 			Routing: r.Name, Seed: r.Seed, Draws: spec.Draws, NRanks: nranks, NProcs: j.Size, GroupSize: commRanks,
 			Iters: opts.Iters, Warmup: opts.Warmup, Check: opts.Check, Average: opts.Average, Devices: document.DeviceRecords(sess.Devices)}}
@@ -104,7 +104,7 @@ func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoER
 	for _, p := range phases {
 		doc.Phases = append(doc.Phases, document.MakeMoEPhase(p))
 	}
-	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
+	doc.Finish()
 	if runErr = j.Explain(outer, runErr); runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())
 	}

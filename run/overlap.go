@@ -152,8 +152,8 @@ func (j *Job) Overlap(ctx context.Context, spec OverlapSpec, h OverlapHooks) (*d
 		return nil, Usagef("--comm-priority and --nccl-max-ctas/--nccl-min-ctas apply to the nccl backend only")
 	}
 	p := spec
-	doc := &document.OverlapRun{Schema: document.OverlapSchemaName, Version: document.OverlapSchemaVersion, Collbench: j.Settings.Version,
-		Backend: sess.Backend.Name(), StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args,
+	doc := &document.OverlapRun{Stamp: document.NewStamp(document.OverlapSchemaName, document.OverlapSchemaVersion, j.Settings.Version,
+		sess.Backend.Name(), spec.Args),
 		Config: document.OverlapConfig{Collective: p.Coll.Name, Type: p.CommType.String(), RedOp: p.RedOp.String(),
 			NRanks: nranks, NProcs: j.Size, GroupSize: groups.Of(nranks), Layout: groups.Layout(),
 			Cover: p.Cover, TargetUs: p.Target.Seconds() * 1e6, Knobs: spec.knobs(), Devices: document.DeviceRecords(sess.Devices)}}
@@ -196,7 +196,7 @@ func (j *Job) Overlap(ctx context.Context, spec OverlapSpec, h OverlapHooks) (*d
 	}
 	endSweep(time.Now(), runErr)
 	err = writeAndFlush(ctx, rec, runErr, j.logf, func() error {
-		doc.EndTime = time.Now().UTC().Format(time.RFC3339)
+		doc.Finish()
 		explainedErr := j.Explain(outer, runErr)
 		if explainedErr != nil {
 			doc.Errors = append(doc.Errors, explainedErr.Error())
