@@ -123,6 +123,12 @@ func (c Criteria) Short(value, expect float64) (drop float64, short bool) {
 	return drop, drop >= c.MinDrop
 }
 
+// minLinkPeers is the fewest pairs that links are judged among: three or
+// four pairs give a MAD that is mostly chance (two of three that happen
+// to agree make the third look far out), and a slow member's pairs are
+// set aside first, so four nodes with one slow leave only three.
+const minLinkPeers = 5
+
 // PairFigure is the bandwidth measured between a pair of members.
 type PairFigure struct {
 	Pair
@@ -153,7 +159,8 @@ type Verdict struct {
 // partner scores low, while one slow link leaves the scores of both its
 // ends alone (it takes two partners or more to score a member). Members whose score is an
 // outlier among the scores are slow; the pairs that touch no slow member
-// are then judged among themselves, and those found slow are slow links.
+// are then judged among themselves (when there are minLinkPeers of them),
+// and those found slow are slow links.
 func (c Criteria) Judge(figs []PairFigure, noise float64) Verdict {
 	byMember := map[int][]float64{}
 	for _, f := range figs {
@@ -188,6 +195,9 @@ func (c Criteria) Judge(figs []PairFigure, noise float64) Verdict {
 			rest = append(rest, i)
 			vals = append(vals, f.Value)
 		}
+	}
+	if len(vals) < minLinkPeers {
+		return v
 	}
 	for _, o := range c.Below(vals, noise) {
 		i := rest[o.Index]

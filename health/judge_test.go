@@ -149,3 +149,15 @@ func TestZFor(t *testing.T) {
 		t.Errorf("ZFor(2016) = %g, want 4.42", got)
 	}
 }
+
+// Four members, one slow: the three pairs left are too few to judge a
+// link by, however closely two of them happen to agree (a run on four
+// namespaced hosts flagged 0.324 against 0.432 and 0.451 this way).
+func TestTooFewPairsForLinks(t *testing.T) {
+	figs := []PairFigure{{Pair{0, 1}, 0.324}, {Pair{0, 2}, 0.012}, {Pair{0, 3}, 0.432},
+		{Pair{1, 2}, 0.012}, {Pair{1, 3}, 0.451}, {Pair{2, 3}, 0.012}}
+	v := DefaultCriteria.Judge(figs, 0.065)
+	if len(v.Members) != 1 || v.Members[0].Member != 2 || len(v.Links) != 0 {
+		t.Errorf("verdict %+v; want member 2 and no link", v)
+	}
+}
