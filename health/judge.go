@@ -3,16 +3,18 @@ package health
 import (
 	"math"
 	"slices"
+
+	"github.com/montanaflynn/stats"
 )
 
 // Criteria say when a bandwidth is slow. Against its peers it must lie at
 // least MinDrop below their median and at least Z robust standard
 // deviations below it (of the logarithms: 1.4826·MAD, the modified
-// z-score of Iglewicz and Hoaglin): the first ignores differences too small to matter, the second
-// differences the peers' own scatter explains. Against an expectation only
+// z-score of Iglewicz and Hoaglin): the first ignores differences too
+// small to matter, the second differences the peers' own scatter explains. Against an expectation only
 // MinDrop applies.
 type Criteria struct {
-	MinDrop float64 // fraction, e.g. 0.15
+	MinDrop float64 // fraction, e.g. 0.10
 	Z       float64 // e.g. 3.5
 }
 
@@ -34,35 +36,32 @@ type Outlier struct {
 }
 
 // MedianMAD returns the median of values and their median absolute
-// deviation from it.
+// deviation from it; NaN for none.
 func MedianMAD(values []float64) (median, mad float64) {
-	if len(values) == 0 {
-		return math.NaN(), math.NaN()
-	}
 	median = quantile50(values)
-	dev := make([]float64, len(values))
-	for i, v := range values {
-		dev[i] = math.Abs(v - median)
+	mad, err := stats.MedianAbsoluteDeviationPopulation(values)
+	if err != nil {
+		mad = math.NaN()
 	}
-	return median, quantile50(dev)
+	return median, mad
 }
 
+// quantile50 is the median of values (the mean of the middle two for an
+// even count), NaN for none; values are left as they are.
 func quantile50(values []float64) float64 {
-	s := slices.Clone(values)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+	m, err := stats.Median(values)
+	if err != nil {
+		return math.NaN()
 	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return m
 }
 
 // Below returns the values that are slow against the others: with fewer
 // than three there is no telling which is the odd one, and none is. noise
 // is the relative standard deviation of one figure measured again (see
 // Noise; about the deviation of its logarithm), a floor under the peers'
-// scatter: a few peers that happen to
-// agree closely say little about how much a figure varies.
+// scatter: a few peers that happen to agree closely say little about how
+// much a figure varies.
 func (c Criteria) Below(values []float64, noise float64) []Outlier {
 	if len(values) < 3 {
 		return nil
@@ -157,8 +156,8 @@ type Verdict struct {
 // Judge tells a slow member from a slow link. A member's score is the
 // median of its pairs but its slowest one: a member slow with every
 // partner scores low, while one slow link leaves the scores of both its
-// ends alone (it takes two partners or more to score a member). Members whose score is an
-// outlier among the scores are slow; the pairs that touch no slow member
+// ends alone (it takes two partners or more to score a member). Members
+// whose score is an outlier among the scores are slow; the pairs that touch no slow member
 // are then judged among themselves (when there are minLinkPeers of them),
 // and those found slow are slow links.
 func (c Criteria) Judge(figs []PairFigure, noise float64) Verdict {
@@ -219,18 +218,12 @@ func Noise(passes [][]float64) float64 {
 		if len(p) < 2 {
 			continue
 		}
-		var mean, ss float64
-		for _, v := range p {
-			mean += v
+		// Both only fail on fewer than two values, excluded above.
+		mean, _ := stats.Mean(p)
+		sd, _ := stats.StandardDeviationSample(p)
+		if mean > 0 {
+			rel = append(rel, sd/mean)
 		}
-		mean /= float64(len(p))
-		if mean <= 0 {
-			continue
-		}
-		for _, v := range p {
-			ss += (v - mean) * (v - mean)
-		}
-		rel = append(rel, math.Sqrt(ss/float64(len(p)-1))/mean)
 	}
 	if len(rel) == 0 {
 		return 0
