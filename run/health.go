@@ -160,7 +160,7 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 		}
 	}
 	outer := ctx
-	backend, _, err := pickBackend(j.Settings.Backend, j.Settings.NCCLLib, j.getenv)
+	backend, _, err := j.backend()
 	if err != nil {
 		return nil, err
 	}
@@ -236,7 +236,7 @@ type healthPlan struct {
 type unit struct {
 	groups [][]int
 	pair   health.Pair // GPU ranks or node indexes
-	node   int         // the node of a GPU pair or a node all-reduce
+	node   int         // the node of a GPU pair or a node all-reduce; the block of a bisection
 }
 
 func (p healthPlan) points() int {
@@ -252,8 +252,6 @@ func (p healthPlan) points() int {
 // rounds of disjoint pairs split into waves a process can time apart.
 func (c *healthCheck) plan() healthPlan {
 	var p healthPlan
-	per := c.j.Settings.RanksPerProc
-	proc := func(r int) int { return r / per }
 	nodes := c.doc.Nodes
 	// Intra-node: round r of every node's own tournament at once.
 	var rounds [][]unit
@@ -269,24 +267,16 @@ func (c *healthCheck) plan() healthPlan {
 		}
 	}
 	for _, round := range rounds {
-		p.intra = append(p.intra, wavesOf(round, proc)...)
+		p.intra = append(p.intra, c.wavesOf(round)...)
 	}
-	// Each node's all-reduce: nodes of one size at once.
-	bySize := map[int][]unit{}
-	var sizes []int
+	// Each node's all-reduce.
+	var ars []unit
 	for n, node := range nodes {
-		k := len(node.Ranks)
-		if k < 2 {
-			continue
+		if len(node.Ranks) >= 2 {
+			ars = append(ars, unit{groups: [][]int{node.Ranks}, node: n})
 		}
-		if bySize[k] == nil {
-			sizes = append(sizes, k)
-		}
-		bySize[k] = append(bySize[k], unit{groups: [][]int{node.Ranks}, node: n})
 	}
-	for _, k := range sizes {
-		p.nodeAR = append(p.nodeAR, wavesOf(bySize[k], proc)...)
-	}
+	p.nodeAR = c.blockWaves(ars)
 	// Inter-node: local rank i of one node with local rank i of the other.
 	for _, round := range health.Rounds(len(nodes)) {
 		var units []unit
@@ -298,25 +288,46 @@ func (c *healthCheck) plan() healthPlan {
 			}
 			units = append(units, u)
 		}
-		p.inter = append(p.inter, wavesOf(units, proc)...)
+		p.inter = append(p.inter, c.wavesOf(units)...)
 	}
 	p.job = len(nodes) > 1
 	return p
 }
 
 // wavesOf splits units into the waves health.Waves allows.
-func wavesOf(units []unit, proc func(int) int) [][]unit {
+func (c *healthCheck) wavesOf(units []unit) [][]unit {
+	per := c.j.Settings.RanksPerProc
 	groups := make([][][]int, len(units))
 	for i, u := range units {
 		groups[i] = u.groups
 	}
 	var out [][]unit
-	for _, w := range health.Waves(groups, proc) {
+	for _, w := range health.Waves(groups, func(r int) int { return r / per }) {
 		wave := make([]unit, len(w))
 		for i, u := range w {
 			wave[i] = units[u]
 		}
 		out = append(out, wave)
+	}
+	return out
+}
+
+// blockWaves lays out all-reduces over blocks of ranks (one group each):
+// blocks of one size at once, as one communicator split holds groups of
+// one size, each size in the order it first appears.
+func (c *healthCheck) blockWaves(units []unit) [][]unit {
+	bySize := map[int][]unit{}
+	var sizes []int
+	for _, u := range units {
+		k := len(u.groups[0])
+		if bySize[k] == nil {
+			sizes = append(sizes, k)
+		}
+		bySize[k] = append(bySize[k], u)
+	}
+	var out [][]unit
+	for _, k := range sizes {
+		out = append(out, c.wavesOf(bySize[k])...)
 	}
 	return out
 }
@@ -433,36 +444,24 @@ func (c *healthCheck) bisect(ctx context.Context, block []int, coll *bench.Colle
 // blocks measures an all-reduce over each block of nodes (all at once
 // where their rank counts match).
 func (c *healthCheck) blocks(ctx context.Context, level int, blocks [][]int, coll *bench.Collective) ([]document.BlockFigure, error) {
-	var out []document.BlockFigure
-	bySize := map[int][]unit{}
-	var sizes []int
-	for _, blk := range blocks {
-		ranks := c.blockRanks(blk)
-		if bySize[len(ranks)] == nil {
-			sizes = append(sizes, len(ranks))
-		}
-		bySize[len(ranks)] = append(bySize[len(ranks)], unit{groups: [][]int{ranks}})
-	}
-	per := c.j.Settings.RanksPerProc
-	var waves [][]unit
-	for _, k := range sizes {
-		waves = append(waves, wavesOf(bySize[k], func(r int) int { return r / per })...)
+	units := make([]unit, len(blocks))
+	for i, blk := range blocks {
+		units[i] = unit{groups: [][]int{c.blockRanks(blk)}, node: i}
 	}
 	what := "job all-reduce"
 	if level > 0 {
 		what = fmt.Sprintf("bisection level %d", level)
 	}
-	units, figs, err := c.phase(ctx, waves, coll, c.spec.ARBytes, what)
+	measured, figs, err := c.phase(ctx, c.blockWaves(units), coll, c.spec.ARBytes, what)
 	if err != nil || c.spent {
 		return nil, err
 	}
-	figsOf := map[string][]float64{}
-	for i, u := range units {
-		figsOf[fmt.Sprint(u.groups[0])] = figs[i]
+	out := make([]document.BlockFigure, len(blocks))
+	for i, blk := range blocks {
+		out[i] = document.BlockFigure{Level: level, Nodes: blk}
 	}
-	for _, blk := range blocks {
-		f := figsOf[fmt.Sprint(c.blockRanks(blk))]
-		out = append(out, document.BlockFigure{Level: level, Nodes: blk, BusBW: best(f), Passes: f})
+	for i, u := range measured {
+		out[u.node].BusBW, out[u.node].Passes = best(figs[i]), figs[i]
 	}
 	return out, nil
 }

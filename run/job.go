@@ -72,6 +72,7 @@ type Job struct {
 	getenv      func(string) string
 	logf        func(string, ...any)
 	store       *cluster.Store // rank 0 only
+	picked      *pickedBackend // the backend, once chosen
 	client      *cluster.Client
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,7 +42,7 @@ func (j *Job) Open(ctx context.Context, sweep bench.Sweep, check bool, adjust fu
 	if err := j.connect(ctx); err != nil {
 		return ctx, nil, err
 	}
-	backend, notes, err := pickBackend(j.Settings.Backend, j.Settings.NCCLLib, j.getenv)
+	backend, notes, err := j.backend()
 	if err != nil {
 		return ctx, nil, err
 	}
@@ -151,6 +152,26 @@ func openComm(ctx context.Context, backend bench.Backend, setup bench.Setup, swe
 		return fail(err)
 	}
 	return comm, devs, sweep, note, nil
+}
+
+// pickedBackend is a job's backend and the preamble notes of its choice.
+type pickedBackend struct {
+	backend bench.Backend
+	notes   []string
+}
+
+// backend chooses the job's backend once (probing the GPU stack for auto
+// and nccl), so a measurement that must know it before opening its
+// communicators (collbench health's default sizes) does not probe twice.
+func (j *Job) backend() (bench.Backend, []string, error) {
+	if j.picked == nil {
+		b, notes, err := pickBackend(j.Settings.Backend, j.Settings.NCCLLib, j.getenv)
+		if err != nil {
+			return nil, nil, err
+		}
+		j.picked = &pickedBackend{b, notes}
+	}
+	return j.picked.backend, slices.Clone(j.picked.notes), nil // callers append to their notes
 }
 
 // pickBackend resolves --backend. auto takes the nccl backend when the
