@@ -261,9 +261,10 @@ func TestLaunchSeveralRanksPerProcess(t *testing.T) {
 	}
 }
 
-// mpirun (OpenMPI) starts the ranks: collbench reads OMPI_COMM_WORLD_* and
-// needs no MPI library.
-func TestMpirunEveryCollective(t *testing.T) {
+// mpirunPath is OpenMPI's mpirun; the test fails without it in CI (which
+// installs it) and is skipped elsewhere.
+func mpirunPath(t *testing.T) string {
+	t.Helper()
 	mpirun, err := exec.LookPath("mpirun")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -271,11 +272,25 @@ func TestMpirunEveryCollective(t *testing.T) {
 		}
 		t.Skip("mpirun not installed (apt-get install openmpi-bin)")
 	}
+	return mpirun
+}
+
+// mpirunRanks is mpirun starting np ranks of this test binary as
+// collbench with args, allowed to run as root and on more ranks than
+// cores.
+func mpirunRanks(ctx context.Context, mpirun string, np int, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, mpirun, append([]string{"--oversubscribe", "-np", strconv.Itoa(np), "-x", asMain + "=1", os.Args[0]}, args...)...)
+	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none")
+	return cmd
+}
+
+// mpirun (OpenMPI) starts the ranks: collbench reads OMPI_COMM_WORLD_* and
+// needs no MPI library.
+func TestMpirunEveryCollective(t *testing.T) {
+	mpirun := mpirunPath(t)
 	for _, c := range bench.Collectives {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, mpirun, "--oversubscribe", "-np", "4", "-x", asMain+"=1",
-			os.Args[0], c.Name, "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-r", "-1")
-		cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none")
+		cmd := mpirunRanks(ctx, mpirun, 4, c.Name, "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-r", "-1")
 		var out, errOut bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errOut
 		err := cmd.Run()

@@ -244,7 +244,7 @@ func TestHealthBadInput(t *testing.T) {
 		{[]string{"--z", "0"}, "--z must be positive"},
 		{[]string{"--passes", "0"}, "--passes must be at least 1"},
 		{[]string{"-n", "0"}, "-n must be at least 1"},
-		{[]string{"--pair-size", "-1"}, ""},
+		{[]string{"--pair-size", "-1"}, "sizes cannot be negative"},
 		{[]string{"--format", "csv"}, "unknown --format"},
 		{[]string{"--heatmap", "x.bmp"}, "cannot tell the image format"},
 		{[]string{"--baseline", "/nonexistent/base.json"}, "/nonexistent/base.json"},
@@ -333,19 +333,11 @@ func TestHealthRanksPerProcess(t *testing.T) {
 // ranks learn their place from OMPI_COMM_WORLD_*, and rank 0 prints the
 // check of the one node they share.
 func TestHealthUnderMpirun(t *testing.T) {
-	mpirun, err := exec.LookPath("mpirun")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("mpirun is missing; .ci/run installs openmpi-bin")
-		}
-		t.Skip("mpirun not installed (apt-get install openmpi-bin)")
-	}
+	mpirun := mpirunPath(t)
 	rec := filepath.Join(t.TempDir(), "h.json")
 	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, mpirun, "--oversubscribe", "-np", "4", "-x", asMain+"=1", os.Args[0], "health", "-q",
-		"--pair-size", "256K", "--allreduce-size", "256K", "-n", "5", "-w", "1", "-J", rec)
-	cmd.Env = append(os.Environ(), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "OMPI_MCA_btl_vader_single_copy_mechanism=none")
+	cmd := mpirunRanks(ctx, mpirun, 4, "health", "-q", "--pair-size", "256K", "--allreduce-size", "256K", "-n", "5", "-w", "1", "-J", rec)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	// Exit 1 is a figure flagged on a busy machine: the check's job, not
