@@ -92,21 +92,55 @@ const NoColor = -1
 
 // Split makes a communicator of the ranks that pass the same color,
 // ordered by key (ncclCommSplit, 2.18+). With NoColor it returns nil.
+// Outside an NCCL group it returns the new communicator; inside one, use
+// StartSplit.
 func (c *Comm) Split(color, key int, cfg *Config) (*Comm, error) {
+	p, err := c.StartSplit(color, key, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return p.Comm(), nil
+}
+
+// PendingSplit is a communicator ncclCommSplit is making. Inside an NCCL
+// group the library writes the new handle only at ncclGroupEnd (NCCL
+// 2.28 returns with it still NULL), so the handle's slot and the config
+// live in C memory until Comm reads them.
+type PendingSplit struct {
+	slot *C.ncclComm_t
+	free func()
+}
+
+// StartSplit calls ncclCommSplit; the communicator is read with Comm once
+// the enclosing group, if any, has ended.
+func (c *Comm) StartSplit(color, key int, cfg *Config) (*PendingSplit, error) {
 	if err := Has("ncclCommSplit"); err != nil {
 		return nil, err
 	}
-	cp, free := cConfig(cfg)
-	defer free()
-	var out C.ncclComm_t
-	if err := callComm("ncclCommSplit", C.cb_ncclCommSplit(c.c, C.int(color), C.int(key), &out, cp), c.c); err != nil {
+	cp, freeCfg := cConfig(cfg)
+	slot := (*C.ncclComm_t)(C.calloc(1, C.size_t(unsafe.Sizeof(C.ncclComm_t(nil)))))
+	p := &PendingSplit{slot: slot, free: func() { freeCfg(); C.free(unsafe.Pointer(slot)) }}
+	if err := callComm("ncclCommSplit", C.cb_ncclCommSplit(c.c, C.int(color), C.int(key), slot, cp), c.c); err != nil {
+		p.free()
 		return nil, err
 	}
-	if out == nil {
-		return nil, nil
-	}
-	return &Comm{c: out}, nil
+	return p, nil
 }
+
+// Comm returns the new communicator (nil for NoColor) and frees what the
+// split held; call it once, after the group has ended.
+func (p *PendingSplit) Comm() *Comm {
+	out := *p.slot
+	p.free()
+	if out == nil {
+		return nil
+	}
+	return &Comm{c: out}
+}
+
+// Release frees what the split held without reading it, for a split
+// whose group failed.
+func (p *PendingSplit) Release() { p.free() }
 
 // Destroy frees the communicator once its work is done.
 func (c *Comm) Destroy() error { return callComm("ncclCommDestroy", C.cb_ncclCommDestroy(c.c), nil) }

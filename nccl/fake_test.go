@@ -33,19 +33,7 @@ func TestFakeLibrary(t *testing.T) {
 		fakeLibraryChecks(t, path)
 		return
 	}
-	gcc, err := exec.LookPath("gcc")
-	if err != nil {
-		t.Skip("no gcc to build the fake library")
-	}
-	dir := t.TempDir()
-	src, lib := filepath.Join(dir, "fake.c"), filepath.Join(dir, "libnccl.so.2")
-	if err := os.WriteFile(src, []byte(fakeNCCL), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
-		t.Fatalf("building the fake library: %v\n%s", err, out)
-	}
-	cprobe.InChild(t, "COLLBENCH_TEST_FAKE_NCCL="+lib)
+	cprobe.InChild(t, "COLLBENCH_TEST_FAKE_NCCL="+buildFake(t, fakeNCCL))
 }
 
 func fakeLibraryChecks(t *testing.T, path string) {
@@ -76,4 +64,75 @@ func fakeLibraryChecks(t *testing.T, path string) {
 	if err := GroupEnd(); !errors.As(err, &e) || e.Result != InProgress || e.Last != "" {
 		t.Errorf("a call in progress carries an older failure's text: %#v", err)
 	}
+}
+
+// deferredSplitNCCL behaves as NCCL 2.28 does with ncclCommSplit inside a
+// group: the call returns with the new handle still NULL, and
+// ncclGroupEnd writes it.
+const deferredSplitNCCL = `
+static void** pending;
+static int depth;
+int ncclGetVersion(int* v) { *v = 22809; return 0; }
+int ncclCommInitRank(void** c, int n, char id[128], int r) { *c = (void*)0x1000; return 0; }
+const char* ncclGetErrorString(int r) { return "fake error"; }
+const char* ncclGetLastError(void* comm) { return ""; }
+int ncclGroupStart(void) { depth++; return 0; }
+int ncclGroupEnd(void) { if (--depth == 0 && pending) { *pending = (void*)0x2000; pending = 0; } return 0; }
+int ncclCommSplit(void* c, int color, int key, void** out, void* cfg) {
+  *out = 0;
+  if (depth > 0) { pending = out; return 0; }
+  *out = (void*)0x2000;
+  return 0;
+}
+`
+
+// A split inside a group is read after the group ends, when NCCL has
+// written it; read at once, it would be NULL and NCCL would later write
+// into memory the caller no longer owns.
+func TestSplitInsideGroup(t *testing.T) {
+	if path := os.Getenv("COLLBENCH_TEST_DEFERRED_SPLIT"); path != "" {
+		if _, err := Load(path); err != nil {
+			t.Fatal(err)
+		}
+		comm, err := InitRank(1, UniqueID{}, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p *PendingSplit
+		err = Group(func() error {
+			var err error
+			p, err = comm.StartSplit(0, 0, nil)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sub := p.Comm(); sub == nil || sub.Handle() != 0x2000 {
+			t.Errorf("the split communicator after the group: %v, want handle 0x2000", sub)
+		}
+		if sub, err := comm.Split(0, 0, nil); err != nil || sub == nil || sub.Handle() != 0x2000 {
+			t.Errorf("a split outside a group: %v, %v", sub, err)
+		}
+		return
+	}
+	cprobe.InChild(t, "COLLBENCH_TEST_DEFERRED_SPLIT="+buildFake(t, deferredSplitNCCL))
+}
+
+// buildFake compiles a fake libnccl.so.2 from C source, or skips the test
+// without gcc.
+func buildFake(t *testing.T, source string) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc to build the fake library")
+	}
+	dir := t.TempDir()
+	src, lib := filepath.Join(dir, "fake.c"), filepath.Join(dir, "libnccl.so.2")
+	if err := os.WriteFile(src, []byte(source), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
+		t.Fatalf("building the fake library: %v\n%s", err, out)
+	}
+	return lib
 }

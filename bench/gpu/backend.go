@@ -215,6 +215,9 @@ func ctaPolicySupport(p int, v nccl.Version) error {
 // one ncclGroupStart and ncclGroupEnd, so that calls that need all local
 // ranks at once (init, split) can complete. The first error wins.
 func (c *Comm) inGroup(what string, f func(i int, g *gpu) error) error {
+	// An NCCL group belongs to the thread that started it.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := nccl.GroupStart(); err != nil {
 		return err
 	}
@@ -273,7 +276,8 @@ func (c *Comm) initComms(id nccl.UniqueID, s bench.Setup) error {
 }
 
 // split replaces every job-wide communicator with its group's, made by
-// ncclCommSplit in one NCCL group: the color is the group, the key the
+// ncclCommSplit in one NCCL group (the new handles are read after the
+// group ends, when NCCL has written them): the color is the group, the key the
 // global rank, so group ranks follow the layout. Ranks that sit out an
 // isolated run pass NCCL_SPLIT_NOCOLOR and are dropped.
 func (c *Comm) split(s bench.Setup) error {
@@ -281,18 +285,29 @@ func (c *Comm) split(s bench.Setup) error {
 		return fmt.Errorf("groups (--group-size) need ncclCommSplit: %w", err)
 	}
 	cfg := commConfig(c.version, s)
+	// Inside the group NCCL writes the new handles only at its end.
+	pending := make([]*nccl.PendingSplit, len(c.gpus))
 	err := c.inGroup("splitting", func(i int, g *gpu) error {
 		color := g.info.Group
 		if _, _, active := s.Place(i); !active {
 			color = nccl.NoColor
 		}
-		sub, err := g.comm.Split(color, g.info.Rank, &cfg)
+		p, err := g.comm.StartSplit(color, g.info.Rank, &cfg)
 		if err != nil {
 			return fmt.Errorf("splitting rank %d into group %d: %w", g.info.Rank, g.info.Group, err)
 		}
-		g.world, g.comm = g.comm, sub
+		pending[i] = p
 		return nil
 	})
+	for i, p := range pending {
+		switch {
+		case p == nil:
+		case err != nil:
+			p.Release()
+		default:
+			c.gpus[i].world, c.gpus[i].comm = c.gpus[i].comm, p.Comm()
+		}
+	}
 	if err != nil {
 		return err
 	}
