@@ -17,6 +17,10 @@ import (
 type Spec struct {
 	// File is the soname to load, e.g. "libnccl.so.2".
 	File string
+	// Older are sonames of earlier major versions with the same entry
+	// points, tried after File in each folder ("libcublas.so.12" when
+	// CUDA 13's libcublas.so.13 is preferred).
+	Older []string
 	// EnvVar names the variable that points at the file or its folder,
 	// e.g. "COLLBENCH_NCCL_LIB".
 	EnvVar string
@@ -27,6 +31,9 @@ type Spec struct {
 	// installs the library into ("nccl" for nvidia-nccl-cu12); empty when no
 	// wheel carries it (the driver's libcuda).
 	WheelDir string
+	// OtherWheelDirs are more such folders: CUDA 13's wheels put their
+	// libraries under nvidia/cu13/lib.
+	OtherWheelDirs []string
 	// Hint says how to install the library or point at it, for the error
 	// when it is not found.
 	Hint string
@@ -42,8 +49,10 @@ var (
 	CUDA = Spec{File: "libcuda.so.1", EnvVar: "COLLBENCH_CUDA_LIB", HomeVars: []string{"CUDA_DRIVER_HOME"},
 		Hint: "install the NVIDIA driver or set COLLBENCH_CUDA_LIB to the library's path"}
 	// CUBLAS is cuBLAS: the CUDA toolkit, or the nvidia-cublas pip wheel.
-	CUBLAS = Spec{File: "libcublas.so.12", EnvVar: "COLLBENCH_CUBLAS_LIB", HomeVars: []string{"CUDA_HOME"}, WheelDir: "cublas",
-		Hint: "install cuBLAS (the CUDA toolkit or pip's nvidia-cublas-cu12) or set COLLBENCH_CUBLAS_LIB"}
+	// Its GEMM entry point is the same in cuBLAS 12 and 13.
+	CUBLAS = Spec{File: "libcublas.so.13", Older: []string{"libcublas.so.12"}, EnvVar: "COLLBENCH_CUBLAS_LIB",
+		HomeVars: []string{"CUDA_HOME"}, WheelDir: "cublas", OtherWheelDirs: []string{"cu13"},
+		Hint: "install cuBLAS (the CUDA toolkit or pip's nvidia-cublas) or set COLLBENCH_CUBLAS_LIB"}
 )
 
 // Candidate is one place to try, with the reason it is on the list so a
@@ -97,7 +106,12 @@ func Candidates(s Spec, explicit string, env Env) []Candidate {
 		seen[path] = true
 		out = append(out, Candidate{Path: path, From: from})
 	}
-	addDir := func(dir, from string) { add(filepath.Join(dir, s.File), from) }
+	files := append([]string{s.File}, s.Older...)
+	addDir := func(dir, from string) {
+		for _, f := range files {
+			add(filepath.Join(dir, f), from)
+		}
+	}
 	addExplicit := func(v, from string) {
 		if v == "" {
 			return
@@ -131,16 +145,28 @@ func Candidates(s Spec, explicit string, env Env) []Candidate {
 			}
 		}
 	}
-	add(s.File, "system")
+	for _, f := range files {
+		add(f, "system")
+	}
 	for _, d := range systemDirs {
 		addDir(d, "system")
 	}
-	if s.WheelDir != "" {
+	if wheels := s.wheelDirs(); len(wheels) > 0 {
 		for _, sp := range sitePackages(env) {
-			addDir(filepath.Join(sp, "nvidia", s.WheelDir, "lib"), "python")
+			for _, w := range wheels {
+				addDir(filepath.Join(sp, "nvidia", w, "lib"), "python")
+			}
 		}
 	}
 	return out
+}
+
+// wheelDirs are the folders under site-packages/nvidia to look in.
+func (s Spec) wheelDirs() []string {
+	if s.WheelDir == "" {
+		return s.OtherWheelDirs
+	}
+	return append([]string{s.WheelDir}, s.OtherWheelDirs...)
 }
 
 // sitePackages lists the site-packages and dist-packages folders of the
@@ -243,7 +269,7 @@ func Open(s Spec, explicit string, env Env, open func(path string) error) (strin
 			return c.Path, nil
 		}
 		// The bare soname failing only means the loader's cache lacks it.
-		if refused == nil && (c.From != "system" || c.Path != s.File) {
+		if refused == nil && (c.From != "system" || filepath.IsAbs(c.Path)) {
 			refused = err
 		}
 	}

@@ -186,3 +186,27 @@ func TestCandidatesDebianDriver(t *testing.T) {
 	}
 	t.Errorf("%s is not a candidate", debian)
 }
+
+// TestCUBLASThirteenAndTwelve: CUDA 13's toolkit and PyTorch's cu130
+// wheels ship libcublas.so.13 (the wheel under nvidia/cu13/lib), CUDA 12's
+// libcublas.so.12; both are found, the newer first in each folder.
+func TestCUBLASThirteenAndTwelve(t *testing.T) {
+	root := t.TempDir()
+	wheel13 := touch(t, filepath.Join(root, "venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13"))
+	wheel12 := touch(t, filepath.Join(root, "venv/lib/python3.12/site-packages/nvidia/cublas/lib/libcublas.so.12"))
+	home13 := touch(t, filepath.Join(root, "cuda/targets/x86_64-linux/lib/libcublas.so.13"))
+	home12 := touch(t, filepath.Join(root, "cuda/targets/x86_64-linux/lib/libcublas.so.12"))
+	vars := map[string]string{"CUDA_HOME": filepath.Join(root, "cuda"), "VIRTUAL_ENV": filepath.Join(root, "venv")}
+	env := OSEnv()
+	env.Getenv = func(k string) string { return vars[k] }
+	var paths []string
+	for _, c := range Candidates(CUBLAS, "", env) {
+		if c.From != "system" || !filepath.IsAbs(c.Path) {
+			paths = append(paths, c.Path)
+		}
+	}
+	want := []string{home13, home12, "libcublas.so.13", "libcublas.so.12", wheel12, wheel13}
+	if !reflect.DeepEqual(paths, want) {
+		t.Errorf("cuBLAS candidates:\n got %v\nwant %v", paths, want)
+	}
+}
