@@ -107,6 +107,15 @@ type Capabilities struct {
 	// a reduction operator (for example fp8 before NCCL 2.24 or sm_90).
 	Type func(numeric.DataType) error
 	Op   func(numeric.RedOp) error
+	// Pair, when set, says why the backend cannot run an operator on a
+	// data type it otherwise runs (NCCL refuses avg and mulsum on fp8).
+	Pair func(numeric.DataType, numeric.RedOp) error
+}
+
+// TypeOp is one data type with one reduction operator.
+type TypeOp struct {
+	Type numeric.DataType
+	Op   numeric.RedOp
 }
 
 // MemoryUse is the device memory a Comm's set-up and work took, in bytes,

@@ -49,7 +49,15 @@ func (e *TimeoutError) Error() string {
 // reduction, root and size.
 func (e *Engine) PlannedRows() int {
 	o := &e.Opts
-	return len(o.Types) * len(o.runOps()) * len(o.runRoots(e.CommRanks)) * len(o.Sweep.Sizes())
+	pairs := 0
+	for _, t := range o.Types {
+		for _, op := range o.runOps() {
+			if !o.skips(t, op) {
+				pairs++
+			}
+		}
+	}
+	return pairs * len(o.runRoots(e.CommRanks)) * len(o.Sweep.Sizes())
 }
 
 // Run measures every (type, op, root) combination over the sweep, calling
@@ -63,6 +71,9 @@ func (e *Engine) Run(ctx context.Context, onRow func(Row)) (Summary, error) {
 	var bwTotal float64
 	for _, t := range o.Types {
 		for _, op := range o.runOps() {
+			if o.skips(t, op) {
+				continue
+			}
 			for _, root := range o.runRoots(e.CommRanks) {
 				err := e.timeTest(ctx, t, op, root, func(r Row) {
 					sum.Rows++

@@ -295,3 +295,24 @@ func TestOptionsAreValues(t *testing.T) {
 		t.Errorf("the engine rewrote its caller's fields: Peers %v, Iters %d (was %d)", e.Peers, e.Opts.Iters, iters)
 	}
 }
+
+// Pairs in Skip are neither planned nor run; the rest of Types × Ops is.
+func TestEngineSkipsPairs(t *testing.T) {
+	o := testOptions("allreduce")
+	o.Types = []numeric.DataType{numeric.Float32, numeric.Float8e4m3}
+	o.Ops = []numeric.RedOp{numeric.Sum, numeric.Avg}
+	o.Skip = []TypeOp{{Type: numeric.Float8e4m3, Op: numeric.Avg}}
+	o.Check = 0
+	e := Engine{Comm: &nullComm{ranks: 1}, CommRanks: 1, Opts: o}
+	seen := map[TypeOp]int{}
+	if _, err := e.Run(context.Background(), func(r Row) { seen[TypeOp{r.Type, r.Op}]++ }); err != nil {
+		t.Fatal(err)
+	}
+	sizes := len(o.Sweep.Sizes())
+	if got := e.PlannedRows(); got != 3*sizes {
+		t.Errorf("planned %d rows, want %d", got, 3*sizes)
+	}
+	if seen[TypeOp{numeric.Float8e4m3, numeric.Avg}] != 0 || len(seen) != 3 {
+		t.Errorf("rows per pair %v: want three pairs and no f8e4m3 avg", seen)
+	}
+}

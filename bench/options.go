@@ -2,6 +2,7 @@ package bench
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/collbench/collbench/bench/numeric"
@@ -23,6 +24,9 @@ type Options struct {
 	Graph    int             // -G, CUDA graph launches (0 = off)
 	Average  int             // -a: 0 rank 0, 1 mean, 2 min, 3 max
 	CPUTime  bool            // -C
+	// Skip are the type and operator pairs left out of Types × Ops: the
+	// backend cannot run them and they came from "all".
+	Skip []TypeOp
 	// IterTiming (-I) times every iteration on the device even where that
 	// costs enqueue time; backends with free timestamps always do.
 	IterTiming bool
@@ -97,6 +101,11 @@ func (o *Options) runOps() []numeric.RedOp {
 		return []numeric.RedOp{numeric.NoOp}
 	}
 	return o.Ops
+}
+
+// skips says whether the pair of t and op is left out.
+func (o *Options) skips(t numeric.DataType, op numeric.RedOp) bool {
+	return slices.Contains(o.Skip, TypeOp{t, op})
 }
 
 func (o *Options) runRoots(nranks int) []int {

@@ -262,10 +262,24 @@ func filterSupport(opts bench.Options, caps bench.Capabilities, allTypes, allOps
 	if opts.Types, err = supported(opts.Types, caps.Type, allTypes); err != nil {
 		return opts, err
 	}
-	if opts.Coll.Reduces {
-		opts.Ops, err = supported(opts.Ops, caps.Op, allOps)
+	if !opts.Coll.Reduces {
+		return opts, nil
 	}
-	return opts, err
+	if opts.Ops, err = supported(opts.Ops, caps.Op, allOps); err != nil || caps.Pair == nil {
+		return opts, err
+	}
+	opts.Skip = nil
+	for _, t := range opts.Types {
+		for _, op := range opts.Ops {
+			if err := caps.Pair(t, op); err != nil {
+				if !allTypes && !allOps {
+					return opts, UsageError{err}
+				}
+				opts.Skip = append(opts.Skip, bench.TypeOp{Type: t, Op: op})
+			}
+		}
+	}
+	return opts, nil
 }
 
 // supported keeps the items check accepts; a refused item is an error

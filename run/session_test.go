@@ -1,10 +1,14 @@
 package run
 
 import (
+	"errors"
 	"os"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
 )
 
 func TestDeviceList(t *testing.T) {
@@ -33,6 +37,43 @@ func TestDeviceList(t *testing.T) {
 			t.Errorf("%q/%q: got %v %v, want error %q", tt.spec, tt.env, got, err, tt.err)
 		case tt.err == "" && (err != nil || !reflect.DeepEqual(got, tt.want)):
 			t.Errorf("%q/%q: got %v %v, want %v", tt.spec, tt.env, got, err, tt.want)
+		}
+	}
+}
+
+// A type and operator pair the backend refuses is left out when either
+// list came from "all", and refused in one line when both were named.
+func TestFilterSupportPairs(t *testing.T) {
+	caps := bench.Capabilities{Pair: func(ty numeric.DataType, op numeric.RedOp) error {
+		if ty == numeric.Float8e4m3 && op == numeric.Avg {
+			return errors.New("no avg on f8e4m3")
+		}
+		return nil
+	}}
+	coll, err := bench.LookupCollective("allreduce")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := bench.Options{Coll: coll, Types: []numeric.DataType{numeric.Float32, numeric.Float8e4m3},
+		Ops: []numeric.RedOp{numeric.Sum, numeric.Avg}}
+	for _, tt := range []struct {
+		allTypes, allOps bool
+		wantErr          bool
+	}{{true, true, false}, {true, false, false}, {false, true, false}, {false, false, true}} {
+		got, err := filterSupport(opts, caps, tt.allTypes, tt.allOps)
+		if tt.wantErr {
+			var u UsageError
+			if !errors.As(err, &u) || !strings.Contains(err.Error(), "no avg on f8e4m3") {
+				t.Errorf("both named: got %v, want the usage error", err)
+			}
+			continue
+		}
+		want := []bench.TypeOp{{Type: numeric.Float8e4m3, Op: numeric.Avg}}
+		if err != nil || !reflect.DeepEqual(got.Skip, want) {
+			t.Errorf("all types %v, all ops %v: skip %v, %v; want %v", tt.allTypes, tt.allOps, got.Skip, err, want)
+		}
+		if len(got.Types) != 2 || len(got.Ops) != 2 {
+			t.Errorf("the lists themselves must stay whole: %v %v", got.Types, got.Ops)
 		}
 	}
 }

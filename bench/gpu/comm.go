@@ -40,6 +40,7 @@ func (c *Comm) Capabilities() bench.Capabilities {
 		Graphs: true,
 		Type:   func(t numeric.DataType) error { return typeSupport(t, c.version, c.minSM) },
 		Op:     func(op numeric.RedOp) error { return opSupport(op, c.version) },
+		Pair:   pairSupport,
 	}
 }
 

@@ -62,9 +62,17 @@ func TestCollectivesOnGPU(t *testing.T) {
 				types = append(types, ty)
 			}
 		}
+		var skip []bench.TypeOp
+		for _, ty := range types {
+			for _, op := range numeric.AllOps() {
+				if caps.Pair(ty, op) != nil {
+					skip = append(skip, bench.TypeOp{Type: ty, Op: op})
+				}
+			}
+		}
 		for _, coll := range bench.Collectives {
 			opts := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 8, Max: 1 << 20, Factor: 64}, Iters: 3, Warmup: 1,
-				Agg: 1, Cycles: 1, Check: 1, Types: types, Ops: numeric.AllOps(), Root: -1, Average: 1,
+				Agg: 1, Cycles: 1, Check: 1, Types: types, Ops: numeric.AllOps(), Skip: skip, Root: -1, Average: 1,
 				Timeout: 30 * time.Second, IterTiming: true}
 			opts, err := opts.Validate(ranks)
 			if err != nil {
