@@ -22,6 +22,7 @@ int cb_cuda_load(const char* path, char* err, size_t errlen) {
 #define CB_CUDA_RESOLVE(name, sym, params, args) p_##name = dlsym(h, sym);
   CB_CUDA_FUNCS(CB_CUDA_RESOLVE)
 #undef CB_CUDA_RESOLVE
+  if (!p_cuEventElapsedTime) p_cuEventElapsedTime = dlsym(h, "cuEventElapsedTime"); // drivers before CUDA 12.8
   handle = h;
   return 0;
 }

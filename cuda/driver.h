@@ -19,7 +19,10 @@ typedef unsigned long long CUdeviceptr;
 #define CB_CUDA_MISSING (-1)
 
 // X(name, symbol, parameters, arguments): every entry point, by the symbol
-// the driver exports (the _v2 names are the current ABI).
+// the driver exports (the _v2 names are the current ABI). CUDA 13's headers
+// declare only cuEventElapsedTime_v2 (drivers since CUDA 12.8 export it);
+// older drivers' cuEventElapsedTime takes the same arguments and is the
+// fallback (cb_cuda_load).
 #define CB_CUDA_FUNCS(X) \
   X(cuInit, "cuInit", (unsigned int flags), (flags)) \
   X(cuDriverGetVersion, "cuDriverGetVersion", (int* v), (v)) \
@@ -47,7 +50,7 @@ typedef unsigned long long CUdeviceptr;
   X(cuEventCreate, "cuEventCreate", (CUevent* e, unsigned int flags), (e, flags)) \
   X(cuEventDestroy, "cuEventDestroy_v2", (CUevent e), (e)) \
   X(cuEventRecord, "cuEventRecord", (CUevent e, CUstream s), (e, s)) \
-  X(cuEventElapsedTime, "cuEventElapsedTime", (float* ms, CUevent start, CUevent end), (ms, start, end)) \
+  X(cuEventElapsedTime, "cuEventElapsedTime_v2", (float* ms, CUevent start, CUevent end), (ms, start, end)) \
   X(cuStreamBeginCapture, "cuStreamBeginCapture_v2", (CUstream s, int mode), (s, mode)) \
   X(cuStreamEndCapture, "cuStreamEndCapture", (CUstream s, CUgraph* g), (s, g)) \
   X(cuGraphInstantiate, "cuGraphInstantiateWithFlags", (CUgraphExec* e, CUgraph g, unsigned long long flags), (e, g, flags)) \
