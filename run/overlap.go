@@ -228,9 +228,11 @@ func (o *OverlapSpec) knobs() map[string]string {
 
 // addNCCLEnv copies every NCCL_* variable of the environment into m: they
 // change what NCCL does, so records of a measurement carry them.
+// NCCL_VERSION is not one: NVIDIA's container images set it to the NCCL
+// they package, which need not be the one loaded.
 func addNCCLEnv(m map[string]string) {
 	for _, kv := range os.Environ() {
-		if name, val, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(name, "NCCL_") {
+		if name, val, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(name, "NCCL_") && name != "NCCL_VERSION" {
 			m[name] = val
 		}
 	}

@@ -77,3 +77,18 @@ func TestFilterSupportPairs(t *testing.T) {
 		}
 	}
 }
+
+// NCCL settings from the environment go into a record's knobs; the
+// NCCL_VERSION that NVIDIA's images set is a label, not a setting.
+func TestNCCLEnvKnobs(t *testing.T) {
+	t.Setenv("NCCL_VERSION", "2.28.3-1")
+	t.Setenv("NCCL_ALGO", "Ring")
+	m := map[string]string{}
+	addNCCLEnv(m)
+	if m["NCCL_ALGO"] != "Ring" {
+		t.Errorf("NCCL_ALGO missing from %v", m)
+	}
+	if _, ok := m["NCCL_VERSION"]; ok {
+		t.Errorf("NCCL_VERSION taken for a setting: %v", m)
+	}
+}
