@@ -44,12 +44,17 @@ type Options struct {
 	// nil, is the rendezvous listener handed to rank 0.
 	Env      []string
 	Listener *os.File
+	// DistinctHosts gives each rank its own NCCL_HOSTID, so that NCCL
+	// takes the ranks for separate hosts: before NCCL 2.30 that is the
+	// only way several processes may share one GPU. They then talk over
+	// NCCL's network transport, which proves the path, not the speed.
+	DistinctHosts bool
 }
 
 // Run starts the ranks and waits for them all. It returns 0 when every
 // rank succeeded, else the exit code of the first to fail.
 func Run(o Options) int {
-	l := &launcher{stdout: o.Stdout, stderr: o.Stderr, grace: o.Grace, rendezvous: o.Listener}
+	l := &launcher{stdout: o.Stdout, stderr: o.Stderr, grace: o.Grace, rendezvous: o.Listener, distinctHosts: o.DistinctHosts}
 	return l.run(o.Exe, o.Args, o.Env, o.Procs)
 }
 
@@ -105,6 +110,7 @@ type launcher struct {
 	stdout, stderr io.Writer
 	grace          time.Duration
 	rendezvous     *os.File   // the listener rank 0 inherits; nil with --rendezvous
+	distinctHosts  bool       // a NCCL_HOSTID of its own for each rank
 	mu             sync.Mutex // one line at a time
 }
 
@@ -128,6 +134,10 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 		cmd := exec.Command(exe, sub...)
 		cmd.Env = append(slices.Clip(env), "RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(n),
 			"LOCAL_RANK="+strconv.Itoa(r), "LOCAL_WORLD_SIZE="+strconv.Itoa(n))
+		if l.distinctHosts {
+			// The last NCCL_HOSTID wins over one the caller set.
+			cmd.Env = append(cmd.Env, fmt.Sprintf("NCCL_HOSTID=collbench-%d-rank%d", os.Getpid(), r))
+		}
 		if r == 0 && l.rendezvous != nil {
 			cmd.ExtraFiles = []*os.File{l.rendezvous} // descriptor 3
 			cmd.Env = append(cmd.Env, cluster.ListenerFDVar+"=3")

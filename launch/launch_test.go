@@ -30,3 +30,31 @@ func TestRunRelaysAndFails(t *testing.T) {
 		}
 	}
 }
+
+// With DistinctHosts every rank has an NCCL_HOSTID of its own, replacing
+// one the caller set; without it the caller's is passed through.
+func TestDistinctHosts(t *testing.T) {
+	for _, distinct := range []bool{false, true} {
+		env, ln, err := Env([]string{"NCCL_HOSTID=callers"}, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out, errOut bytes.Buffer
+		code := Run(Options{Procs: 3, Exe: "/bin/sh", Args: []string{"-c", `echo "$RANK $NCCL_HOSTID"`},
+			Stdout: &out, Stderr: &errOut, Grace: 5 * time.Second, Env: env, Listener: ln, DistinctHosts: distinct})
+		if code != 0 {
+			t.Fatalf("exit %d; stderr %q", code, errOut.String())
+		}
+		ids := map[string]bool{}
+		for _, line := range strings.Split(strings.TrimSpace(out.String()+errOut.String()), "\n") {
+			f := strings.Fields(strings.TrimPrefix(line, "["))
+			ids[f[len(f)-1]] = true
+		}
+		switch {
+		case !distinct && (len(ids) != 1 || !ids["callers"]):
+			t.Errorf("without DistinctHosts the ranks saw %v, want the caller's NCCL_HOSTID", ids)
+		case distinct && (len(ids) != 3 || ids["callers"]):
+			t.Errorf("with DistinctHosts the ranks saw %v, want three ids of their own", ids)
+		}
+	}
+}

@@ -18,6 +18,7 @@ type launchFlags struct {
 	nprocs     int
 	rendezvous string
 	grace      float64
+	distinct   bool
 }
 
 // runLaunch starts -n local ranks of a collbench subcommand with
@@ -34,6 +35,7 @@ func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.IntVarP(&lf.nprocs, "nprocs", "n", 0, "ranks (processes) to start on this host")
 	fs.StringVar(&lf.rendezvous, "rendezvous", "", "host:port for the job's rendezvous (default: a free loopback port)")
 	fs.Float64Var(&lf.grace, "grace", 10, "seconds the other ranks get to finish after one fails, before they are stopped")
+	fs.BoolVar(&lf.distinct, "distinct-hosts", false, "give each rank its own NCCL_HOSTID, so ranks may share a GPU before NCCL 2.30 (functional runs only)")
 	if code, done := parseFlags(fs, args, "collbench launch -n N [flags] [--] <collective> [flags]", stdout, stderr); done {
 		return code
 	}
@@ -62,5 +64,5 @@ func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(usageError{Err: err})
 	}
 	return launch.Run(launch.Options{Procs: lf.nprocs, Exe: exe, Args: sub, Stdout: stdout, Stderr: stderr,
-		Grace: grace, Env: env, Listener: ln})
+		Grace: grace, Env: env, Listener: ln, DistinctHosts: lf.distinct})
 }
