@@ -9,6 +9,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/nccl"
 )
 
 // SweepSpec is one collective's size sweep, as collbench <collective>
@@ -133,6 +134,10 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	doc := &document.Run{Schema: document.SchemaName, Version: document.SchemaVersion, Collbench: j.Settings.Version,
 		Collective: coll.Name, Test: coll.Label(), Backend: sess.Backend.Name(),
 		StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args, Config: cfg}
+	if sess.Backend.Name() == "nccl" {
+		v := int(nccl.RuntimeVersion()) // ncclGetVersion's code, as nccl-tests writes it
+		doc.NCCLVersion = &v
+	}
 	eng := &bench.Engine{Comm: sess.Comm, Peers: j.Peers(), Opts: opts, CommRanks: groups.Of(nranks), Groups: groups.Groups(nranks)}
 	kept := newRowKeeper(opts.Cycles, eng.PlannedRows())
 	if h.Start != nil && j.Rank == 0 {
