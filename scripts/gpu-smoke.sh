@@ -4,22 +4,26 @@
 # ranks time-slice the GPU), and, given an nccl-tests build, the same sweeps
 # side by side with per-size ratios.
 #
-# Usage: scripts/gpu-smoke.sh [--collbench BIN] [--nccl-tests DIR] [--out DIR]
+# Usage: scripts/gpu-smoke.sh [--collbench BIN] [--nccl-tests DIR] [--out DIR] [--parts LIST]
 #   --collbench   collbench binary (default: bin/collbench, then PATH)
 #   --nccl-tests  folder with nccl-tests' *_perf binaries (or NCCL_TESTS_DIR)
 #   --out         folder for logs and JSON results (default: $OUT or a temp dir)
+#   --parts       comma-separated parts to run (default: all of collectives,
+#                 modes,shared,overlap,profile,health,report,compare)
 # Exit status: 0 when every run passed its checks, 1 otherwise.
 set -uo pipefail
 
 CB=""
 NT="${NCCL_TESTS_DIR:-}"
 OUTDIR="${OUT:-}"
+PARTS=collectives,modes,shared,overlap,profile,health,report,compare
 while [ $# -gt 0 ]; do
   case "$1" in
     --collbench) CB="$2"; shift 2 ;;
     --nccl-tests) NT="$2"; shift 2 ;;
     --out) OUTDIR="$2"; shift 2 ;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    --parts) PARTS="$2"; shift 2 ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
     *) echo "gpu-smoke: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -34,8 +38,15 @@ COLLS="allreduce allgather reducescatter alltoall alltoallv broadcast reduce sen
 failures=0
 summary=()
 
+# part NAME: the runs that follow belong to part NAME; wanted: whether
+# --parts asked for the current one.
+PART=collectives
+part() { PART="$1"; }
+wanted() { [[ ",$PARTS," == *",$PART,"* ]]; }
+
 # run NAME ARGS...: runs collbench, keeps its output, records PASS/FAIL.
 run() {
+  wanted || return 0
   local name="$1"; shift
   local log="$OUTDIR/$name.txt"
   local start=$SECONDS
@@ -62,12 +73,17 @@ NCCLV=$(awk '/^NCCL:/ {print $2}' "$OUTDIR/doctor.txt")
 echo "== $NGPU GPU(s), NCCL $NCCLV; results in $OUTDIR"
 
 # 1. Every collective, every type and operator the GPUs support, checked.
+# Up to 2 MiB: the checks fill and compare on the host, so every type and
+# operator up to 64 MiB takes minutes per collective; the float runs
+# below go to 64 MiB.
 pow2=$(( (NGPU & (NGPU - 1)) == 0 ))
 for c in $COLLS; do
   [ "$c" = hypercube ] && [ "$pow2" -eq 0 ] && continue # power-of-two rank counts only
-  run "$c-g$NGPU" "$c" --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -d all -o all -r -1 -c 1 -J "$OUTDIR/$c-g$NGPU.json"
+  run "$c-g$NGPU" "$c" --backend nccl -g "$NGPU" -b 8 -e 2M -f 8 -d all -o all -r -1 -c 1 -J "$OUTDIR/$c-g$NGPU.json"
 done
+run "allreduce-float-g$NGPU" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -c 1 -J "$OUTDIR/allreduce-float-g$NGPU.json"
 # 2. The timing modes on all-reduce.
+part modes
 run "allreduce-graph" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -G 4 -c 1
 run "allreduce-blocking" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -z 1 -c 1
 run "allreduce-agg" allreduce --backend nccl -g "$NGPU" -b 8 -e 64M -f 4 -m 4 -c 1
@@ -85,10 +101,23 @@ fi
 run "alltoallv-moe" alltoallv --backend nccl -g "$NGPU" --moe $((NGPU * 8)),2 --tokens 4096 --hidden 4096 -d bfloat16 --routing zipf:1.2 -c 1 \
   -J "$OUTDIR/moe-g$NGPU.json"
 
-# 3. Several ranks on one GPU (functional only).
+# 3. Several ranks on one GPU (functional only). NCCL 2.30 allows it
+# with NCCL_MULTI_RANK_GPU_ENABLE=1; before, separate processes must each
+# look like a host of their own (launch --distinct-hosts) and talk over
+# sockets on the loopback.
+major=${NCCLV%%.*}; rest=${NCCLV#*.}; minor=${rest%%.*}
+multirank=0
+if [ "${major:-0}" -gt 2 ] || { [ "${major:-0}" -eq 2 ] && [ "${minor:-0}" -ge 30 ]; }; then multirank=1; fi
+if [ "$multirank" -eq 1 ]; then
+  SHARE=""
+  shared() { NCCL_MULTI_RANK_GPU_ENABLE=1 "$@"; }
+else
+  SHARE="--distinct-hosts"
+  shared() { NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo "$@"; }
+fi
+part shared
 if [ "$NGPU" -eq 1 ]; then
-  major=${NCCLV%%.*}; rest=${NCCLV#*.}; minor=${rest%%.*}
-  if [ "${major:-0}" -gt 2 ] || { [ "${major:-0}" -eq 2 ] && [ "${minor:-0}" -ge 30 ]; }; then
+  if [ "$multirank" -eq 1 ]; then
     echo "== 2 and 4 ranks on GPU 0 in one process (NCCL_MULTI_RANK_GPU_ENABLE=1; functional only, not speed)"
     for c in $COLLS; do
       NCCL_MULTI_RANK_GPU_ENABLE=1 run "$c-2ranks-1gpu" "$c" --backend nccl -g 2 --devices 0,0 -b 8 -e 16M -f 8 -d all -o all -r -1 -c 1
@@ -103,19 +132,20 @@ if [ "$NGPU" -eq 1 ]; then
   else
     echo "== NCCL $NCCLV predates NCCL_MULTI_RANK_GPU_ENABLE: several ranks on one GPU need separate processes with NCCL_HOSTID"
   fi
-  echo "== ranks on GPU 0 in separate processes through collbench launch (functional only)"
+  echo "== ranks on GPU 0 in separate processes through collbench launch $SHARE (functional only)"
   for c in $COLLS; do
-    NCCL_MULTI_RANK_GPU_ENABLE=1 run "$c-2procs-1gpu" launch -n 2 -- "$c" --backend nccl --devices 0 -b 8 -e 16M -f 8 -c 1 -r -1
+    shared run "$c-2procs-1gpu" launch -n 2 $SHARE -- "$c" --backend nccl --devices 0 -b 8 -e 16M -f 8 -c 1 -r -1
   done
-  NCCL_MULTI_RANK_GPU_ENABLE=1 run "allreduce-4procs-groups" launch -n 4 -- allreduce --backend nccl --devices 0 -b 8 -e 16M -f 8 -c 1 --group-size 2 --layout strided
-  NCCL_MULTI_RANK_GPU_ENABLE=1 run "allreduce-4procs-isolated" launch -n 4 -- allreduce --backend nccl --devices 0 -b 8 -e 16M -f 8 -c 1 --group-size 2 --isolated
+  shared run "allreduce-4procs-groups" launch -n 4 $SHARE -- allreduce --backend nccl --devices 0 -b 8 -e 16M -f 8 -c 1 --group-size 2 --layout strided
+  shared run "allreduce-4procs-isolated" launch -n 4 $SHARE -- allreduce --backend nccl --devices 0 -b 8 -e 16M -f 8 -c 1 --group-size 2 --isolated
 fi
 
 # Overlap: a bf16 4096³ GEMM through cuBLAS, and a 1 GiB device copy,
 # against all-reduces from 1 MiB to 1 GiB (with one GPU and several ranks the
 # figure mixes in time-slicing; here it is one rank per GPU).
+part overlap
 echo "== overlap: bf16 4096x4096x4096 GEMM and a 1 GiB copy against all-reduce 1 MiB..1 GiB on $NGPU GPU(s)"
-run "overlap-gemm-bf16" overlap --backend nccl -g "$NGPU" -b 1M -e 1G -f 4 --gemm 4096,4096,4096 -d bfloat16 \
+run "overlap-gemm-bf16" overlap --backend nccl -g "$NGPU" -b 1M -e 1G -f 8 --gemm 4096,4096,4096 -d bfloat16 \
   --copy 1G --target 0.5 -J "$OUTDIR/overlap.json" --galvatron "$OUTDIR/overlap_coefficient.json"
 run "overlap-galvatron-preset" overlap --backend nccl -g "$NGPU" --preset galvatron
 run "overlap-comm-high" overlap --backend nccl -g "$NGPU" -b 64M -e 64M --gemm 4096,4096,4096 --comm-priority high --nccl-max-ctas 8
@@ -124,11 +154,12 @@ run "overlap-comm-high" overlap --backend nccl -g "$NGPU" -b 64M -e 64M --gemm 4
 # size and layout, overlap probes) on the GPUs of this host, exported to
 # every target and read back by predict. With one GPU, four processes share
 # it (functional only: the figures mix in time-slicing).
+part profile
 echo "== profile on $NGPU GPU(s), exports and predictions"
 if [ "$NGPU" -ge 2 ]; then
   run "profile" profile --backend nccl -g "$NGPU" -o "$OUTDIR/profile.json" --export all --export-dir "$OUTDIR/exports"
 else
-  NCCL_MULTI_RANK_GPU_ENABLE=1 run "profile-4procs-1gpu" launch -n 4 -- profile --backend nccl --devices 0 \
+  shared run "profile-4procs-1gpu" launch -n 4 $SHARE -- profile --backend nccl --devices 0 --budget 90s \
     -o "$OUTDIR/profile.json" --export all --export-dir "$OUTDIR/exports"
 fi
 run "predict-llama2-7b" predict --profile "$OUTDIR/profile.json" --model llama2-7b --seq 4096
@@ -138,12 +169,14 @@ run "predict-rank" predict --profile "$OUTDIR/profile.json" --model llama2-7b --
 # records these). Exit 1 is a figure flagged, which is the check's job
 # and worth reading, not a failure to run; several ranks on one GPU
 # time-slice it, so there the figures prove the path, not the GPU.
+part health
 echo "== health on $NGPU GPU(s)"
 health() {
+  wanted || return 0
   local name="$1"; shift
   "$CB" "$@" >"$OUTDIR/$name.txt" 2>&1
   local rc=$?
-  if [ $rc -le 1 ]; then
+  if [ $rc -le 1 ] || [ $rc -eq 4 ]; then # 4: the budget cut it short
     summary+=("PASS  $name  (exit $rc: $(tail -n 1 "$OUTDIR/$name.txt"))")
   else
     summary+=("FAIL  $name  (exit $rc; see $OUTDIR/$name.txt)")
@@ -154,30 +187,39 @@ health() {
 if [ "$NGPU" -ge 2 ]; then
   health "health" health --backend nccl -g "$NGPU" -J "$OUTDIR/health.json" --heatmap "$OUTDIR/health.png"
 else
-  NCCL_MULTI_RANK_GPU_ENABLE=1 health "health-4procs-1gpu" launch -n 4 -- health --backend nccl --devices 0 \
+  shared health "health-4procs-1gpu" launch -n 4 $SHARE -- health --backend nccl --devices 0 --budget 60s \
     -J "$OUTDIR/health.json" --heatmap "$OUTDIR/health.png"
 fi
 
 # Charts and a one-page report of what ran.
-run "plot-allreduce" plot "$OUTDIR/allreduce-g$NGPU.json" --only "float sum|bfloat16 sum|half sum" -o "$OUTDIR/allreduce-g$NGPU.svg"
-run "plot-profile" plot "$OUTDIR/profile.json" --only "allreduce|allgather" -o "$OUTDIR/profile.png"
-run "report" report "$OUTDIR/allreduce-g$NGPU.json" "$OUTDIR/profile.json" "$OUTDIR/health.json" -o "$OUTDIR/report.html"
+part report
+records=()
+for f in "allreduce-g$NGPU.json" "allreduce-float-g$NGPU.json" profile.json health.json; do
+  [ -f "$OUTDIR/$f" ] && records+=("$OUTDIR/$f")
+done
+[ -f "$OUTDIR/allreduce-g$NGPU.json" ] &&
+  run "plot-allreduce" plot "$OUTDIR/allreduce-g$NGPU.json" --only "float sum|bfloat16 sum|half sum" -o "$OUTDIR/allreduce-g$NGPU.svg"
+[ -f "$OUTDIR/profile.json" ] && run "plot-profile" plot "$OUTDIR/profile.json" --only "allreduce|allgather" -o "$OUTDIR/profile.png"
+[ "${#records[@]}" -gt 0 ] && run "report" report "${records[@]}" -o "$OUTDIR/report.html"
 
 # 4. Side by side with nccl-tests: same flags, per-size ratios.
-# table FILE: "size time busbw" of the out-of-place columns.
+# table FILE: "size time algbw" of the out-of-place columns. The ratio is
+# of algbw, which equals the busbw ratio (both tools apply one bus factor)
+# and still means something on one GPU, where busbw is 0.
 # (hypercube leaves the redop column empty, one field fewer.)
-table() { awk '!/^#/ && NF >= 9 && $1 ~ /^[0-9]+$/ { if (NF == 12) print $1, $5, $7; else print $1, $6, $8 }' "$1"; }
+table() { awk '!/^#/ && NF >= 9 && $1 ~ /^[0-9]+$/ { if (NF == 12) print $1, $5, $6; else print $1, $6, $7 }' "$1"; }
 compare() {
   local coll="$1" bin="$2"; shift 2
   local flags=("$@")
   "$NT/$bin" "${flags[@]}" >"$OUTDIR/$coll-nccl-tests.txt" 2>&1 || { echo "   $bin failed; see $OUTDIR/$coll-nccl-tests.txt"; return; }
   "$CB" "$coll" --backend nccl "${flags[@]}" >"$OUTDIR/$coll-collbench.txt" 2>&1 || { echo "   collbench $coll failed"; failures=$((failures + 1)); return; }
   echo "-- $coll ${flags[*]}"
-  printf '   %12s %12s %12s %9s %11s\n' "size(B)" "nccl-tests" "collbench" "Δtime(us)" "busbw ratio"
+  printf '   %12s %12s %12s %9s %11s\n' "size(B)" "nccl-tests" "collbench" "Δtime(us)" "algbw ratio"
   join <(table "$OUTDIR/$coll-nccl-tests.txt" | sort -k1,1) <(table "$OUTDIR/$coll-collbench.txt" | sort -k1,1) | sort -n |
     awk '{ r = ($3 > 0) ? $5 / $3 : 0; printf "   %12d %10.2fus %10.2fus %+9.2f %11.3f\n", $1, $2, $4, $4 - $2, r }'
 }
-if [ -n "$NT" ]; then
+part compare
+if [ -n "$NT" ] && wanted; then
   echo "== side by side with nccl-tests in $NT (-g $NGPU)"
   base=(-g "$NGPU" -b 8 -e 1G -f 2 -n 50 -w 5 -c 0)
   compare allreduce all_reduce_perf "${base[@]}"
