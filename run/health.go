@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -560,11 +561,27 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 			per[u] = bw
 		}
 	}
+	if err := measured(what, wave, per); err != nil {
+		return nil, err
+	}
 	c.done++
 	if c.hooks.Step != nil && c.j.Rank == 0 {
 		c.hooks.Step(what, c.done)
 	}
 	return per, nil
+}
+
+// measured refuses a wave whose figures include a zero: a timed call
+// always moves bytes at some speed, so 0 GB/s means the backend timed
+// nothing (communicators without devices), and a level of zeros has no
+// outlier to flag, which would read as healthy.
+func measured(what string, wave []unit, per []float64) error {
+	for i, bw := range per {
+		if bw <= 0 || math.IsNaN(bw) || math.IsInf(bw, 0) {
+			return fmt.Errorf("%s: ranks %v measured %v GB/s: the backend timed nothing", what, wave[i].groups, bw)
+		}
+	}
+	return nil
 }
 
 // agree makes a decision every process takes alike: true if any says so.
