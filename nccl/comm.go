@@ -71,21 +71,64 @@ func cConfig(cfg *Config) (p unsafe.Pointer, free func()) {
 // InitRank joins rank of an nranks communicator on the current device
 // (the CUDA context current on the calling thread). cfg is sent with the
 // layout the loaded library knows (ncclCommInitRankConfig, 2.14+); with an
-// older library, or a nil cfg, plain ncclCommInitRank is used.
+// older library, or a nil cfg, plain ncclCommInitRank is used. Outside an
+// NCCL group it returns the communicator; inside one, use StartInitRank.
 func InitRank(nranks int, id UniqueID, rank int, cfg *Config) (*Comm, error) {
-	cp, free := cConfig(cfg)
-	defer free()
-	name := "ncclCommInitRank"
-	if cp != nil {
-		name = "ncclCommInitRankConfig"
-	}
-	var c C.ncclComm_t
-	r := C.cb_init_rank_config(&c, C.int(nranks), unsafe.Pointer(&id[0]), C.int(rank), cp)
-	if err := call(name, r); err != nil {
+	p, err := StartInitRank(nranks, id, rank, cfg)
+	if err != nil {
 		return nil, err
 	}
-	return &Comm{c: c}, nil
+	return p.Comm(), nil
 }
+
+// StartInitRank calls ncclCommInitRank(Config); the communicator is read
+// with Comm once the enclosing group, if any, has ended.
+func StartInitRank(nranks int, id UniqueID, rank int, cfg *Config) (*Pending, error) {
+	name := "ncclCommInitRank"
+	p := newPending(cfg)
+	if p.cfg != nil {
+		name = "ncclCommInitRankConfig"
+	}
+	r := C.cb_init_rank_config(p.slot, C.int(nranks), unsafe.Pointer(&id[0]), C.int(rank), p.cfg)
+	if err := call(name, r); err != nil {
+		p.Release()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Pending is a communicator NCCL is making. NCCL writes the new handle
+// through the pointer it was given when the making ends, which inside an
+// NCCL group is at ncclGroupEnd, after the call has returned: for a split
+// it is still NULL until then (NCCL 2.28), and an init writes it once
+// more. So the handle's slot, and the config, live in C memory until Comm
+// reads them after the group.
+type Pending struct {
+	slot *C.ncclComm_t
+	cfg  unsafe.Pointer
+	free func()
+}
+
+func newPending(cfg *Config) *Pending {
+	cp, freeCfg := cConfig(cfg)
+	slot := (*C.ncclComm_t)(C.calloc(1, C.size_t(unsafe.Sizeof(C.ncclComm_t(nil)))))
+	return &Pending{slot: slot, cfg: cp, free: func() { freeCfg(); C.free(unsafe.Pointer(slot)) }}
+}
+
+// Comm returns the new communicator (nil for a split with NoColor) and
+// frees what the call held; call it once, after the group has ended.
+func (p *Pending) Comm() *Comm {
+	out := *p.slot
+	p.free()
+	if out == nil {
+		return nil
+	}
+	return &Comm{c: out}
+}
+
+// Release frees what the call held without reading it, for a call whose
+// group failed; NCCL writes no handle once the group has ended.
+func (p *Pending) Release() { p.free() }
 
 // NoColor is the color that leaves a rank out of every split communicator.
 const NoColor = -1
@@ -102,45 +145,19 @@ func (c *Comm) Split(color, key int, cfg *Config) (*Comm, error) {
 	return p.Comm(), nil
 }
 
-// PendingSplit is a communicator ncclCommSplit is making. Inside an NCCL
-// group the library writes the new handle only at ncclGroupEnd (NCCL
-// 2.28 returns with it still NULL), so the handle's slot and the config
-// live in C memory until Comm reads them.
-type PendingSplit struct {
-	slot *C.ncclComm_t
-	free func()
-}
-
 // StartSplit calls ncclCommSplit; the communicator is read with Comm once
 // the enclosing group, if any, has ended.
-func (c *Comm) StartSplit(color, key int, cfg *Config) (*PendingSplit, error) {
+func (c *Comm) StartSplit(color, key int, cfg *Config) (*Pending, error) {
 	if err := Has("ncclCommSplit"); err != nil {
 		return nil, err
 	}
-	cp, freeCfg := cConfig(cfg)
-	slot := (*C.ncclComm_t)(C.calloc(1, C.size_t(unsafe.Sizeof(C.ncclComm_t(nil)))))
-	p := &PendingSplit{slot: slot, free: func() { freeCfg(); C.free(unsafe.Pointer(slot)) }}
-	if err := callComm("ncclCommSplit", C.cb_ncclCommSplit(c.c, C.int(color), C.int(key), slot, cp), c.c); err != nil {
-		p.free()
+	p := newPending(cfg)
+	if err := callComm("ncclCommSplit", C.cb_ncclCommSplit(c.c, C.int(color), C.int(key), p.slot, p.cfg), c.c); err != nil {
+		p.Release()
 		return nil, err
 	}
 	return p, nil
 }
-
-// Comm returns the new communicator (nil for NoColor) and frees what the
-// split held; call it once, after the group has ended.
-func (p *PendingSplit) Comm() *Comm {
-	out := *p.slot
-	p.free()
-	if out == nil {
-		return nil
-	}
-	return &Comm{c: out}
-}
-
-// Release frees what the split held without reading it, for a split
-// whose group failed.
-func (p *PendingSplit) Release() { p.free() }
 
 // Destroy frees the communicator once its work is done.
 func (c *Comm) Destroy() error { return callComm("ncclCommDestroy", C.cb_ncclCommDestroy(c.c), nil) }

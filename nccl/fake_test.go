@@ -66,39 +66,55 @@ func fakeLibraryChecks(t *testing.T, path string) {
 	}
 }
 
-// deferredSplitNCCL behaves as NCCL 2.28 does with ncclCommSplit inside a
-// group: the call returns with the new handle still NULL, and
-// ncclGroupEnd writes it.
-const deferredSplitNCCL = `
-static void** pending;
+// deferredNCCL behaves as NCCL 2.28 does inside a group: ncclCommSplit
+// returns with the new handle still NULL, ncclCommInitRank with it set,
+// and ncclGroupEnd writes both through the pointers it was given.
+const deferredNCCL = `
+static void** split;
+static void** init;
 static int depth;
 int ncclGetVersion(int* v) { *v = 22809; return 0; }
-int ncclCommInitRank(void** c, int n, char id[128], int r) { *c = (void*)0x1000; return 0; }
+int ncclCommInitRank(void** c, int n, char id[128], int r) { *c = (void*)0x1000; if (depth > 0) init = c; return 0; }
 const char* ncclGetErrorString(int r) { return "fake error"; }
 const char* ncclGetLastError(void* comm) { return ""; }
 int ncclGroupStart(void) { depth++; return 0; }
-int ncclGroupEnd(void) { if (--depth == 0 && pending) { *pending = (void*)0x2000; pending = 0; } return 0; }
+int ncclGroupEnd(void) {
+  if (--depth == 0) {
+    if (split) { *split = (void*)0x2000; split = 0; }
+    if (init) { *init = (void*)0x1000; init = 0; }
+  }
+  return 0;
+}
 int ncclCommSplit(void* c, int color, int key, void** out, void* cfg) {
   *out = 0;
-  if (depth > 0) { pending = out; return 0; }
+  if (depth > 0) { split = out; return 0; }
   *out = (void*)0x2000;
   return 0;
 }
 `
 
-// A split inside a group is read after the group ends, when NCCL has
-// written it; read at once, it would be NULL and NCCL would later write
-// into memory the caller no longer owns.
-func TestSplitInsideGroup(t *testing.T) {
+// An init and a split inside a group are read after the group ends, when
+// NCCL has written their handles: a split's would be NULL if read at once,
+// and NCCL writes both through pointers that must outlive the call.
+func TestCommsInsideGroup(t *testing.T) {
 	if path := os.Getenv("COLLBENCH_TEST_DEFERRED_SPLIT"); path != "" {
 		if _, err := Load(path); err != nil {
 			t.Fatal(err)
 		}
-		comm, err := InitRank(1, UniqueID{}, 0, nil)
+		var ip *Pending
+		err := Group(func() error {
+			var err error
+			ip, err = StartInitRank(1, UniqueID{}, 0, nil)
+			return err
+		})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var p *PendingSplit
+		comm := ip.Comm()
+		if comm == nil || comm.Handle() != 0x1000 {
+			t.Fatalf("the communicator after the group: %v, want handle 0x1000", comm)
+		}
+		var p *Pending
 		err = Group(func() error {
 			var err error
 			p, err = comm.StartSplit(0, 0, nil)
@@ -110,12 +126,15 @@ func TestSplitInsideGroup(t *testing.T) {
 		if sub := p.Comm(); sub == nil || sub.Handle() != 0x2000 {
 			t.Errorf("the split communicator after the group: %v, want handle 0x2000", sub)
 		}
+		if c, err := InitRank(1, UniqueID{}, 0, nil); err != nil || c.Handle() != 0x1000 {
+			t.Errorf("an init outside a group: %v, %v", c, err)
+		}
 		if sub, err := comm.Split(0, 0, nil); err != nil || sub == nil || sub.Handle() != 0x2000 {
 			t.Errorf("a split outside a group: %v, %v", sub, err)
 		}
 		return
 	}
-	cprobe.InChild(t, "COLLBENCH_TEST_DEFERRED_SPLIT="+buildFake(t, deferredSplitNCCL))
+	cprobe.InChild(t, "COLLBENCH_TEST_DEFERRED_SPLIT="+buildFake(t, deferredNCCL))
 }
 
 // buildFake compiles a fake libnccl.so.2 from C source, or skips the test

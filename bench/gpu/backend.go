@@ -244,14 +244,24 @@ func (c *Comm) inGroup(what string, f func(i int, g *gpu) error) error {
 func (c *Comm) initComms(id nccl.UniqueID, s bench.Setup) error {
 	firstRank := s.FirstRank
 	cfg := commConfig(c.version, s)
+	// NCCL writes each handle at the end of its group, so they are read
+	// after it (nccl.Pending).
+	pending := make([]*nccl.Pending, len(c.gpus))
 	initOne := func(i int, g *gpu) error {
-		comm, err := nccl.InitRank(c.nranks, id, firstRank+i, &cfg)
+		p, err := nccl.StartInitRank(c.nranks, id, firstRank+i, &cfg)
 		if err != nil {
 			return fmt.Errorf("rank %d on GPU %d: %w", firstRank+i, g.info.Ordinal, err)
 		}
-		g.comm = comm
+		pending[i] = p
 		return nil
 	}
+	defer func() {
+		for i, p := range pending {
+			if p != nil {
+				c.gpus[i].comm = p.Comm()
+			}
+		}
+	}()
 	threads := s.InitThreads
 	if threads <= 1 || len(c.gpus)%threads != 0 {
 		return c.inGroup("initialising", initOne)
@@ -286,7 +296,7 @@ func (c *Comm) split(s bench.Setup) error {
 	}
 	cfg := commConfig(c.version, s)
 	// Inside the group NCCL writes the new handles only at its end.
-	pending := make([]*nccl.PendingSplit, len(c.gpus))
+	pending := make([]*nccl.Pending, len(c.gpus))
 	err := c.inGroup("splitting", func(i int, g *gpu) error {
 		color := g.info.Group
 		if _, _, active := s.Place(i); !active {
