@@ -19,7 +19,7 @@ static ncclResult_t cb_mem_alloc(uintptr_t* p, size_t n) { void* q = NULL; ncclR
 static ncclResult_t cb_mem_free(uintptr_t p) { return cb_ncclMemFree(P(p)); }
 static ncclResult_t cb_register(ncclComm_t c, uintptr_t p, size_t n, uintptr_t* h) { void* q = NULL; ncclResult_t r = cb_ncclCommRegister(c, P(p), n, &q); *h = (uintptr_t)q; return r; }
 static ncclResult_t cb_deregister(ncclComm_t c, uintptr_t h) { return cb_ncclCommDeregister(c, P(h)); }
-static ncclResult_t cb_win_register(ncclComm_t c, uintptr_t p, size_t n, uintptr_t* w, int flags) { void* q = NULL; ncclResult_t r = cb_ncclCommWindowRegister(c, P(p), n, &q, flags); *w = (uintptr_t)q; return r; }
+static ncclResult_t cb_win_register(ncclComm_t c, uintptr_t p, size_t n, void** w, int flags) { return cb_ncclCommWindowRegister(c, P(p), n, w, flags); }
 static ncclResult_t cb_win_deregister(ncclComm_t c, uintptr_t w) { return cb_ncclCommWindowDeregister(c, P(w)); }
 */
 import "C"
@@ -97,12 +97,12 @@ func StartInitRank(nranks int, id UniqueID, rank int, cfg *Config) (*Pending, er
 	return p, nil
 }
 
-// Pending is a communicator NCCL is making. NCCL writes the new handle
-// through the pointer it was given when the making ends, which inside an
-// NCCL group is at ncclGroupEnd, after the call has returned: for a split
-// it is still NULL until then (NCCL 2.28), and an init writes it once
-// more. So the handle's slot, and the config, live in C memory until Comm
-// reads them after the group.
+// Pending is a communicator (or a window) NCCL is making. NCCL writes the
+// new handle through the pointer it was given when the making ends, which
+// inside an NCCL group is at ncclGroupEnd, after the call has returned: for
+// a split or a window it is still NULL until then (NCCL 2.28), and an init
+// writes it once more. So the handle's slot, and the config, live in C
+// memory until Comm (or Window) reads them after the group.
 type Pending struct {
 	slot *C.ncclComm_t
 	cfg  unsafe.Pointer
@@ -226,16 +226,37 @@ func (c *Comm) Deregister(h uintptr) error {
 const WinCollSymmetric = 0x01
 
 // WindowRegister registers a buffer as a window (ncclCommWindowRegister,
-// 2.27+). It is collective: every rank calls it.
+// 2.27+). It is collective: every rank calls it. Outside an NCCL group it
+// returns the window; inside one, use StartWindowRegister.
 func (c *Comm) WindowRegister(p uintptr, n int64, flags int) (uintptr, error) {
+	w, err := c.StartWindowRegister(p, n, flags)
+	if err != nil {
+		return 0, err
+	}
+	return w.Window(), nil
+}
+
+// StartWindowRegister calls ncclCommWindowRegister, which inside a group
+// is a task ncclGroupEnd runs, writing the window then; read it with
+// Window once the group has ended.
+func (c *Comm) StartWindowRegister(p uintptr, n int64, flags int) (*Pending, error) {
 	if err := Has("ncclCommWindowRegister"); err != nil {
-		return 0, err
+		return nil, err
 	}
-	var w C.uintptr_t
-	if err := callComm("ncclCommWindowRegister", C.cb_win_register(c.c, C.uintptr_t(p), C.size_t(n), &w, C.int(flags)), c.c); err != nil {
-		return 0, err
+	w := newPending(nil)
+	if err := callComm("ncclCommWindowRegister", C.cb_win_register(c.c, C.uintptr_t(p), C.size_t(n), (*unsafe.Pointer)(unsafe.Pointer(w.slot)), C.int(flags)), c.c); err != nil {
+		w.Release()
+		return nil, err
 	}
-	return uintptr(w), nil
+	return w, nil
+}
+
+// Window returns the registered window (0 when NCCL registered none) and
+// frees the slot; call it once, after the group has ended.
+func (p *Pending) Window() uintptr {
+	out := uintptr(unsafe.Pointer(*p.slot))
+	p.free()
+	return out
 }
 
 // WindowDeregister releases a window.

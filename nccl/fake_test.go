@@ -67,11 +67,14 @@ func fakeLibraryChecks(t *testing.T, path string) {
 }
 
 // deferredNCCL behaves as NCCL 2.28 does inside a group: ncclCommSplit
-// returns with the new handle still NULL, ncclCommInitRank with it set,
-// and ncclGroupEnd writes both through the pointers it was given.
+// and ncclCommWindowRegister return with the new handle still NULL,
+// ncclCommInitRank with it set, and ncclGroupEnd writes all three through
+// the pointers it was given.
 const deferredNCCL = `
+#include <stddef.h>
 static void** split;
 static void** init;
+static void** win;
 static int depth;
 int ncclGetVersion(int* v) { *v = 22809; return 0; }
 int ncclCommInitRank(void** c, int n, char id[128], int r) { *c = (void*)0x1000; if (depth > 0) init = c; return 0; }
@@ -82,7 +85,14 @@ int ncclGroupEnd(void) {
   if (--depth == 0) {
     if (split) { *split = (void*)0x2000; split = 0; }
     if (init) { *init = (void*)0x1000; init = 0; }
+    if (win) { *win = (void*)0x3000; win = 0; }
   }
+  return 0;
+}
+int ncclCommWindowRegister(void* c, void* p, size_t n, void** w, int flags) {
+  *w = 0;
+  if (depth > 0) { win = w; return 0; }
+  *w = (void*)0x3000;
   return 0;
 }
 int ncclCommSplit(void* c, int color, int key, void** out, void* cfg) {
@@ -93,9 +103,10 @@ int ncclCommSplit(void* c, int color, int key, void** out, void* cfg) {
 }
 `
 
-// An init and a split inside a group are read after the group ends, when
-// NCCL has written their handles: a split's would be NULL if read at once,
-// and NCCL writes both through pointers that must outlive the call.
+// An init, a split and a window registration inside a group are read
+// after the group ends, when NCCL has written their handles: a split's or
+// a window's would be NULL if read at once, and NCCL writes all three
+// through pointers that must outlive the call.
 func TestCommsInsideGroup(t *testing.T) {
 	if path := os.Getenv("COLLBENCH_TEST_DEFERRED_SPLIT"); path != "" {
 		if _, err := Load(path); err != nil {
@@ -125,6 +136,21 @@ func TestCommsInsideGroup(t *testing.T) {
 		}
 		if sub := p.Comm(); sub == nil || sub.Handle() != 0x2000 {
 			t.Errorf("the split communicator after the group: %v, want handle 0x2000", sub)
+		}
+		var wp *Pending
+		err = Group(func() error {
+			var err error
+			wp, err = comm.StartWindowRegister(0x4000, 1<<20, WinCollSymmetric)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := wp.Window(); w != 0x3000 {
+			t.Errorf("the window after the group: %#x, want 0x3000", w)
+		}
+		if w, err := comm.WindowRegister(0x4000, 1<<20, WinCollSymmetric); err != nil || w != 0x3000 {
+			t.Errorf("a window outside a group: %#x, %v", w, err)
 		}
 		if c, err := InitRank(1, UniqueID{}, 0, nil); err != nil || c.Handle() != 0x1000 {
 			t.Errorf("an init outside a group: %v, %v", c, err)

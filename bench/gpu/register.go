@@ -24,18 +24,27 @@ func (c *Comm) register(mode int) error {
 			}
 		}
 	case 2:
+		// Inside the group NCCL writes each window at its end.
+		pending := make([][]*nccl.Pending, len(c.gpus))
 		err := nccl.Group(func() error {
-			for _, g := range c.gpus {
+			for i, g := range c.gpus {
 				for _, p := range []uintptr{g.send, g.recv} {
-					w, err := g.comm.WindowRegister(p, size, nccl.WinCollSymmetric)
+					w, err := g.comm.StartWindowRegister(p, size, nccl.WinCollSymmetric)
 					if err != nil {
 						return err
 					}
-					g.windows = append(g.windows, w)
+					pending[i] = append(pending[i], w)
 				}
 			}
 			return nil
 		})
+		for i, ws := range pending {
+			for _, w := range ws {
+				if h := w.Window(); h != 0 {
+					c.gpus[i].windows = append(c.gpus[i].windows, h)
+				}
+			}
+		}
 		if err != nil {
 			return fmt.Errorf("-R 2: %w", err)
 		}
