@@ -73,6 +73,14 @@ func (b *Budget) TooLong(perCall time.Duration, extra int) bool {
 	return b.Limit > 0 && (cost > 3*b.share() || cost > b.Remaining())
 }
 
+// Overruns says whether a point whose calls take perCall, with extra
+// calls before the timed ones, cannot fit in what is left of the whole
+// budget even at MinIters: the promise alone, for points the suite keeps
+// unless the promise forbids them (a curve's first sizes).
+func (b *Budget) Overruns(perCall time.Duration, extra int) bool {
+	return b.Limit > 0 && perCall*time.Duration(b.MinIters+extra) > b.Remaining()
+}
+
 // Spent says whether nothing is left for further points.
 func (b *Budget) Spent() bool { return b.Limit > 0 && b.Remaining() <= 0 }
 

@@ -62,3 +62,28 @@ func TestBudget(t *testing.T) {
 		t.Errorf("remaining %v, want 700ms", early.Remaining())
 	}
 }
+
+// A curve's first minCurveSizes sizes are kept whenever what is left holds
+// them, even at more than three times a point's share; later sizes are
+// held to the share, and nothing may overrun what is left.
+func TestSuiteKeepsFirstSizes(t *testing.T) {
+	now := time.Unix(0, 0)
+	s := Suite{Budget: Budget{Limit: 10 * time.Second, MinIters: 3, MaxIters: 20, now: func() time.Time { return now }}}
+	s.Budget.Start(100) // about 97 ms a point
+	cases := []struct {
+		index   int
+		perCall time.Duration
+		drop    bool
+	}{
+		{0, time.Second, false}, // 3 s: over the share, within the 9.7 s left
+		{minCurveSizes - 1, time.Second, false},
+		{minCurveSizes, time.Second, true}, // past the kept sizes: held to the share
+		{minCurveSizes, 50 * time.Millisecond, false},
+		{0, 4 * time.Second, true}, // 12 s: more than is left
+	}
+	for _, c := range cases {
+		if got := s.tooLong(c.index, c.perCall, 0); got != c.drop {
+			t.Errorf("size %d at %v a call: dropped %v, want %v", c.index, c.perCall, got, c.drop)
+		}
+	}
+}

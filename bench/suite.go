@@ -146,7 +146,7 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 			break
 		}
 		plan := PointPlan{Iters: func(perCall time.Duration) int {
-			if s.Budget.TooLong(perCall, 0) {
+			if s.tooLong(i, perCall, 0) {
 				return 0
 			}
 			return s.Budget.Iters(perCall)
@@ -164,7 +164,7 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 					return false
 				}
 				est := time.Duration(float64(last) * float64(size) / float64(s.Sizes[i-1]))
-				return s.Budget.TooLong(est, max(s.Warmup, 1))
+				return s.tooLong(i, est, max(s.Warmup, 1))
 			}
 		}
 		row, err := eng.Point(ctx, s.Type, op, root, size, plan)
@@ -184,6 +184,21 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 		}
 	}
 	return r, nil
+}
+
+// minCurveSizes is how many sizes of a curve, from the smallest, the
+// budget keeps whenever its promise allows: Galvatron's loader wants 8
+// whole-MiB sizes, and a fit needs several. An equal share per point
+// would drop them first, since a curve's largest sizes cost the most.
+const minCurveSizes = 8
+
+// tooLong says whether the budget leaves out the size at index i of a
+// curve, whose calls take perCall, with extra calls before the timed ones.
+func (s *Suite) tooLong(i int, perCall time.Duration, extra int) bool {
+	if i < minCurveSizes {
+		return s.Budget.Overruns(perCall, extra)
+	}
+	return s.Budget.TooLong(perCall, extra)
 }
 
 // advance accounts for n more points, measured or left out.

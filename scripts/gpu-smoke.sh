@@ -159,8 +159,11 @@ echo "== profile on $NGPU GPU(s), exports and predictions"
 if [ "$NGPU" -ge 2 ]; then
   run "profile" profile --backend nccl -g "$NGPU" -o "$OUTDIR/profile.json" --export all --export-dir "$OUTDIR/exports"
 else
-  shared run "profile-4procs-1gpu" launch -n 4 $SHARE -- profile --backend nccl --devices 0 --budget 90s \
-    -o "$OUTDIR/profile.json" --export all --export-dir "$OUTDIR/exports"
+  # 1 MiB to 128 MiB: the 8 whole-MiB sizes Galvatron's loader needs,
+  # with few iterations, so the budget need not drop any (four processes
+  # over sockets on one GPU take about 0.1 s per 64 MiB call).
+  shared run "profile-4procs-1gpu" launch -n 4 $SHARE -- profile --backend nccl --devices 0 -b 1M -e 128M -n 5 -w 1 \
+    --budget 150s -o "$OUTDIR/profile.json" --export all --export-dir "$OUTDIR/exports"
 fi
 run "predict-llama2-7b" predict --profile "$OUTDIR/profile.json" --model llama2-7b --seq 4096
 run "predict-rank" predict --profile "$OUTDIR/profile.json" --model llama2-7b --seq 4096 --rank-strategies
