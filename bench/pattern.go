@@ -80,6 +80,7 @@ func (p Pattern) Fill(rank int, start int64, out []byte) {
 		}
 		return
 	}
+	codes := narrowTable(t)
 	switch p.Op {
 	case numeric.Sum, numeric.Avg, numeric.MulSum:
 		k, a := p.sumShape()
@@ -89,7 +90,11 @@ func (p Pattern) Fill(rank int, start int64, out []byte) {
 			if p.contributes(rank, j, k) {
 				v = float64(int64(p.hash(rank, j)%uint64(2*a+1))) - a
 			}
-			numeric.PutFloat(t, out, i, v)
+			if codes != nil {
+				putNarrow(t, codes, out, i, v)
+			} else {
+				numeric.PutFloat(t, out, i, v)
+			}
 		}
 	case numeric.Prod:
 		k := min(p.NRanks, t.MaxPow2())
@@ -103,13 +108,21 @@ func (p Pattern) Fill(rank int, start int64, out []byte) {
 					v = -v
 				}
 			}
-			numeric.PutFloat(t, out, i, v)
+			if codes != nil {
+				putNarrow(t, codes, out, i, v)
+			} else {
+				numeric.PutFloat(t, out, i, v)
+			}
 		}
 	default: // max, min and plain data movement: any exact values will do
 		a := math.Min(t.ExactInt(), valueCap)
 		for i := 0; i < n; i++ {
 			h := p.hash(rank, start+int64(i))
-			numeric.PutFloat(t, out, i, float64(int64(h%uint64(2*a+1)))-a)
+			if codes != nil {
+				putNarrow(t, codes, out, i, float64(int64(h%uint64(2*a+1)))-a)
+			} else {
+				numeric.PutFloat(t, out, i, float64(int64(h%uint64(2*a+1)))-a)
+			}
 		}
 	}
 }
