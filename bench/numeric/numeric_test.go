@@ -2,6 +2,7 @@ package numeric
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -161,4 +162,65 @@ func b(f func(float64) uint8) func(float64) uint32 {
 }
 func bd(f func(uint8) float64) func(uint32) float64 {
 	return func(x uint32) float64 { return f(uint8(x)) }
+}
+
+// The bit encoder gives what the arithmetic one gives: at every value of
+// each format, at every midpoint between neighbours and one float64 ulp
+// either side of it (where ties to even decide), at the specials, and at
+// a million random float64s across and beyond each format's range.
+func TestEncodeMatchesArithmetic(t *testing.T) {
+	formats := map[string]minifloat{"half": fmtHalf, "bf16": fmtBF16, "e4m3": fmtE4M3, "e5m2": fmtE5M2}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for name, f := range formats {
+		check := func(v float64) {
+			if got, want := f.encode(v), f.encodeByArithmetic(v); got != want {
+				t.Fatalf("%s: encode(%g) = %#x, by arithmetic %#x", name, v, got, want)
+			}
+		}
+		for _, v := range []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(),
+			math.SmallestNonzeroFloat64, math.MaxFloat64, -math.MaxFloat64, f.maxFinite() * 2} {
+			check(v)
+		}
+		n := uint32(1) << (1 + f.expBits + f.manBits)
+		var prev float64
+		for b := uint32(0); b < n/2; b++ { // the non-negative patterns, in order
+			v := f.decode(b)
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			for _, x := range []float64{v, (prev + v) / 2} {
+				for _, y := range []float64{x, math.Nextafter(x, 0), math.Nextafter(x, math.Inf(1))} {
+					check(y)
+					check(-y)
+				}
+			}
+			prev = v
+		}
+		for range 1_000_000 {
+			check(math.Ldexp(rng.Float64()+0.5, rng.IntN(80)-50) * float64(1-2*rng.IntN(2)))
+		}
+	}
+}
+
+// BenchmarkEncode is one narrow-float conversion, as every reduction and
+// check of those types does per element.
+func BenchmarkEncode(b *testing.B) {
+	vals := make([]float64, 4096)
+	for i := range vals {
+		vals[i] = float64(i%1000) * 0.37
+	}
+	for _, bc := range []struct {
+		name string
+		f    func(float64) uint32
+	}{{"bf16", fmtBF16.encode}, {"bf16-arithmetic", fmtBF16.encodeByArithmetic}, {"e4m3", fmtE4M3.encode}, {"e4m3-arithmetic", fmtE4M3.encodeByArithmetic}} {
+		b.Run(bc.name, func(b *testing.B) {
+			var sink uint32
+			for b.Loop() {
+				for _, v := range vals {
+					sink += bc.f(v)
+				}
+			}
+			_ = sink
+		})
+	}
 }
