@@ -27,13 +27,11 @@ type Spec struct {
 	// HomeVars are install prefixes to look under, e.g. NCCL_HOME; each is
 	// tried with lib64, lib and targets/<arch>-linux/lib.
 	HomeVars []string
-	// WheelDir is the folder under site-packages/nvidia that a pip wheel
-	// installs the library into ("nccl" for nvidia-nccl-cu12); empty when no
-	// wheel carries it (the driver's libcuda).
-	WheelDir string
-	// OtherWheelDirs are more such folders: CUDA 13's wheels put their
-	// libraries under nvidia/cu13/lib.
-	OtherWheelDirs []string
+	// WheelDirs are the folders under site-packages/nvidia that pip
+	// wheels install the library into ("nccl" for nvidia-nccl-cu12, "cu13"
+	// for CUDA 13's wheels); none when no wheel carries it (the driver's
+	// libcuda).
+	WheelDirs []string
 	// Hint says how to install the library or point at it, for the error
 	// when it is not found.
 	Hint string
@@ -43,7 +41,7 @@ type Spec struct {
 var (
 	// NCCL is libnccl: CUDA installs, NCCL's own packages, or the
 	// nvidia-nccl pip wheel next to PyTorch.
-	NCCL = Spec{File: "libnccl.so.2", EnvVar: "COLLBENCH_NCCL_LIB", HomeVars: []string{"NCCL_HOME", "CUDA_HOME"}, WheelDir: "nccl",
+	NCCL = Spec{File: "libnccl.so.2", EnvVar: "COLLBENCH_NCCL_LIB", HomeVars: []string{"NCCL_HOME", "CUDA_HOME"}, WheelDirs: []string{"nccl"},
 		Hint: "set COLLBENCH_NCCL_LIB to its path"}
 	// CUDA is the driver library that comes with the NVIDIA driver.
 	CUDA = Spec{File: "libcuda.so.1", EnvVar: "COLLBENCH_CUDA_LIB", HomeVars: []string{"CUDA_DRIVER_HOME"},
@@ -51,7 +49,7 @@ var (
 	// CUBLAS is cuBLAS: the CUDA toolkit, or the nvidia-cublas pip wheel.
 	// Its GEMM entry point is the same in cuBLAS 12 and 13.
 	CUBLAS = Spec{File: "libcublas.so.13", Older: []string{"libcublas.so.12"}, EnvVar: "COLLBENCH_CUBLAS_LIB",
-		HomeVars: []string{"CUDA_HOME"}, WheelDir: "cublas", OtherWheelDirs: []string{"cu13"},
+		HomeVars: []string{"CUDA_HOME"}, WheelDirs: []string{"cublas", "cu13"},
 		Hint: "install cuBLAS (the CUDA toolkit or pip's nvidia-cublas) or set COLLBENCH_CUBLAS_LIB"}
 )
 
@@ -151,22 +149,14 @@ func Candidates(s Spec, explicit string, env Env) []Candidate {
 	for _, d := range systemDirs {
 		addDir(d, "system")
 	}
-	if wheels := s.wheelDirs(); len(wheels) > 0 {
+	if len(s.WheelDirs) > 0 {
 		for _, sp := range sitePackages(env) {
-			for _, w := range wheels {
+			for _, w := range s.WheelDirs {
 				addDir(filepath.Join(sp, "nvidia", w, "lib"), "python")
 			}
 		}
 	}
 	return out
-}
-
-// wheelDirs are the folders under site-packages/nvidia to look in.
-func (s Spec) wheelDirs() []string {
-	if s.WheelDir == "" {
-		return s.OtherWheelDirs
-	}
-	return append([]string{s.WheelDir}, s.OtherWheelDirs...)
 }
 
 // sitePackages lists the site-packages and dist-packages folders of the

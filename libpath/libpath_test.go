@@ -23,7 +23,7 @@ func touch(t *testing.T, path string) string {
 
 func TestCandidatesOrder(t *testing.T) {
 	root := t.TempDir()
-	spec := Spec{File: "libnccl.so.2", EnvVar: "COLLBENCH_NCCL_LIB", HomeVars: []string{"NCCL_HOME"}, WheelDir: "nccl"}
+	spec := Spec{File: "libnccl.so.2", EnvVar: "COLLBENCH_NCCL_LIB", HomeVars: []string{"NCCL_HOME"}, WheelDirs: []string{"nccl"}}
 	ld := touch(t, filepath.Join(root, "ld/libnccl.so.2"))
 	home := touch(t, filepath.Join(root, "home/lib/libnccl.so.2"))
 	venv := touch(t, filepath.Join(root, "venv/lib/python3.11/site-packages/nvidia/nccl/lib/libnccl.so.2"))
