@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/cluster"
 )
 
@@ -46,12 +47,13 @@ func DeadlinesFor(timeout time.Duration, multi bool) Deadlines {
 // process runs, on which backend and devices, how the job is formed and
 // split, and its deadlines.
 type Settings struct {
-	RanksPerProc int           // ranks (GPUs) in each process (-g)
-	Timeout      time.Duration // -T; 0 keeps the defaults of DeadlinesFor
-	Backend      string        // auto, nccl or host
-	NCCLLib      string        // libnccl file or folder; empty searches
-	Devices      string        // GPU of each local rank, comma-separated; empty: NCCL_TESTS_DEVICE+i or 0..g-1
-	Rendezvous   string        // host:port; empty: the launcher's
+	RanksPerProc int            // ranks (GPUs) in each process (-g)
+	Timeout      time.Duration  // -T; 0 keeps the defaults of DeadlinesFor
+	Backend      string         // auto, nccl or host
+	NCCLLib      string         // libnccl file or folder; empty searches
+	Transport    host.Transport // how the host backend joins ranks of one host
+	Devices      string         // GPU of each local rank, comma-separated; empty: NCCL_TESTS_DEVICE+i or 0..g-1
+	Rendezvous   string         // host:port; empty: the launcher's
 	Grouping     bench.Grouping
 	OTLPEndpoint string // telemetry collector; empty: the OTEL_* environment
 	Version      string // collbench's, recorded in documents and telemetry

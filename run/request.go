@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/telemetry"
 )
 
@@ -18,6 +19,9 @@ type JobRequest struct {
 	Timeout float64 // seconds a call may take (-T); 0 keeps the defaults
 	Backend string  // auto, nccl or host
 	NCCLLib string
+	// Transport is how the host backend joins ranks of one host: auto,
+	// tcp or shm (host.ParseTransport); empty is auto.
+	Transport string
 	// Devices and Rendezvous are as in Settings.
 	Devices, Rendezvous string
 	GroupSize           int    // ranks per communicator; 0 is the whole job
@@ -65,7 +69,13 @@ func (r JobRequest) Settings(version string, getenv func(string) string) (Settin
 	default:
 		return Settings{}, Usagef("unknown --backend %q (want auto, nccl or host)", r.Backend)
 	}
-	return Settings{RanksPerProc: r.PerProc(), Timeout: timeout, Backend: r.Backend, NCCLLib: r.NCCLLib,
+	transport := host.TransportAuto
+	if r.Transport != "" {
+		if transport, err = host.ParseTransport(r.Transport); err != nil {
+			return Settings{}, Usagef("--transport: %v", err)
+		}
+	}
+	return Settings{RanksPerProc: r.PerProc(), Timeout: timeout, Backend: r.Backend, NCCLLib: r.NCCLLib, Transport: transport,
 		Devices: r.Devices, Rendezvous: r.Rendezvous, Grouping: r.Grouping(), OTLPEndpoint: r.OTLPEndpoint,
 		Version: version}, nil
 }

@@ -165,7 +165,7 @@ type pickedBackend struct {
 // communicators (collbench health's default sizes) does not probe twice.
 func (j *Job) backend() (bench.Backend, []string, error) {
 	if j.picked == nil {
-		b, notes, err := pickBackend(j.Settings.Backend, j.Settings.NCCLLib, j.getenv)
+		b, notes, err := pickBackend(j.Settings.Backend, j.Settings.NCCLLib, j.Settings.Transport, j.getenv)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -177,9 +177,9 @@ func (j *Job) backend() (bench.Backend, []string, error) {
 // pickBackend resolves --backend. auto takes the nccl backend when the
 // CUDA driver, at least one GPU and NCCL are all present, and says in a
 // preamble note why it chose what it chose.
-func pickBackend(name, ncclLib string, getenv func(string) string) (bench.Backend, []string, error) {
+func pickBackend(name, ncclLib string, transport host.Transport, getenv func(string) string) (bench.Backend, []string, error) {
 	if name == "host" {
-		return host.Backend{}, nil, nil
+		return host.Backend{Transport: transport}, nil, nil
 	}
 	debugToStderr()
 	g := gpu.Backend{NCCLLib: ncclLib}
@@ -198,7 +198,7 @@ func pickBackend(name, ncclLib string, getenv func(string) string) (bench.Backen
 				why = "no NVIDIA GPU driver found"
 			}
 		}
-		return host.Backend{}, []string{"Backend: host (auto: " + why + ")"}, nil
+		return host.Backend{Transport: transport}, []string{"Backend: host (auto: " + why + ")"}, nil
 	}
 	return g, []string{"Backend: nccl (auto)", note}, nil
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Side-by-side bus bandwidth of collbench's host backend (N processes
-# started by collbench launch, TCP over loopback) against the CPU
+# started by collbench launch, over shared memory, and over TCP on
+# loopback as cb-tcp) against the CPU
 # collective libraries on this machine, for all-reduce, all-gather,
 # reduce-scatter and all-to-all: OpenMPI over TCP (--mca btl tcp,self) and
 # over shared memory (--mca btl vader,self), MPICH (mpiexec.mpich, its
@@ -39,7 +40,7 @@ iters() { # fewer calls for the large sizes, the same on every side
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 go build -o "$work/collbench" ./cmd/collbench
-peers=()
+peers=(cb-tcp)
 if command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null; then
   mpicc.openmpi -O2 -o "$work/ompi" scripts/mpi_colls.c && peers+=(ompi-tcp ompi-shm)
 fi
@@ -53,10 +54,16 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_va
 sizes=()
 for ((s = $(bytes "$min"); s <= $(bytes "$max"); s *= 4)); do sizes+=("$s"); done
 
+cb() { # coll size [flags] → collbench's busbw
+  "$work/collbench" launch -n "$ranks" "$1" -b "$2" -e "$2" -n "$(iters "$2")" -w 1 -c 0 --format csv "${@:3}" |
+    awk -F, '$7=="out_of_place"{printf "%.4f\n", $10}'
+}
+
 peer() { # peer coll size → busbw
   local it
   it=$(iters "$3")
   case $1 in
+    cb-tcp) cb "$2" "$3" --transport tcp ;;
     ompi-tcp) mpirun.openmpi -np "$ranks" --oversubscribe --bind-to none --mca btl tcp,self --mca btl_tcp_if_include lo "$work/ompi" "$2" "$3" "$it" ;;
     ompi-shm) mpirun.openmpi -np "$ranks" --oversubscribe --bind-to none --mca btl vader,self "$work/ompi" "$2" "$3" "$it" ;;
     mpich) mpiexec.mpich -n "$ranks" "$work/mpich" "$2" "$3" "$it" ;;
@@ -77,8 +84,7 @@ for coll in ${colls//,/ }; do
   for p in "${peers[@]}"; do header+=$(printf ' %12s' "cb/$p"); done
   echo "$header"
   for s in "${sizes[@]}"; do
-    cb=$("$work/collbench" launch -n "$ranks" "$coll" -b "$s" -e "$s" -n "$(iters "$s")" -w 1 -c 0 --format csv |
-      awk -F, '$7=="out_of_place"{print $10}')
+    cb=$(cb "$coll" "$s")
     line=$(printf '%-10s %10.4f' "$s" "$cb")
     ratios=""
     for p in "${peers[@]}"; do

@@ -13,15 +13,19 @@ import (
 	"github.com/collbench/collbench/bench"
 )
 
-// Backend is the host backend.
-type Backend struct{}
+// Backend is the host backend. Its zero value joins the ranks of one host
+// through shared memory where they can share it (TransportAuto).
+type Backend struct {
+	Transport Transport
+}
 
 // Name implements bench.Backend.
 func (Backend) Name() string { return "host" }
 
 // Open creates the ranks of this process, their buffers, streams and the
-// TCP mesh between the ranks of each group, in this process and others.
-func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
+// mesh of links between the ranks of each group, in this process and
+// others.
+func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if s.LocalRanks < 1 {
 		return nil, fmt.Errorf("need at least one rank (got %d)", s.LocalRanks)
 	}
@@ -48,7 +52,7 @@ func (Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 		fmt.Sprintf("the TCP mesh of %d rank(s) in this process, in groups of %d,", len(members), size)); err != nil {
 		return nil, err
 	}
-	m, err := dialMesh(ctx, s, members)
+	m, err := dialMesh(ctx, s, members, b.Transport)
 	if err != nil {
 		return nil, err
 	}
@@ -118,16 +122,34 @@ type Comm struct {
 // Capabilities implements bench.Comm: no CUDA graphs on a CPU.
 func (c *Comm) Capabilities() bench.Capabilities { return bench.Capabilities{Timestamps: true} }
 
-// Devices implements bench.Comm.
+// Devices implements bench.Comm. A rank's name says how it reaches its
+// peers: shared memory, TCP, or both.
 func (c *Comm) Devices() []bench.Device {
-	name := "host CPU (TCP loopback)"
+	tcp := "TCP loopback"
 	if c.remote {
-		name = "host CPU (TCP)"
+		tcp = "TCP"
 	}
 	out := make([]bench.Device, len(c.ranks))
 	for i, r := range c.ranks {
+		shm, sockets := 0, 0
+		for _, l := range r.conns {
+			switch l.(type) {
+			case nil:
+			case *shmLink:
+				shm++
+			default:
+				sockets++
+			}
+		}
+		via := tcp
+		switch {
+		case shm > 0 && sockets > 0:
+			via = "shared memory, " + tcp
+		case shm > 0:
+			via = "shared memory"
+		}
 		out[i] = r.info
-		out[i].Hostname, out[i].PID, out[i].Name = c.host, os.Getpid(), name
+		out[i].Hostname, out[i].PID, out[i].Name = c.host, os.Getpid(), "host CPU ("+via+")"
 	}
 	return out
 }

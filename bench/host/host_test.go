@@ -12,7 +12,13 @@ import (
 
 func open(t testing.TB, n int, bufBytes int64) bench.Comm {
 	t.Helper()
-	comm, err := Backend{}.Open(context.Background(), bench.Setup{JobRanks: n, LocalRanks: n, BufBytes: bufBytes})
+	return openVia(t, TransportAuto, n, bufBytes)
+}
+
+// openVia opens n ranks in this process joined by transport tr.
+func openVia(t testing.TB, tr Transport, n int, bufBytes int64) bench.Comm {
+	t.Helper()
+	comm, err := Backend{Transport: tr}.Open(context.Background(), bench.Setup{JobRanks: n, LocalRanks: n, BufBytes: bufBytes})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,8 +43,14 @@ func runEngine(t *testing.T, comm bench.Comm, n int, o bench.Options) (bench.Sum
 
 // Every collective, every reduction, a spread of types and rank counts
 // (odd ones included, and sizes that do not split evenly): all results
-// exact.
+// exact, over shared memory and over TCP.
 func TestCollectivesVerify(t *testing.T) {
+	for _, tr := range []Transport{TransportSharedMemory, TransportTCP} {
+		t.Run(tr.String(), func(t *testing.T) { verifyCollectives(t, tr) })
+	}
+}
+
+func verifyCollectives(t *testing.T, tr Transport) {
 	types := []numeric.DataType{numeric.Int8, numeric.Uint32, numeric.Int64, numeric.Float16,
 		numeric.Float32, numeric.Float64, numeric.Bfloat16, numeric.Float8e4m3, numeric.Float8e5m2}
 	for _, coll := range bench.Collectives {
@@ -48,7 +60,7 @@ func TestCollectivesVerify(t *testing.T) {
 		}
 		for _, n := range ranks {
 			t.Run(fmt.Sprintf("%s/n=%d", coll.Name, n), func(t *testing.T) {
-				comm := open(t, n, 1<<12)
+				comm := openVia(t, tr, n, 1<<12)
 				o := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 8, Max: 1 << 12, Factor: 8}, Iters: 1, Warmup: 1,
 					Agg: 1, Cycles: 1, Check: 1, Types: types, Ops: numeric.AllOps(), Root: -1, Average: 1}
 				sum, rows := runEngine(t, comm, n, o)
@@ -178,6 +190,8 @@ func TestDoublingAndRing(t *testing.T) {
 // window no longer holds one, and the sender waits on zero-window
 // probes.)
 func TestInlineWritesCannotDeadlock(t *testing.T) {
+	// Over TCP: a shared-memory ring holds four of the largest inline
+	// message by construction (ringFor).
 	saved := socketBuffer
 	socketBuffer = 32 << 10 // the kernel doubles it: 64 KiB, a limit of 16 KiB
 	t.Cleanup(func() { socketBuffer = saved })
@@ -186,7 +200,7 @@ func TestInlineWritesCannotDeadlock(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/n=%d", name, n), func(t *testing.T) {
 				coll, _ := bench.LookupCollective(name)
 				size := int64(inlineSend) * int64(n) // chunks (and all-to-all blocks) of 4, 16 and 64 KiB
-				comm := open(t, n, size)
+				comm := openVia(t, TransportTCP, n, size)
 				o := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: size / 16, Max: size, Factor: 4}, Iters: 5, Warmup: 1,
 					Agg: 2, Cycles: 1, Check: 1, Types: []numeric.DataType{numeric.Float32}, Ops: []numeric.RedOp{numeric.Sum}, Average: 1,
 					Timeout: time.Minute}

@@ -36,12 +36,13 @@ type member struct {
 	group, groupRank int
 }
 
-// mesh holds one TCP connection between every pair of ranks of a group:
-// conns[i][p] is local member i's connection to the rank at group rank p.
+// mesh holds one link between every pair of ranks of a group: conns[i][p]
+// is local member i's link to the rank at group rank p, a TCP connection
+// or shared memory set up over one (Transport).
 // While it is being built, connections land in it under mu; once closed,
 // a connection that completes its handshake late is closed, not stored.
 type mesh struct {
-	conns [][]net.Conn
+	conns [][]link
 
 	mu      sync.Mutex
 	closed  bool
@@ -59,7 +60,7 @@ type endpoint struct {
 // process's key go round through s.Exchange, then every rank dials each
 // lower rank of its group and presents its number and that process's key.
 // The first failure (a refused dial, a failed accept) cancels the rest.
-func dialMesh(ctx context.Context, s bench.Setup, members []member) (*mesh, error) {
+func dialMesh(ctx context.Context, s bench.Setup, members []member, t Transport) (*mesh, error) {
 	key := make([]byte, keyLen)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("making the mesh key: %w", err)
@@ -91,14 +92,14 @@ func dialMesh(ctx context.Context, s bench.Setup, members []member) (*mesh, erro
 	defer stop()
 
 	size := s.Groups.Of(s.JobRanks)
-	msh := &mesh{conns: make([][]net.Conn, len(members)), pending: map[net.Conn]bool{}}
+	msh := &mesh{conns: make([][]link, len(members)), pending: map[net.Conn]bool{}}
 	var wg sync.WaitGroup
 	for i, m := range members {
-		msh.conns[i] = make([]net.Conn, size)
+		msh.conns[i] = make([]link, size)
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if err := msh.accept(bctx, lns[i], i, m, s, key); err != nil {
+			if err := msh.accept(bctx, lns[i], i, m, s, key, t); err != nil {
 				cancel(err)
 			}
 		}()
@@ -107,11 +108,17 @@ func dialMesh(ctx context.Context, s bench.Setup, members []member) (*mesh, erro
 			for p := 0; p < m.groupRank; p++ {
 				peer := s.Groups.Member(s.JobRanks, m.group, p)
 				c, err := dialPeer(bctx, addrs[peer], m.global, keys[peer])
+				var l link
+				if err == nil {
+					if l, err = offerLink(bctx, c, t, size); err != nil {
+						c.Close()
+					}
+				}
 				if err != nil {
 					cancel(fmt.Errorf("rank %d connecting to rank %d at %s: %w", m.global, peer, addrs[peer], err))
 					return
 				}
-				if !msh.store(i, p, c) {
+				if !msh.store(i, p, l) {
 					return
 				}
 			}
@@ -132,9 +139,9 @@ func dialMesh(ctx context.Context, s bench.Setup, members []member) (*mesh, erro
 	return nil, err
 }
 
-// store puts a finished connection in place, or closes it when the mesh
-// was closed meanwhile; it reports whether the connection was kept.
-func (msh *mesh) store(i, p int, c net.Conn) bool {
+// store puts a finished link in place, or closes it when the mesh was
+// closed meanwhile; it reports whether the link was kept.
+func (msh *mesh) store(i, p int, c link) bool {
 	msh.mu.Lock()
 	defer msh.mu.Unlock()
 	if msh.closed || msh.conns[i][p] != nil {
@@ -198,7 +205,7 @@ func dialPeer(ctx context.Context, addr string, self int, key []byte) (net.Conn,
 // key, an unexpected rank or nothing at all are dropped without holding up
 // the real peers. A listener that fails (out of descriptors) is an error,
 // not a silent wait.
-func (msh *mesh) accept(ctx context.Context, ln net.Listener, i int, m member, s bench.Setup, key []byte) error {
+func (msh *mesh) accept(ctx context.Context, ln net.Listener, i int, m member, s bench.Setup, key []byte, t Transport) error {
 	want := s.Groups.Of(s.JobRanks) - 1 - m.groupRank
 	if want == 0 {
 		return nil
@@ -219,15 +226,34 @@ func (msh *mesh) accept(ctx context.Context, ln net.Listener, i int, m member, s
 			go func() {
 				peer, ok := readHello(c, key)
 				group, gr, active := s.Groups.Place(s.JobRanks, peer)
+				wanted := func() bool {
+					return !msh.closed && ok && peer >= 0 && peer < s.JobRanks && active && group == m.group && gr > m.groupRank && msh.conns[i][gr] == nil
+				}
+				msh.mu.Lock()
+				fit := wanted()
+				msh.mu.Unlock()
+				var l link = c
+				if fit {
+					tune(c)
+					var err error
+					if l, err = answerLink(ctx, c, t); err != nil {
+						l, fit = c, false
+						if errors.Is(err, errNoSharedMemory) {
+							select {
+							case failed <- err:
+							default:
+							}
+						}
+					}
+				}
 				msh.mu.Lock()
 				defer msh.mu.Unlock()
 				delete(msh.pending, c)
-				if msh.closed || !ok || peer < 0 || peer >= s.JobRanks || !active || group != m.group || gr <= m.groupRank || msh.conns[i][gr] != nil {
-					c.Close()
+				if !fit || !wanted() {
+					l.Close()
 					return
 				}
-				tune(c)
-				msh.conns[i][gr] = c
+				msh.conns[i][gr] = l
 				if want--; want == 0 {
 					close(done)
 				}

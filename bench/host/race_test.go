@@ -92,7 +92,7 @@ func TestLateHandshakeAfterFailedMesh(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	failed := make(chan error, 1)
 	go func() {
-		_, err := dialMesh(ctx, s, []member{{local: 0, global: 0}})
+		_, err := dialMesh(ctx, s, []member{{local: 0, global: 0}}, TransportAuto)
 		failed <- err
 	}()
 	<-published

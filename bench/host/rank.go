@@ -2,7 +2,6 @@ package host
 
 import (
 	"io"
-	"net"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
@@ -19,8 +18,8 @@ type rank struct {
 	id, n      int // rank and size of its communicator (group)
 	local      int // index among this process's measured ranks
 	info       bench.Device
-	conns      []net.Conn // by group rank
-	inline     int        // the largest message written inline (inlineLimit)
+	conns      []link // by group rank
+	inline     int    // the largest message written inline (inlineLimit)
 	send, recv []byte
 	work       chan bench.Batch
 	scratch    []byte
@@ -120,18 +119,18 @@ func (r *rank) recvFull(peer int, b []byte) error {
 const inlineSend = 64 << 10
 
 // inlineLimit is the largest message a rank may write before it reads
-// over conns: inlineSend, or a quarter of the smallest send buffer the
-// kernel gave them. A write waits once the bytes its peer has not read
+// over conns: inlineSend, or a quarter of the smallest buffer its links
+// have (linkBuffer). A write waits once the bytes its peer has not read
 // fill the buffers; if every rank of a cycle waited so, each would hold
 // more than one message unread by the next, that is be ahead of it by two
 // messages or more, which around a cycle of ranks in step is impossible,
 // provided two messages fit a buffer. Larger messages are written from a
 // goroutine of their own, while the rank reads.
-func inlineLimit(conns []net.Conn) int {
+func inlineLimit(conns []link) int {
 	limit := inlineSend
 	for _, c := range conns {
 		if c != nil {
-			limit = min(limit, sendBuffer(c)/4)
+			limit = min(limit, linkBuffer(c)/4)
 		}
 	}
 	return limit

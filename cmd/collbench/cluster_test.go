@@ -248,6 +248,30 @@ func TestLaunchGroups(t *testing.T) {
 	}
 }
 
+// --transport picks how ranks of this host meet: two processes of two
+// ranks each, so that links join ranks within a process and across
+// processes; every result is right and every device line names the
+// transport. An unknown transport is a usage error.
+func TestLaunchTransports(t *testing.T) {
+	selfEnv(t)
+	for _, tc := range []struct{ transport, via string }{
+		{"auto", "host CPU (shared memory)"}, {"shm", "host CPU (shared memory)"}, {"tcp", "host CPU (TCP loopback)"},
+	} {
+		code, out, errOut := runCLI("launch", "-n", "2", "allreduce", "-g", "2", "--transport", tc.transport, "-b", "1K", "-e", "1M", "-f", "32", "-n", "2")
+		if code != 0 {
+			t.Fatalf("%s: exit %d\n%s", tc.transport, code, errOut)
+		}
+		checkTable(t, tc.transport, out)
+		if n := strings.Count(out, tc.via); n != 4 {
+			t.Errorf("%s: %d of 4 ranks say %q:\n%s", tc.transport, n, tc.via, out)
+		}
+	}
+	code, _, errOut := runCLI("allreduce", "--transport", "udp", "-b", "8", "-e", "8")
+	if code != exitUsage || !strings.Contains(errOut, "--transport: unknown transport \"udp\" (want auto, tcp or shm)") {
+		t.Errorf("--transport udp: exit %d, %q", code, errOut)
+	}
+}
+
 // Several ranks per process (-g 2) in several processes.
 func TestLaunchSeveralRanksPerProcess(t *testing.T) {
 	selfEnv(t)

@@ -39,6 +39,7 @@ func (j *jobFlags) register(fs *pflag.FlagSet) {
 	j.Layout = "consecutive"
 	fs.StringVar(&j.Backend, "backend", "auto", "auto, nccl or host")
 	fs.StringVar(&j.NCCLLib, "nccl-lib", "", "libnccl.so.2 to load, or its folder (also COLLBENCH_NCCL_LIB)")
+	fs.StringVar(&j.Transport, "transport", "auto", "host backend, ranks of one host: auto (shared memory where it can be shared, else TCP), tcp or shm")
 	fs.StringVar(&j.Devices, "devices", "", "GPU of each local rank, comma-separated (repeats allowed where NCCL permits); default NCCL_TESTS_DEVICE+i or 0..g-1")
 	fs.StringVar(&j.Rendezvous, "rendezvous", "", "host:port rank 0 hosts the job's rendezvous at (default MASTER_ADDR:MASTER_PORT, the first Slurm node, or this host)")
 	fs.IntVar(&j.GroupSize, "group-size", 0, "split the job into groups of this many ranks, each its own communicator (default: one group of all ranks)")

@@ -1,0 +1,280 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+)
+
+// linkPair sets up a shared-memory link over a real loopback connection,
+// the dialing side offering and the accepting side answering, as the mesh
+// does.
+func linkPair(t *testing.T, groupSize int) (dialer, acceptor link) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	type result struct {
+		l   link
+		err error
+	}
+	accepted := make(chan result, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			accepted <- result{nil, err}
+			return
+		}
+		l, err := answerLink(context.Background(), c, TransportSharedMemory)
+		accepted <- result{l, err}
+	}()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := offerLink(context.Background(), c, TransportSharedMemory, groupSize)
+	a := <-accepted
+	if err != nil || a.err != nil {
+		t.Fatalf("offer: %v, answer: %v", err, a.err)
+	}
+	t.Cleanup(func() { d.Close(); a.l.Close() })
+	return d, a.l
+}
+
+// eachWait runs test with both sides sleeping on channels, as two ranks
+// of one process do, and on the futex, as ranks of two processes do.
+func eachWait(t *testing.T, test func(*testing.T)) {
+	for _, futex := range []bool{false, true} {
+		name := "bells"
+		if futex {
+			name = "futex"
+		}
+		t.Run(name, func(t *testing.T) {
+			saved := bellsInProcess
+			bellsInProcess = !futex
+			t.Cleanup(func() { bellsInProcess = saved })
+			test(t)
+			d, _ := linkPair(t, 2)
+			if got := d.(*shmLink).tx.headBell == nil; got != futex {
+				t.Errorf("the futex path was taken: %v", got)
+			}
+		})
+	}
+}
+
+// Messages of every length around the ring's size and the publish step,
+// both ways at once, arrive whole and in order; the ring wraps many times.
+func TestShmLinkCarriesBytes(t *testing.T) { eachWait(t, shmLinkCarriesBytes) }
+
+func shmLinkCarriesBytes(t *testing.T) {
+	d, a := linkPair(t, 4)
+	ring := d.(*shmLink).ringSize
+	lengths := []int{1, 7, publishBytes - 1, publishBytes, publishBytes + 1, ring - 1, ring, ring + 1, 3*ring + 12345}
+	rng := rand.New(rand.NewPCG(1, 2))
+	send := func(w io.Writer, msgs [][]byte) error {
+		for _, m := range msgs {
+			if _, err := w.Write(m); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	check := func(r io.Reader, msgs [][]byte) error {
+		for i, m := range msgs {
+			got := make([]byte, len(m))
+			if _, err := io.ReadFull(r, got); err != nil {
+				return err
+			}
+			if !bytes.Equal(got, m) {
+				return fmt.Errorf("message %d (%d bytes) differs", i, len(m))
+			}
+		}
+		return nil
+	}
+	msgs := make([][]byte, len(lengths))
+	for i, n := range lengths {
+		msgs[i] = make([]byte, n)
+		for j := range msgs[i] {
+			msgs[i][j] = byte(rng.Uint32())
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for i, f := range []func() error{
+		func() error { return send(d, msgs) }, func() error { return check(a, msgs) },
+		func() error { return send(a, msgs) }, func() error { return check(d, msgs) },
+	} {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = f() }()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("side %d: %v", i, err)
+		}
+	}
+}
+
+// What a peer wrote before it closed is still read, then the reader gets
+// EOF; a writer to a closed peer fails instead of waiting for space.
+func TestShmLinkPeerClose(t *testing.T) { eachWait(t, shmLinkPeerClose) }
+
+func shmLinkPeerClose(t *testing.T) {
+	d, a := linkPair(t, 2)
+	if _, err := d.Write([]byte("last words")); err != nil {
+		t.Fatal(err)
+	}
+	d.Close()
+	got := make([]byte, 10)
+	if _, err := io.ReadFull(a, got); err != nil || string(got) != "last words" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	if _, err := a.Read(got); err != io.EOF {
+		t.Errorf("read after the data: %v, want EOF", err)
+	}
+	big := make([]byte, 4*a.(*shmLink).ringSize)
+	if _, err := a.Write(big); !errors.Is(err, errPeerClosed) {
+		t.Errorf("write to a closed peer: %v", err)
+	}
+}
+
+// Closing a side wakes its own reader and writer that sleep on the futex.
+func TestShmLinkCloseWakesWaiters(t *testing.T) { eachWait(t, shmLinkCloseWakesWaiters) }
+
+func shmLinkCloseWakesWaiters(t *testing.T) {
+	d, _ := linkPair(t, 2)
+	errs := make(chan error, 2)
+	go func() { _, err := d.Read(make([]byte, 1)); errs <- err }()
+	go func() { _, err := d.Write(make([]byte, 8*d.(*shmLink).ringSize)); errs <- err }()
+	time.Sleep(2 * probeEvery) // both asleep
+	d.Close()
+	for range 2 {
+		select {
+		case err := <-errs:
+			if err == nil {
+				t.Error("a call on a closed link succeeded")
+			}
+		case <-time.After(time.Minute):
+			t.Fatal("Close left a call waiting")
+		}
+	}
+}
+
+// A peer whose process ends without closing the link (killed: the kernel
+// closes its socket, nothing is written to the segment) is noticed by a
+// reader asleep on the futex.
+func TestShmLinkNoticesDeadPeer(t *testing.T) { eachWait(t, shmLinkNoticesDeadPeer) }
+
+func shmLinkNoticesDeadPeer(t *testing.T) {
+	d, a := linkPair(t, 2)
+	done := make(chan error, 1)
+	go func() { _, err := a.Read(make([]byte, 1)); done <- err }()
+	time.Sleep(probeEvery / 2)
+	d.(*shmLink).conn.Close() // what the kernel does for a killed process
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "peer") {
+			t.Errorf("read from a dead peer: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the reader still waits for a dead peer")
+	}
+}
+
+// A segment is unlinked once both sides mapped it, and a path that is
+// not a segment of ours (elsewhere, a FIFO, a wrong nonce) is not mapped.
+func TestSegments(t *testing.T) {
+	linkPair(t, 2)
+	left, _ := filepath.Glob(filepath.Join(shmDir, "collbench-"+strconv.Itoa(os.Getpid())+"-*"))
+	if len(left) != 0 {
+		t.Errorf("segments left behind: %v", left)
+	}
+	path, mem, nonce, err := createSegment(ringFor(2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(path)
+	defer syscall.Munmap(mem)
+	fifo := filepath.Join(shmDir, "collbench-fifo-"+strconv.Itoa(os.Getpid()))
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(fifo)
+	for _, c := range []struct {
+		path  string
+		nonce []byte
+	}{
+		{"/etc/passwd", nonce},
+		{fifo, nonce},
+		{path, make([]byte, nonceLen)},
+		{filepath.Join(shmDir, "..", filepath.Base(path)), nonce},
+	} {
+		if m, _, err := openSegment(c.path, c.nonce); err == nil {
+			syscall.Munmap(m)
+			t.Errorf("%s was mapped", c.path)
+		}
+	}
+	if m, _, err := openSegment(path, nonce); err != nil {
+		t.Errorf("the segment itself: %v", err)
+	} else {
+		syscall.Munmap(m)
+	}
+}
+
+// Where no segment can be made (here: no tmpfs folder), auto joins the
+// ranks over TCP and says so in the device name, and shm refuses in a
+// sentence.
+func TestTransportFallback(t *testing.T) {
+	saved := shmDir
+	shmDir = filepath.Join(t.TempDir(), "missing")
+	t.Cleanup(func() { shmDir = saved })
+	s := bench.Setup{JobRanks: 3, LocalRanks: 3, BufBytes: 1 << 10}
+	comm, err := Backend{}.Open(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range comm.Devices() {
+		if d.Name != "host CPU (TCP loopback)" {
+			t.Errorf("rank %d: %q", d.Rank, d.Name)
+		}
+	}
+	comm.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = Backend{Transport: TransportSharedMemory}.Open(ctx, s)
+	if err == nil || !strings.Contains(err.Error(), "no shared memory with the peer") || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("shm without a tmpfs: %v", err)
+	}
+}
+
+func TestParseTransport(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want Transport
+		ok   bool
+	}{{"auto", TransportAuto, true}, {"tcp", TransportTCP, true}, {"shm", TransportSharedMemory, true}, {"SHM", 0, false}, {"", 0, false}} {
+		got, err := ParseTransport(c.in)
+		if (err == nil) != c.ok || (c.ok && got != c.want) {
+			t.Errorf("%q: %v, %v", c.in, got, err)
+		}
+		if c.ok && got.String() != c.in {
+			t.Errorf("%v prints as %q", got, got.String())
+		}
+	}
+}
