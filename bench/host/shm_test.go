@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
 )
 
 // linkPair sets up a shared-memory link over a real loopback connection,
@@ -276,5 +277,39 @@ func TestParseTransport(t *testing.T) {
 		if c.ok && got.String() != c.in {
 			t.Errorf("%v prints as %q", got, got.String())
 		}
+	}
+}
+
+// A tmpfs too small for every segment (a container's /dev/shm) gives
+// shared memory to the pairs that fit and TCP to the others under auto,
+// with every result right; no segment is left in it.
+func TestTransportFullTmpfs(t *testing.T) {
+	dir := t.TempDir()
+	size := segmentSize(ringFor(3)) + segmentSize(ringFor(3))/2 // one segment fits, not two
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+strconv.Itoa(size)); err != nil {
+		t.Skipf("cannot mount a small tmpfs here (%v)", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	saved := shmDir
+	shmDir = dir
+	t.Cleanup(func() { shmDir = saved })
+	comm := openVia(t, TransportAuto, 3, 1<<16)
+	shared := 0
+	for _, d := range comm.Devices() {
+		if strings.Contains(d.Name, "shared memory, TCP loopback") {
+			shared++
+		}
+	}
+	if shared != 2 { // the two ranks of the one pair that fit
+		t.Errorf("%d ranks with one shared-memory peer, want 2: %v", shared, comm.Devices())
+	}
+	coll, _ := bench.LookupCollective("allreduce")
+	o := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 1 << 10, Max: 1 << 16, Factor: 8}, Iters: 2, Warmup: 1,
+		Agg: 1, Cycles: 1, Check: 1, Types: []numeric.DataType{numeric.Float32}, Ops: []numeric.RedOp{numeric.Sum}, Average: 1}
+	if sum, rows := runEngine(t, comm, 3, o); sum.ErrorCases != 0 || len(rows) == 0 {
+		t.Errorf("%d rows, %d wrong", len(rows), sum.ErrorCases)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Errorf("left in the tmpfs: %v", left)
 	}
 }
