@@ -56,6 +56,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if err != nil {
 		return nil, err
 	}
+	ensureProcs(m)
 	host, _ := os.Hostname()
 	if i := strings.IndexByte(host, '.'); i >= 0 {
 		host = host[:i]

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -311,5 +312,18 @@ func TestTransportFullTmpfs(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("left in the tmpfs: %v", left)
+	}
+}
+
+// Links whose sides sleep on a futex leave the runtime a P for every
+// goroutine that may sleep at once, beside one per CPU.
+func TestFutexSleepersKeepProcs(t *testing.T) {
+	saved, savedProcs := bellsInProcess, runtime.GOMAXPROCS(0)
+	bellsInProcess = false
+	t.Cleanup(func() { bellsInProcess = saved; runtime.GOMAXPROCS(savedProcs) })
+	runtime.GOMAXPROCS(1)
+	openVia(t, TransportSharedMemory, 3, 1<<10) // 3 links, each seen from both sides
+	if got, want := runtime.GOMAXPROCS(0), runtime.NumCPU()+2*6; got < want {
+		t.Errorf("GOMAXPROCS %d, want at least %d", got, want)
 	}
 }
