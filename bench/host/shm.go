@@ -289,16 +289,30 @@ func newShmLink(conn net.Conn, mem []byte, ringSize int, creator bool, local *be
 	return l
 }
 
+// enter takes a side's lock (wmu or rmu) and holds the mapping; false
+// when this side is closed, with nothing held.
+func (l *shmLink) enter(side *sync.Mutex) bool {
+	side.Lock()
+	l.life.RLock()
+	if l.done.Load() {
+		l.leave(side)
+		return false
+	}
+	return true
+}
+
+func (l *shmLink) leave(side *sync.Mutex) {
+	l.life.RUnlock()
+	side.Unlock()
+}
+
 // Write copies b into the ring towards the peer, waiting for space as a
 // socket write waits for its buffer.
 func (l *shmLink) Write(b []byte) (int, error) {
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	l.life.RLock()
-	defer l.life.RUnlock()
-	if l.done.Load() {
+	if !l.enter(&l.wmu) {
 		return 0, net.ErrClosed
 	}
+	defer l.leave(&l.wmu)
 	r, size := &l.tx, uint32(l.ringSize)
 	n := 0
 	for n < len(b) {
@@ -329,13 +343,10 @@ func (l *shmLink) Read(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	l.rmu.Lock()
-	defer l.rmu.Unlock()
-	l.life.RLock()
-	defer l.life.RUnlock()
-	if l.done.Load() {
+	if !l.enter(&l.rmu) {
 		return 0, net.ErrClosed
 	}
+	defer l.leave(&l.rmu)
 	r, size := &l.rx, uint32(l.ringSize)
 	tail := r.tail.Load()
 	if r.head.Load() == tail {
