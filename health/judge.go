@@ -59,9 +59,9 @@ func quantile50(values []float64) float64 {
 // Below returns the values that are slow against the others: with fewer
 // than three there is no telling which is the odd one, and none is. noise
 // is the relative standard deviation of one figure measured again (see
-// Noise; about the deviation of its logarithm), a floor under the peers'
-// scatter: a few peers that happen to agree closely say little about how
-// much a figure varies.
+// Noise; about the deviation of its logarithm), a floor (with the
+// median's own share of it) under the peers' scatter: a few peers that
+// happen to agree closely say little about how much a figure varies.
 func (c Criteria) Below(values []float64, noise float64) []Outlier {
 	if len(values) < 3 {
 		return nil
@@ -78,7 +78,12 @@ func (c Criteria) Below(values []float64, noise float64) []Outlier {
 	}
 	mid, mad := MedianMAD(logs)
 	median := math.Exp(mid)
-	sd := max(madScale*mad, noise)
+	// The median is measured too: of n figures with noise σ it varies by
+	// about σ·sqrt(π/2n), so a figure's distance from it by
+	// σ·sqrt(1+π/2n). With few peers this matters: among three members
+	// two score with the same pair, their MAD is 0, and the median is one
+	// figure as noisy as the one judged.
+	sd := max(madScale*mad, noise*math.Sqrt(1+math.Pi/(2*float64(len(values)))))
 	zmin := c.ZFor(len(values))
 	var out []Outlier
 	for i, v := range values {

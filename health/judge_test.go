@@ -161,3 +161,20 @@ func TestTooFewPairsForLinks(t *testing.T) {
 		t.Errorf("verdict %+v; want member 2 and no link", v)
 	}
 }
+
+// Three members: the two healthy ones score with the same pair, so the
+// peers' MAD is always 0 and the pass-to-pass noise alone is the scatter.
+// The median they give is one figure, as noisy as the figure judged, so a
+// member 23 % down at 7.5 % noise (3.5 σ of one figure, 2.5 σ of the
+// difference of two; a CI run on a busy 2-core machine) is not flagged,
+// while one at half its partners' bandwidth still is.
+func TestThreeMembersMedianNoise(t *testing.T) {
+	figs := []PairFigure{{Pair{0, 1}, 0.707}, {Pair{0, 2}, 0.503}, {Pair{1, 2}, 0.542}}
+	if v := DefaultCriteria.Judge(figs, 0.075); len(v.Members)+len(v.Links) != 0 {
+		t.Errorf("23 %% down at 7.5 %% noise: %+v; want nothing flagged", v)
+	}
+	figs = []PairFigure{{Pair{0, 1}, 0.707}, {Pair{0, 2}, 0.33}, {Pair{1, 2}, 0.35}}
+	if v := DefaultCriteria.Judge(figs, 0.075); len(v.Members) != 1 || v.Members[0].Member != 2 {
+		t.Errorf("half its partners' bandwidth at 7.5 %% noise: %+v; want member 2", v)
+	}
+}
