@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -265,8 +266,65 @@ func TestAstraSimUnits(t *testing.T) {
 			if want := c.Fit.At(s) * 1e3; math.Abs(simNs-want) > 1e-5*want { // 6 significant digits in the file
 				t.Errorf("tier %d, %g bytes: ASTRA-sim %v ns, profile %v ns", i, s, simNs, want)
 			}
+			// The congestion-aware backend stores and forwards: each of
+			// a send's two links charges latency + chunk/bandwidth
+			// (congestion_aware/network/Link.cpp), so its file carries
+			// twice the bandwidth for the same line.
+			aware := ymlList(t, filepath.Join(dir, "astra_network_congestion_aware.yml"), "bandwidth")
+			lat := ymlList(t, filepath.Join(dir, "astra_network_congestion_aware.yml"), "latency")
+			bpns = aware[i] * (1 << 30) / 1e9
+			simNs = 2 * (n - 1) * 2 * (lat[i] + s/n/bpns)
+			if want := c.Fit.At(s) * 1e3; math.Abs(simNs-want) > 1e-5*want {
+				t.Errorf("tier %d, %g bytes: ASTRA-sim congestion-aware %v ns, profile %v ns", i, s, simNs, want)
+			}
 		}
 	}
+	// The system and remote-memory configurations the numbers assume
+	// come with them, so the simulator runs on the folder as written.
+	var sys map[string]any
+	readJSON(t, filepath.Join(dir, "astra_system.json"), &sys)
+	for key, want := range map[string]any{"preferred-dataset-splits": 1.0, "active-chunks-per-dimension": 1.0,
+		"collective-optimization": "baseline", "all-reduce-implementation": []any{"ring", "ring"}} {
+		if !reflect.DeepEqual(sys[key], want) {
+			t.Errorf("astra_system.json %s = %v, want %v", key, sys[key], want)
+		}
+	}
+	// 0 trips the event queue's assertion (time must advance).
+	if d, _ := sys["endpoint-delay"].(float64); d <= 0 {
+		t.Errorf("astra_system.json endpoint-delay %v, want > 0", sys["endpoint-delay"])
+	}
+	var mem map[string]any
+	readJSON(t, filepath.Join(dir, "astra_remote_memory.json"), &mem)
+	if mem["memory-type"] != "NO_MEMORY_EXPANSION" {
+		t.Errorf("astra_remote_memory.json: %v", mem)
+	}
+}
+
+// ymlList reads a flow list ("key: [ a, b ]") of an ASTRA-sim network file.
+func ymlList(t *testing.T, path, key string) []float64 {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		v, ok := strings.CutPrefix(line, key+": [")
+		if !ok {
+			continue
+		}
+		v, _, _ = strings.Cut(v, "]")
+		var out []float64
+		for _, f := range strings.Split(v, ",") {
+			x, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", path, key, err)
+			}
+			out = append(out, x)
+		}
+		return out
+	}
+	t.Fatalf("%s has no %s list", path, key)
+	return nil
 }
 
 // SimAI 1.x reads busbw.yaml in GiB/s (Common.hh GBps = 1/2^30) and reads

@@ -85,18 +85,22 @@ func noBandwidth(c *document.ProfileCurve) error {
 // busbw is the bus bandwidth in GB/s of a line's slope.
 func busbw(c *document.ProfileCurve, l model.Line) float64 { return c.BusFactor * 1e-3 / l.Beta }
 
-// astraFiles renders ASTRA-sim's analytical network (congestion-unaware
-// and congestion-aware backends): one Switch dimension per tier, in the
-// units that code uses, for a system configuration with a ring all-reduce,
-// preferred-dataset-splits 1 and one active chunk per dimension
-// (docs/exports.md). Its "GB/s" is 2^30 bytes per second
-// (NetworkFunction.cpp bw_GBps_to_Bpns), so the tier's all-reduce bus
-// bandwidth is written as busbw·10⁹/2^30. Its Switch charges the link
-// latency twice per send (two hops) and a ring all-reduce sends 2(n−1)
-// times, so the latency is α/(4(n−1)) ns. A simulated all-reduce of S
-// bytes over the tier then takes α + β·S, the profile's line.
+// astraFiles renders ASTRA-sim's analytical network for both of its
+// backends, with the system and remote-memory configurations the numbers
+// assume (a ring all-reduce, preferred-dataset-splits 1, one active chunk
+// per dimension; docs/exports.md), so that the simulator runs on the
+// folder as written. One Switch dimension per tier, in the units that code
+// uses: its "GB/s" is 2^30 bytes per second (NetworkFunction.cpp
+// bw_GBps_to_Bpns), its Switch charges the link latency on both hops of a
+// send, and a ring all-reduce sends 2(n−1) chunks of S/n, so the latency
+// is α/(4(n−1)) ns. The congestion-unaware backend charges a send
+// 2·latency + chunk/bandwidth, and its bandwidth is the tier's all-reduce
+// bus bandwidth; the congestion-aware one stores and forwards, each link
+// charging latency + chunk/bandwidth (Link.cpp), and gets twice that. A
+// simulated all-reduce of S bytes over the tier then takes α + β·S, the
+// profile's line, in either.
 func astraFiles(p *document.Profile) ([]exportFile, error) {
-	var topo, npus, bws, lats []string
+	var topo, npus, bws, awareBWs, lats, impl []string
 	var twin []any
 	for _, l := range levels(p) {
 		c, line, err := overall(p, "allreduce", l)
@@ -106,23 +110,43 @@ func astraFiles(p *document.Profile) ([]exportFile, error) {
 		bw := busbw(c, line) * 1e9 / (1 << 30)
 		lat := line.Alpha * 1e3 / float64(4*(l.n-1))
 		topo, npus = append(topo, "Switch"), append(npus, fmt.Sprint(l.npus))
-		bws, lats = append(bws, num(bw)), append(lats, num(lat))
+		bws, awareBWs, lats = append(bws, num(bw)), append(awareBWs, num(2*bw)), append(lats, num(lat))
+		impl = append(impl, `"ring"`)
 		twin = append(twin, []field{{"tier", l.name}, {"topology", "Switch"}, {"npus_count", l.npus},
-			{"bandwidth_GiBps", bw}, {"latency_ns", lat}, {"allreduce_alpha_us", line.Alpha}, {"allreduce_busbw_GBps", busbw(c, line)}})
+			{"bandwidth_GiBps", bw}, {"congestion_aware_bandwidth_GiBps", 2 * bw}, {"latency_ns", lat},
+			{"allreduce_alpha_us", line.Alpha}, {"allreduce_busbw_GBps", busbw(c, line)}})
 	}
 	if len(topo) == 0 {
 		return nil, fmt.Errorf("the profile has no tier with two ranks or more")
 	}
 	list := func(v []string) string { return "[ " + strings.Join(v, ", ") + " ]" }
-	yml := fmt.Sprintf("# ASTRA-sim analytical network from a collbench profile (%s, %d node(s) × %d ranks)\n"+
-		"# assumes a system configuration with all-reduce-implementation [ring], preferred-dataset-splits 1,\n"+
-		"# active-chunks-per-dimension 1 (see collbench's docs/exports.md)\n"+
-		"# bandwidth: fitted all-reduce bus bandwidth per tier in ASTRA-sim's GB/s (2^30 B/s);\n"+
-		"# latency: fitted α / (4(n-1)) ns, since a Switch charges it twice on each of a ring's 2(n-1) sends\n"+
-		"topology: %s\nnpus_count: %s\nbandwidth: %s  # GB/s (2^30 B/s)\nlatency: %s  # ns\n",
-		p.Created, p.Meta.NumNodes, p.Meta.RanksPerNode, list(topo), list(npus), list(bws), list(lats))
+	network := func(backend, bwNote string, bws []string) []byte {
+		return []byte(fmt.Sprintf("# ASTRA-sim analytical network (%s backend) from a collbench profile (%s, %d node(s) × %d ranks)\n"+
+			"# for the system configuration astra_system.json (ring, preferred-dataset-splits 1,\n"+
+			"# active-chunks-per-dimension 1; see collbench's docs/exports.md)\n"+
+			"# bandwidth: %s, in ASTRA-sim's GB/s (2^30 B/s);\n"+
+			"# latency: fitted α / (4(n-1)) ns, since a Switch charges it on both hops of each of a ring's 2(n-1) sends\n"+
+			"topology: %s\nnpus_count: %s\nbandwidth: %s  # GB/s (2^30 B/s)\nlatency: %s  # ns\n",
+			backend, p.Created, p.Meta.NumNodes, p.Meta.RanksPerNode, bwNote, list(topo), list(npus), list(bws), list(lats)))
+	}
+	system := fmt.Sprintf(`{
+    "scheduling-policy": "LIFO",
+    "endpoint-delay": 10,
+    "active-chunks-per-dimension": 1,
+    "preferred-dataset-splits": 1,
+    "all-reduce-implementation": %[1]s,
+    "all-gather-implementation": %[1]s,
+    "reduce-scatter-implementation": %[1]s,
+    "all-to-all-implementation": %[1]s,
+    "collective-optimization": "baseline"
+}
+`, list(impl))
 	return []exportFile{
-		{name: "astra_network.yml", data: []byte(yml)},
+		{name: "astra_network.yml", data: network("congestion-unaware", "fitted all-reduce bus bandwidth per tier", bws)},
+		{name: "astra_network_congestion_aware.yml", data: network("congestion-aware",
+			"twice the fitted all-reduce bus bandwidth per tier, since each of a send's two links charges chunk/bandwidth", awareBWs)},
+		{name: "astra_system.json", data: []byte(system)},
+		{name: "astra_remote_memory.json", data: []byte("{\n    \"memory-type\": \"NO_MEMORY_EXPANSION\"\n}\n")},
 		{name: "astra_network.json", data: orderedJSON([]field{{"dimensions", twin}})},
 	}, nil
 }
