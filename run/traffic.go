@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/numeric"
 )
 
 // TrafficRequest is an uneven all-to-all's pattern as a person states it:
@@ -144,4 +145,24 @@ func (r *SweepRequest) CheckMoE(given func(name string) bool) error {
 		return Usagef("-G does not apply with --moe: every call follows its own routing draw")
 	}
 	return nil
+}
+
+// MoESpec is the mixture-of-experts layer the request asks for (with
+// Traffic.MoE set); args is the command line the document records.
+func (r *SweepRequest) MoESpec(job JobRequest, opChanged bool, args []string) (MoESpec, error) {
+	routing, err := r.Traffic.RoutingOf()
+	if err != nil {
+		return MoESpec{}, err
+	}
+	t, err := numeric.ParseDataType(r.DType)
+	if err != nil {
+		return MoESpec{}, UsageError{Err: err}
+	}
+	// The collective and the sizes follow from the routing; the options
+	// carry the iterations, warm-up, checks, -a and -m.
+	opts, err := r.Options(&bench.Collective{}, job, opChanged)
+	if err != nil {
+		return MoESpec{}, err
+	}
+	return MoESpec{Routing: routing, Type: t, Draws: r.Traffic.DrawCount(r.Iters), Opts: opts, Args: args}, nil
 }

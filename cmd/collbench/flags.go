@@ -155,10 +155,8 @@ func (f *flags) parse(args []string) error {
 	if err := f.jobFlags.check(); err != nil {
 		return err
 	}
-	switch f.format {
-	case "table", "json", "csv":
-	default:
-		return usagef("unknown --format %q (want table, json or csv)", f.format)
+	if err := checkFormat(f.format, "table", "json", "csv"); err != nil {
+		return err
 	}
 	if t := f.Traffic; t != nil {
 		if err := t.FromEnv(f.fs.Changed, os.Getenv); err != nil {

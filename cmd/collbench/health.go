@@ -57,8 +57,8 @@ func (f *healthFlags) parse(args []string) error {
 	if err := f.jobFlags.check(); err != nil {
 		return err
 	}
-	if f.format != "table" && f.format != "json" {
-		return usagef("unknown --format %q (want table or json)", f.format)
+	if err := checkFormat(f.format, "table", "json"); err != nil {
+		return err
 	}
 	if f.heatmap != "" {
 		if _, err := chart.FormatOf(f.heatmap); err != nil {

@@ -5,7 +5,6 @@ import (
 	"io"
 
 	"github.com/collbench/collbench/bench"
-	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/run"
@@ -22,21 +21,11 @@ func (f *flags) checkMoE() error {
 // measureMoE times a mixture-of-experts layer's dispatch and combine and
 // prints them (rank 0); it reports whether any result was wrong.
 func measureMoE(ctx context.Context, f *flags, j *run.Job, args []string, stdout io.Writer) (bool, error) {
-	routing, err := f.Traffic.RoutingOf()
+	spec, err := f.MoESpec(f.JobRequest, f.fs.Changed("op"), append([]string{"collbench", "alltoallv"}, args...))
 	if err != nil {
 		return false, err
 	}
-	t, err := numeric.ParseDataType(f.DType)
-	if err != nil {
-		return false, usageError{Err: err}
-	}
-	opts, err := f.options(&bench.Collective{})
-	if err != nil {
-		return false, err
-	}
-	draws := f.Traffic.DrawCount(f.Iters)
 	table := &report.Table{W: stdout}
-	spec := run.MoESpec{Routing: routing, Type: t, Draws: draws, Opts: opts, Args: append([]string{"collbench", "alltoallv"}, args...)}
 	failed := false
 	_, err = j.MoE(ctx, spec, run.MoEHooks{
 		Before: checkFiles(f.jsonFile),

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/collbench/collbench/fileio"
 )
@@ -36,4 +38,13 @@ func emitJSON(ctx context.Context, format, file string, stdout io.Writer, encode
 		return nil
 	}
 	return fileio.Save(ctx, file, stdout, encode)
+}
+
+// checkFormat refuses a --format outside allowed.
+func checkFormat(format string, allowed ...string) error {
+	if slices.Contains(allowed, format) {
+		return nil
+	}
+	last := len(allowed) - 1
+	return usagef("unknown --format %q (want %s or %s)", format, strings.Join(allowed[:last], ", "), allowed[last])
 }

@@ -63,10 +63,7 @@ func (f *overlapFlags) parse(args []string) error {
 	if err := f.OverlapRequest.Validate(f.fs.Changed); err != nil {
 		return err
 	}
-	if f.format != "table" && f.format != "json" {
-		return usagef("unknown --format %q (want table or json)", f.format)
-	}
-	return nil
+	return checkFormat(f.format, "table", "json")
 }
 
 // spec is the experiment the flags ask for.

@@ -79,10 +79,11 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 		return usagef("unexpected argument %q", f.fs.Arg(0))
 	case f.profile == "":
 		return usagef("--profile is required (make one with collbench profile -o profile.json)")
-	case f.format != "table" && f.format != "json":
-		return usagef("unknown --format %q (want table or json)", f.format)
 	case f.tflops < 0:
 		return usagef("--tflops cannot be negative")
+	}
+	if err := checkFormat(f.format, "table", "json"); err != nil {
+		return err
 	}
 	m, err := f.Model()
 	if err != nil {
