@@ -128,6 +128,17 @@ func readHealth(t *testing.T, path string) *document.Health {
 }
 
 // kinds lists the findings' kinds and nodes, e.g. "node[2]".
+// against counts the findings judged against ref (peers, expect, baseline).
+func against(d *document.Health, ref string) int {
+	n := 0
+	for _, f := range d.Findings {
+		if f.Against == ref {
+			n++
+		}
+	}
+	return n
+}
+
 func kinds(d *document.Health) []string {
 	var out []string
 	for _, f := range d.Findings {
@@ -289,7 +300,10 @@ func TestHealthBudgetAndExpectations(t *testing.T) {
 	// Expectations far above what a CPU does flag every figure against
 	// them; a baseline does the same through its medians.
 	code, out, _ = runCLI(append(base, "--expect", "intra=1000,node=1000")...)
-	if d := read(); code != 1 || len(d.Findings) != len(d.Intra)+len(d.NodeAR) || d.Findings[0].Against != "expect" {
+	// Three processes on two busy cores may also differ among themselves
+	// (a finding against the peers); each figure must be flagged against
+	// the expectation.
+	if d := read(); code != 1 || against(d, "expect") != len(d.Intra)+len(d.NodeAR) {
 		t.Fatalf("--expect: exit %d, findings %v:\n%s", code, kinds(d), out)
 	}
 	d = read()
@@ -308,7 +322,7 @@ func TestHealthBudgetAndExpectations(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, out, _ = runCLI(append(base, "--baseline", basePath)...)
-	if d := read(); code != 1 || len(d.Findings) != len(d.Intra)+len(d.NodeAR) || d.Findings[0].Against != "baseline" || d.Config.Baseline != basePath {
+	if d := read(); code != 1 || against(d, "baseline") != len(d.Intra)+len(d.NodeAR) || d.Config.Baseline != basePath {
 		t.Fatalf("--baseline: exit %d, findings %v:\n%s", code, kinds(d), out)
 	}
 }
