@@ -293,8 +293,9 @@ func TestHealthBudgetAndExpectations(t *testing.T) {
 	d := read()
 	t.Logf("--budget 3s with -n 100000: %v, exit %d, skipped %q", took.Round(time.Millisecond), code, d.Skipped)
 	// Exit 1 is a figure flagged on a busy machine (three processes on
-	// two cores): the check's job; what is tested is that it ends.
-	if code != 0 && code != exitTimeout && !(code == exitFailure && d.Complete) || took > time.Minute {
+	// two cores), which wins over an incomplete check: the check's job;
+	// what is tested is that it ends.
+	if code != 0 && code != exitTimeout && code != exitFailure || took > time.Minute {
 		t.Fatalf("--budget 3s: exit %d after %v:\n%s%s", code, took, out, errOut)
 	}
 	// Expectations far above what a CPU does flag every figure against
