@@ -250,6 +250,8 @@ func TestAstraSimUnits(t *testing.T) {
 	}
 	readJSON(t, filepath.Join(dir, "astra_network.json"), &doc)
 	yml, _ := os.ReadFile(filepath.Join(dir, "astra_network.yml"))
+	awarePath := filepath.Join(dir, "astra_network_congestion_aware.yml")
+	awareBW, awareLat := ymlList(t, awarePath, "bandwidth"), ymlList(t, awarePath, "latency")
 	for i, tier := range []struct {
 		n      int
 		layout string
@@ -270,10 +272,8 @@ func TestAstraSimUnits(t *testing.T) {
 			// a send's two links charges latency + chunk/bandwidth
 			// (congestion_aware/network/Link.cpp), so its file carries
 			// twice the bandwidth for the same line.
-			aware := ymlList(t, filepath.Join(dir, "astra_network_congestion_aware.yml"), "bandwidth")
-			lat := ymlList(t, filepath.Join(dir, "astra_network_congestion_aware.yml"), "latency")
-			bpns = aware[i] * (1 << 30) / 1e9
-			simNs = 2 * (n - 1) * 2 * (lat[i] + s/n/bpns)
+			bpns = awareBW[i] * (1 << 30) / 1e9
+			simNs = 2 * (n - 1) * 2 * (awareLat[i] + s/n/bpns)
 			if want := c.Fit.At(s) * 1e3; math.Abs(simNs-want) > 1e-5*want {
 				t.Errorf("tier %d, %g bytes: ASTRA-sim congestion-aware %v ns, profile %v ns", i, s, simNs, want)
 			}

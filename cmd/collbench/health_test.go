@@ -127,7 +127,6 @@ func readHealth(t *testing.T, path string) *document.Health {
 	return d
 }
 
-// kinds lists the findings' kinds and nodes, e.g. "node[2]".
 // against counts the findings judged against ref (peers, expect, baseline).
 func against(d *document.Health, ref string) int {
 	n := 0
@@ -139,6 +138,7 @@ func against(d *document.Health, ref string) int {
 	return n
 }
 
+// kinds lists the findings' kinds and nodes, e.g. "node[2]".
 func kinds(d *document.Health) []string {
 	var out []string
 	for _, f := range d.Findings {
