@@ -20,6 +20,68 @@ type Request struct {
 	Seq, Micro, Global int
 	DType              string // bfloat16, half or float
 	Bucket             int64  // gradient bucket bytes; 0 is one message
+	// Strategy is the split to predict; a DP of 0 takes the ranks TP and
+	// PP leave. FSDP makes it ZeRO stage 3 whatever Strategy.ZeRO says.
+	Strategy Strategy
+	FSDP     bool
+	// TFLOPS is the compute rate per GPU; 0 leaves it to the machine
+	// (the profile's best GEMM probe).
+	TFLOPS float64
+}
+
+// Check refuses what no profile can mend: a negative compute rate, an
+// unknown preset or type, a shape that does not hold together.
+func (r Request) Check() error {
+	if r.TFLOPS < 0 {
+		return fmt.Errorf("--tflops cannot be negative")
+	}
+	if _, err := r.Model(); err != nil {
+		return err
+	}
+	_, err := r.Bytes()
+	return err
+}
+
+// Split is the strategy as asked, FSDP applied.
+func (r Request) Split() Strategy {
+	s := r.Strategy
+	if r.FSDP {
+		s.ZeRO = 3
+	}
+	return s
+}
+
+// Predict is the step's prediction for the split on world ranks of mc.
+func (r Request) Predict(world int, mc Machine) (Prediction, error) {
+	m, t, err := r.resolve(world)
+	if err != nil {
+		return Prediction{}, err
+	}
+	s, err := r.Split().ForWorld(world)
+	if err != nil {
+		return Prediction{}, err
+	}
+	return Predict(m, t, s, mc)
+}
+
+// Rank is RankAll over every dp×tp×pp split of world ranks of mc, the
+// other settings of the split (ZeRO, SP, EP) kept.
+func (r Request) Rank(world int, mc Machine) (Ranking, error) {
+	m, t, err := r.resolve(world)
+	if err != nil {
+		return Ranking{}, err
+	}
+	return RankAll(world, m, t, r.Split(), mc)
+}
+
+// resolve is the model and the training for world ranks.
+func (r Request) resolve(world int) (Transformer, Training, error) {
+	m, err := r.Model()
+	if err != nil {
+		return m, Training{}, err
+	}
+	t, err := r.Training(world)
+	return m, t, err
 }
 
 // Model resolves the preset and the shape settings.

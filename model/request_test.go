@@ -48,3 +48,57 @@ func TestRankAllNamesTheFirstReason(t *testing.T) {
 		}
 	}
 }
+
+// Check refuses each bad setting alone; Split applies FSDP; Predict and
+// Rank are the package's Predict and RankAll on what the request resolves.
+func TestRequestPredicts(t *testing.T) {
+	all := func(string) bool { return true }
+	good := Request{Preset: "gpt2-1.5b", Given: func(string) bool { return false }, Seq: 128, Micro: 1, DType: "bfloat16",
+		Strategy: Strategy{TP: 1, PP: 2, EP: 1, ZeRO: 1}}
+	for _, c := range []struct {
+		name string
+		edit func(*Request)
+		ok   bool
+	}{
+		{"good", func(*Request) {}, true},
+		{"negative tflops", func(r *Request) { r.TFLOPS = -1 }, false},
+		{"unknown preset", func(r *Request) { r.Preset = "nope" }, false},
+		{"unknown dtype", func(r *Request) { r.DType = "int4" }, false},
+		{"no shape", func(r *Request) { r.Preset = "" }, false},
+		{"inconsistent shape", func(r *Request) { r.Given, r.Shape.Heads = all, 7 }, false},
+	} {
+		r := good
+		c.edit(&r)
+		if err := r.Check(); (err == nil) != c.ok {
+			t.Errorf("%s: Check() = %v", c.name, err)
+		}
+	}
+	fsdp := good
+	fsdp.FSDP = true
+	if z := fsdp.Split().ZeRO; z != 3 {
+		t.Errorf("FSDP split has ZeRO-%d", z)
+	}
+	if z := good.Split().ZeRO; z != 1 {
+		t.Errorf("the split lost its ZeRO-1: %d", z)
+	}
+	mc := Machine{Net: &flatNet{}, FLOPS: 1e12}
+	m, _ := good.Model()
+	tr, _ := good.Training(8)
+	s, err := good.Strategy.ForWorld(8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, werr := Predict(m, tr, s, mc)
+	got, gerr := good.Predict(8, mc)
+	if werr != nil || gerr != nil || got.CommTime != want.CommTime || got.Strategy != want.Strategy {
+		t.Errorf("Predict: got %+v (%v), want %+v (%v)", got.Strategy, gerr, want.Strategy, werr)
+	}
+	wantR, werr := RankAll(8, m, tr, good.Strategy, mc)
+	gotR, gerr := good.Rank(8, mc)
+	if (werr == nil) != (gerr == nil) || len(gotR.Ranked) != len(wantR.Ranked) || len(gotR.Skipped) != len(wantR.Skipped) {
+		t.Errorf("Rank: %d ranked, %d skipped (%v); want %d, %d (%v)", len(gotR.Ranked), len(gotR.Skipped), gerr, len(wantR.Ranked), len(wantR.Skipped), werr)
+	}
+	if _, err := good.Predict(7, mc); err == nil {
+		t.Error("pp 2 on 7 ranks predicted")
+	}
+}

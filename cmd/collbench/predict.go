@@ -16,13 +16,10 @@ import (
 // predictFlags are collbench predict's flags.
 type predictFlags struct {
 	model.Request
-	fs       *pflag.FlagSet
-	profile  string
-	strategy model.Strategy
-	fsdp     bool
-	tflops   float64
-	rank     bool
-	format   string
+	fs      *pflag.FlagSet
+	profile string
+	rank    bool
+	format  string
 }
 
 func newPredictFlags() *predictFlags {
@@ -45,15 +42,15 @@ func newPredictFlags() *predictFlags {
 	fs.IntVar(&r.Micro, "micro-batch", 1, "sequences per micro-batch")
 	fs.IntVar(&r.Global, "global-batch", 0, "sequences per step (default 16 per rank)")
 	fs.StringVar(&r.DType, "dtype", "bfloat16", "parameter, gradient and activation type: bfloat16, half or float")
-	fs.IntVar(&f.strategy.DP, "dp", 0, "data-parallel size (default: the ranks left by tp and pp)")
-	fs.IntVar(&f.strategy.TP, "tp", 1, "tensor-parallel size")
-	fs.IntVar(&f.strategy.PP, "pp", 1, "pipeline-parallel size")
-	fs.IntVar(&f.strategy.EP, "ep", 1, "expert-parallel size (inside the data-parallel group)")
-	fs.IntVar(&f.strategy.ZeRO, "zero", 0, "ZeRO stage 0-3")
-	fs.BoolVar(&f.fsdp, "fsdp", false, "fully sharded data parallel (ZeRO stage 3)")
-	fs.BoolVar(&f.strategy.SP, "sp", false, "sequence parallelism with tensor parallelism")
+	fs.IntVar(&r.Strategy.DP, "dp", 0, "data-parallel size (default: the ranks left by tp and pp)")
+	fs.IntVar(&r.Strategy.TP, "tp", 1, "tensor-parallel size")
+	fs.IntVar(&r.Strategy.PP, "pp", 1, "pipeline-parallel size")
+	fs.IntVar(&r.Strategy.EP, "ep", 1, "expert-parallel size (inside the data-parallel group)")
+	fs.IntVar(&r.Strategy.ZeRO, "zero", 0, "ZeRO stage 0-3")
+	fs.BoolVar(&r.FSDP, "fsdp", false, "fully sharded data parallel (ZeRO stage 3)")
+	fs.BoolVar(&r.Strategy.SP, "sp", false, "sequence parallelism with tensor parallelism")
 	fs.Var(size(&r.Bucket), "bucket", "gradient bucket size of the data-parallel sync (0 = one message)")
-	fs.Float64Var(&f.tflops, "tflops", 0, "compute rate per GPU in TFLOP/s (default: the profile's best GEMM probe)")
+	fs.Float64Var(&r.TFLOPS, "tflops", 0, "compute rate per GPU in TFLOP/s (default: the profile's best GEMM probe)")
 	fs.BoolVar(&f.rank, "rank-strategies", false, "list every dp×tp×pp split of the profile's ranks, least exposed communication first")
 	fs.StringVar(&f.format, "format", "table", "table or json")
 	return f
@@ -79,46 +76,32 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 		return usagef("unexpected argument %q", f.fs.Arg(0))
 	case f.profile == "":
 		return usagef("--profile is required (make one with collbench profile -o profile.json)")
-	case f.tflops < 0:
-		return usagef("--tflops cannot be negative")
+	}
+	if err := f.Check(); err != nil {
+		return usageError{Err: err}
 	}
 	if err := checkFormat(f.format, "table", "json"); err != nil {
 		return err
-	}
-	m, err := f.Model()
-	if err != nil {
-		return usageError{Err: err}
-	}
-	if _, err := f.Bytes(); err != nil {
-		return usageError{Err: err}
 	}
 	doc, err := loadProfile(ctx, f.profile)
 	if err != nil {
 		return err
 	}
-	world := doc.Meta.WorldSize
-	t, _ := f.Training(world)
-	s := f.strategy
-	if f.fsdp {
-		s.ZeRO = 3
-	}
-	mc := doc.Machine(f.tflops)
+	world, mc := doc.Meta.WorldSize, doc.Machine(f.TFLOPS)
 	if f.rank {
-		r, err := model.RankAll(world, m, t, s, mc)
-		if err != nil {
+		r, err := f.Rank(world, mc)
+		switch {
+		case err != nil:
 			return err
-		}
-		if f.format == "json" {
+		case f.format == "json":
 			return encodeJSON(stdout, r)
 		}
-		fmt.Fprintf(stdout, "# %s on %d ranks of %s: every dp×tp×pp split (ZeRO-%d), least exposed communication first\n", m.Name, world, f.profile, s.ZeRO)
+		m, _ := f.Model() // checked above
+		fmt.Fprintf(stdout, "# %s on %d ranks of %s: every dp×tp×pp split (ZeRO-%d), least exposed communication first\n", m.Name, world, f.profile, f.Split().ZeRO)
 		report.RankTable(stdout, r.Ranked, r.Skipped, doc.GPUMemory())
 		return nil
 	}
-	if s, err = s.ForWorld(world); err != nil {
-		return usageError{Err: err}
-	}
-	p, err := model.Predict(m, t, s, mc)
+	p, err := f.Predict(world, mc)
 	if err != nil {
 		return usageError{Err: err}
 	}

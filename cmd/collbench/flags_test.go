@@ -1,0 +1,46 @@
+package main
+
+import (
+	"testing"
+)
+
+// Every floating-point flag and variable refuses NaN and infinities, and
+// the small range mistakes a user makes are one usage line, not a silent
+// default.
+func TestNonFiniteAndRangeRefused(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"compare threshold NaN", nil, []string{"compare", "--threshold", "NaN", "a.json", "b.json"}, "--threshold must be a finite number"},
+		{"compare alpha NaN", nil, []string{"compare", "--alpha", "nan", "a.json", "b.json"}, "--alpha must be a finite number"},
+		{"compare floor NaN", nil, []string{"compare", "--min-busbw", "NaN", "a.json", "b.json"}, "--min-busbw must be a finite number"},
+		{"compare floor Inf", nil, []string{"compare", "--min-busbw", "+Inf", "a.json", "b.json"}, "--min-busbw must be a finite number"},
+		{"env floor NaN", map[string]string{"NCCL_TESTS_MIN_BW": "NaN"}, []string{"compare", "a.json", "b.json"}, "NCCL_TESTS_MIN_BW=\"NaN\" is not a finite number"},
+		{"overlap target NaN", nil, []string{"overlap", "--target", "NaN"}, "--target must be a finite number"},
+		{"overlap cover Inf", nil, []string{"overlap", "--cover", "Inf"}, "--cover must be a finite number"},
+		{"profile overlap target NaN", nil, []string{"profile", "--overlap-target", "NaN"}, "--overlap-target must be a finite number"},
+		{"predict tflops NaN", nil, []string{"predict", "--tflops", "NaN", "--profile", "p.json"}, "--tflops must be a finite number"},
+		{"launch grace NaN", nil, []string{"launch", "--grace", "NaN", "-n", "2", "allreduce"}, "--grace must be a finite number"},
+		{"timeout NaN", nil, []string{"allreduce", "-T", "NaN"}, "--timeout must be a finite number"},
+		{"timeout Inf", nil, []string{"allreduce", "-T", "Inf"}, "--timeout must be a finite number"},
+		{"timeout huge", nil, []string{"allreduce", "-T", "1e300"}, "-T 1e+300 is too long"},
+		{"timeout negative", nil, []string{"allreduce", "-T", "-1"}, "-T cannot be negative"},
+		{"launch grace huge", nil, []string{"launch", "--grace", "1e300", "-n", "2", "allreduce"}, "--grace 1e+300 is too long"},
+		{"per-iteration timing 2", nil, []string{"allreduce", "-I", "2"}, "-I must be 0 or 1"},
+		{"cpu time 5", nil, []string{"allreduce", "-C", "5"}, "-C must be 0 or 1"},
+		{"step factor 0", nil, []string{"allreduce", "-f", "0"}, "-f must be at least 1"},
+		{"step factor negative", nil, []string{"allreduce", "-f", "-2"}, "-f must be at least 1"},
+		{"version with a flag", nil, []string{"version", "--bogus"}, "unexpected argument \"--bogus\""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			expectUsageError(t, tt.args, tt.want)
+		})
+	}
+}
