@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strconv"
 
 	"github.com/spf13/pflag"
 
@@ -174,4 +175,49 @@ func (f *flags) parse(args []string) error {
 // options builds the engine options for coll.
 func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
 	return f.Options(coll, f.JobRequest, f.fs.Changed("op"))
+}
+
+// registerTraffic adds alltoallv's pattern flags; each defaults to the
+// nccl-tests variable of the same meaning.
+func registerTraffic(fs *pflag.FlagSet, t *run.TrafficRequest) {
+	fs.Float64Var(&t.Spread, "spread", 1, "share of each rank's bytes weighted by distance to the receiver, 0 (uniform) to 1 (default NCCL_TESTS_ALLTOALLV_SPREAD or 1)")
+	fs.StringVar(&t.Matrix, "matrix", "", "file of bytes each rank sends each rank, one row per sender; replaces the spread (default NCCL_TESTS_ALLTOALLV_MATRIX_FILE)")
+	fs.Float64Var(&t.Scale, "matrix-scale", 1, "factor applied to the matrix (default NCCL_TESTS_ALLTOALLV_MATRIX_SCALE or 1)")
+	fs.BoolVar(&t.Summary, "rank-summary", false, "print each rank's bytes and bandwidth before each row (default NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY)")
+	registerRouting(fs, t, "time a mixture-of-experts layer's dispatch and combine, routed as --routing says", "tokens per rank per step")
+	fs.Int64Var(&t.Hidden, "hidden", 4096, "with --moe: elements per token")
+}
+
+// registerRouting adds the flags that describe a mixture-of-experts
+// layer's routing.
+func registerRouting(fs *pflag.FlagSet, t *run.TrafficRequest, moeUsage, tokensUsage string) {
+	fs.StringVar(&t.MoE, "moe", "", "EXPERTS,TOPK: "+moeUsage)
+	fs.Int64Var(&t.Tokens, "tokens", 4096, "with --moe: "+tokensUsage)
+	fs.StringVar(&t.Routing, "routing", "uniform", "with --moe: uniform, zipf:S (expert e chosen ∝ 1/(e+1)^S), or a file of counts per expert")
+	fs.IntVar(&t.Draws, "draws", 0, "with --moe: routing draws, one per call, cycled (default -n)")
+	fs.Uint64Var(&t.Seed, "seed", 1, "with --moe: seed of the routing draws")
+}
+
+// finiteFlags refuses NaN and infinities in every floating-point flag that
+// was set. A NaN compares false with everything, so a NaN threshold or
+// floor silently turns its check off, and an infinite time never ends.
+func finiteFlags(fs *pflag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *pflag.Flag) {
+		if err != nil || f.Value.Type() != "float64" {
+			return
+		}
+		if v, perr := strconv.ParseFloat(f.Value.String(), 64); perr == nil && !run.Finite(v) {
+			err = usagef("--%s must be a finite number (got %s)", f.Name, f.Value.String())
+		}
+	})
+	return err
+}
+
+// checkMoE refuses the flags that --moe replaces or cannot honour.
+func (f *flags) checkMoE() error {
+	if f.format == "csv" {
+		return usagef("--format csv is not available with --moe (table or json)")
+	}
+	return f.CheckMoE(f.fs.Changed)
 }
