@@ -208,6 +208,15 @@ func TestParseMetricsAndFormat(t *testing.T) {
 			t.Errorf("FormatOf(%q) = %q, %v", in, got, err)
 		}
 	}
+	for in, want := range map[string]string{"r.html": "html", "r.HTM": "html", "r.md": "md", "r.MD": "md", "r.txt": "", "r": ""} {
+		got, err := PageFormat(in)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("PageFormat(%q) = %q, %v", in, got, err)
+		}
+	}
+	if _, err := Page("r.txt", "t", nil); err == nil {
+		t.Error("Page rendered r.txt")
+	}
 }
 
 // Several entries label their lines with their names; a filter keeps the

@@ -150,14 +150,29 @@ type File struct {
 	Data []byte
 }
 
+// PageFormat is the kind of page a report file's extension asks for:
+// "html" (.html, .htm) or "md" (.md), in any case.
+func PageFormat(path string) (string, error) {
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".html", ".htm":
+		return "html", nil
+	case ".md":
+		return "md", nil
+	}
+	return "", fmt.Errorf("%s: want a .html or .md file", path)
+}
+
 // Page renders the report for the page out (.html, .htm or .md) in
 // memory, so that a failure leaves no file: for Markdown, an SVG file per
 // chart beside the page (named after it), then the page itself, last.
 func Page(out, title string, entries []Entry) ([]File, error) {
+	format, err := PageFormat(out)
+	if err != nil {
+		return nil, err
+	}
 	var page bytes.Buffer
 	var files []File
-	var err error
-	if strings.EqualFold(filepath.Ext(out), ".md") {
+	if format == "md" {
 		base := strings.TrimSuffix(out, filepath.Ext(out))
 		save := func(name string, svg []byte) (string, error) {
 			path := base + "-" + name + ".svg"

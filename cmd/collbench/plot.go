@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -71,9 +70,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if fs.NArg() == 0 {
 		return fail(usagef("want at least one run or profile file (usage: %s)", synopsis))
 	}
-	ext := strings.ToLower(filepath.Ext(*out))
-	if ext != ".html" && ext != ".htm" && ext != ".md" {
-		return fail(usagef("%s: want a .html or .md file", *out))
+	if _, err := chart.PageFormat(*out); err != nil {
+		return fail(usageError{Err: err})
 	}
 	if err := checkOutput(*out, fs.Args()); err != nil {
 		return fail(err)
