@@ -1,6 +1,10 @@
 // Command collbench measures collective communication (all-reduce,
 // all-gather, reduce-scatter, all-to-all, broadcast, reduce, send/recv,
-// gather, scatter) with nccl-tests' flags, numbers and table.
+// gather, scatter) with nccl-tests' flags, numbers and table, and profiles,
+// exports, predicts, compares, plots and health-checks with the same
+// engine. It parses flags, prints help, results and errors, and maps
+// errors to exit codes; the work is the library packages'
+// (docs/architecture.md).
 package main
 
 import (
