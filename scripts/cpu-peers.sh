@@ -10,7 +10,7 @@
 # the same sizes with the same calls (a warm-up, a barrier, back-to-back
 # calls, mean over ranks; nccl-tests' size and bus bandwidth) and prints
 # busbw in GB/s and collbench's ratio to each. Peers that are not installed
-# are left out (Debian: openmpi-bin libopenmpi-dev, mpich, python3-torch).
+# are left out (Debian: openmpi-bin libopenmpi-dev, mpich libmpich-dev, python3-torch).
 #
 #   scripts/cpu-peers.sh [ranks] [min] [max] [collectives]
 #                        (default 4 1K 256M allreduce,allgather,reducescatter,alltoall)
