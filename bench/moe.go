@@ -37,7 +37,10 @@ func (e *Engine) MoE(ctx context.Context, r *Routing, t numeric.DataType, draws 
 	}
 	var out []MoEPhase
 	for _, combine := range []bool{false, true} {
-		traffic := r.Traffic(e.CommRanks, t.Size(), draws, combine)
+		traffic, err := r.Traffic(ctx, e.CommRanks, t.Size(), draws, combine)
+		if err != nil {
+			return out, err
+		}
 		coll, err := Collectives[AllToAllV].WithTraffic(traffic)
 		if err != nil {
 			return nil, err

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"math"
@@ -66,7 +67,9 @@ func ReadRoutingHistogram(r io.Reader, source string) ([]float64, error) {
 			if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
 				return nil, fmt.Errorf("routing histogram %s: line %d: %q is not a count", source, line, f)
 			}
-			w = append(w, v)
+			if w = append(w, v); len(w) > MaxExperts {
+				return nil, fmt.Errorf("routing histogram %s: more than %d experts", source, MaxExperts)
+			}
 			sum += v
 		}
 	}
@@ -93,13 +96,31 @@ func ReadRoutingFile(path string) ([]float64, error) {
 	return ReadRoutingHistogram(f, path)
 }
 
+// MaxExperts bounds a layer's experts: its weights and every draw's
+// alias table hold one entry per expert. Routed models use far fewer
+// (DeepSeek-V3 256, Switch-C 2048).
+const MaxExperts = 1 << 16
+
+// CheckShape says why experts and top-k cannot make a layer, or nil. It
+// is the check to make before anything is sized by the experts.
+func CheckShape(experts, topK int) error {
+	switch {
+	case experts < 1 || topK < 1:
+		return fmt.Errorf("experts and top-k must be at least 1 (got %d,%d)", experts, topK)
+	case experts > MaxExperts:
+		return fmt.Errorf("at most %d experts (got %d)", MaxExperts, experts)
+	case topK > experts:
+		return fmt.Errorf("top-k %d is more than the %d experts", topK, experts)
+	}
+	return nil
+}
+
 // Check says why the routing cannot run on n ranks, or nil.
 func (r *Routing) Check(n int) error {
+	if err := CheckShape(r.Experts, r.TopK); err != nil {
+		return err
+	}
 	switch {
-	case r.Experts < 1 || r.TopK < 1:
-		return fmt.Errorf("experts and top-k must be at least 1 (got %d,%d)", r.Experts, r.TopK)
-	case r.TopK > r.Experts:
-		return fmt.Errorf("top-k %d is more than the %d experts", r.TopK, r.Experts)
 	case r.Experts%n != 0:
 		return fmt.Errorf("%d experts do not split evenly over %d ranks", r.Experts, n)
 	case r.Tokens < 1 || r.Hidden < 1:
@@ -124,6 +145,14 @@ func (r *Routing) Check(n int) error {
 // returns, at [i·n+j], how many (token, expert) pairs rank i sends to
 // experts on rank j.
 func (r *Routing) Draw(n, k int) []int64 {
+	counts, _ := r.draw(context.Background(), n, k)
+	return counts
+}
+
+// draw is Draw, given up with ctx's error when ctx ends: a draw takes
+// time in proportion to ranks × tokens × top-k, which a user may set
+// far beyond what any device holds.
+func (r *Routing) draw(ctx context.Context, n, k int) ([]int64, error) {
 	rng := rand.New(rand.NewPCG(r.Seed, uint64(k)))
 	pick := newAlias(r.Weights)
 	perRank := r.Experts / n
@@ -131,13 +160,16 @@ func (r *Routing) Draw(n, k int) []int64 {
 	chosen := make([]int, 0, r.TopK)
 	for i := 0; i < n; i++ {
 		for t := int64(0); t < r.Tokens; t++ {
+			if t%4096 == 0 && ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			chosen = r.topK(rng, pick, chosen[:0])
 			for _, e := range chosen {
 				counts[i*n+e/perRank]++
 			}
 		}
 	}
-	return counts
+	return counts, nil
 }
 
 // topK picks TopK distinct experts: each next one from the weights of
@@ -238,10 +270,14 @@ func (a *alias) draw(rng *rand.Rand) int {
 // traffic for n ranks and elements of elt bytes: dispatch, or with
 // combine the reverse exchange (each expert's results back to the
 // token's rank).
-func (r *Routing) Traffic(n, elt, draws int, combine bool) *Traffic {
-	t := &Traffic{Dim: n, Draws: make([][]int64, draws), Source: r.Name}
-	for k := range t.Draws {
-		counts := r.Draw(n, k)
+// It stops with ctx's error when ctx ends.
+func (r *Routing) Traffic(ctx context.Context, n, elt, draws int, combine bool) (*Traffic, error) {
+	t := &Traffic{Dim: n, Draws: make([][]int64, 0, min(draws, 1024)), Source: r.Name}
+	for k := 0; k < draws; k++ {
+		counts, err := r.draw(ctx, n, k)
+		if err != nil {
+			return nil, err
+		}
 		m := make([]int64, n*n)
 		for i := 0; i < n; i++ {
 			for j := 0; j < n; j++ {
@@ -252,9 +288,9 @@ func (r *Routing) Traffic(n, elt, draws int, combine bool) *Traffic {
 				m[from*n+to] = counts[i*n+j] * r.Hidden * int64(elt)
 			}
 		}
-		t.Draws[k] = m
+		t.Draws = append(t.Draws, m)
 	}
-	return t
+	return t, nil
 }
 
 // RoutedTraffic is the traffic of r's layer at any size: call k splits

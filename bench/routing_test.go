@@ -1,10 +1,14 @@
 package bench
 
 import (
+	"context"
+	"errors"
+	"io"
 	"math"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // chiSquare is Pearson's statistic of observed counts against expected.
@@ -83,7 +87,11 @@ func TestRoutingDeterminism(t *testing.T) {
 	if slices.Equal(r.Draw(4, 0), other.Draw(4, 0)) {
 		t.Fatal("two seeds give one draw")
 	}
-	d, c := r.Traffic(4, 2, 3, false), r.Traffic(4, 2, 3, true)
+	d, derr := r.Traffic(context.Background(), 4, 2, 3, false)
+	c, cerr := r.Traffic(context.Background(), 4, 2, 3, true)
+	if derr != nil || cerr != nil {
+		t.Fatal(derr, cerr)
+	}
 	for k := 0; k < 3; k++ {
 		counts := r.Draw(4, k)
 		for i := 0; i < 4; i++ {
@@ -99,7 +107,11 @@ func TestRoutingDeterminism(t *testing.T) {
 		im := most / mean
 		t.Errorf("zipf 1.2 imbalance %.2f", im)
 	}
-	most, mean := (&Routing{Experts: 8, TopK: 2, Tokens: 4096, Hidden: 1, Weights: UniformWeights(8)}).Traffic(4, 1, 1, false).load(0, 4)
+	uniform, err := (&Routing{Experts: 8, TopK: 2, Tokens: 4096, Hidden: 1, Weights: UniformWeights(8)}).Traffic(context.Background(), 4, 1, 1, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	most, mean := uniform.load(0, 4)
 	if im := most / mean; math.Abs(im-1) > 0.05 {
 		t.Errorf("uniform imbalance %.3f", im)
 	}
@@ -137,6 +149,21 @@ func TestReadRoutingHistogram(t *testing.T) {
 			t.Errorf("%q accepted", bad)
 		}
 	}
+	// A histogram longer than any layer stops being read at the bound
+	// instead of filling memory.
+	if _, err := ReadRoutingHistogram(io.LimitReader(onesForever{}, 1<<30), "big.txt"); err == nil || !strings.Contains(err.Error(), "more than 65536 experts") {
+		t.Errorf("an endless histogram gave %v", err)
+	}
+}
+
+// onesForever reads as "1\n1\n1\n…" without end.
+type onesForever struct{}
+
+func (onesForever) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = "1\n"[i%2]
+	}
+	return len(p) &^ 1, nil
 }
 
 // Routed traffic splits each rank's total in the proportions of the
@@ -166,5 +193,23 @@ func TestRoutedTraffic(t *testing.T) {
 	}
 	if err := tr.check(3, Sweep{}); err == nil || !strings.Contains(err.Error(), "do not split evenly") {
 		t.Errorf("3 ranks: %v", err)
+	}
+}
+
+// Drawing a layer far beyond any device (a billion tokens a rank) stops
+// as soon as its context ends, instead of holding the command for minutes.
+func TestTrafficStopsWithItsContext(t *testing.T) {
+	r := &Routing{Experts: 8, TopK: 2, Tokens: 1e9, Hidden: 1, Weights: UniformWeights(8)}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
+	start := time.Now()
+	tr, err := r.Traffic(ctx, 4, 4, 1<<20, false)
+	if !errors.Is(err, context.Canceled) || tr != nil {
+		t.Fatalf("got %v, %v; want the context's error", tr, err)
+	}
+	// The bound is what one check interval of 4096 tokens can take on a
+	// loaded machine, against the minutes the whole draw would take.
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("stopped %v after the cancel", d)
 	}
 }

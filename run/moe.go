@@ -53,7 +53,11 @@ func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoER
 	}
 	// The buffers hold the busiest rank of the heaviest draw; combine,
 	// the same exchange reversed, needs no more.
-	dispatch, err := bench.Collectives[bench.AllToAllV].WithTraffic(spec.Routing.Traffic(commRanks, spec.Type.Size(), spec.Draws, false))
+	traffic, err := spec.Routing.Traffic(ctx, commRanks, spec.Type.Size(), spec.Draws, false)
+	if err != nil {
+		return nil, err
+	}
+	dispatch, err := bench.Collectives[bench.AllToAllV].WithTraffic(traffic)
 	if err != nil {
 		return nil, err
 	}

@@ -31,6 +31,10 @@ func TestRequestsRefuse(t *testing.T) {
 		{"switch", func() error { return (&SweepRequest{Iters: 3, Factor: 1, MemoryReport: 2}).Validate() }, "-M must be 0 or 1"},
 		{"moe", func() error { return (&TrafficRequest{MoE: "8"}).routingErr() }, "want EXPERTS,TOPK"},
 		{"zipf", func() error { return (&TrafficRequest{MoE: "8,2", Routing: "zipf:-1"}).routingErr() }, "zipf:S with a skew"},
+		{"negative experts", func() error { return (&TrafficRequest{MoE: "-4,2", Routing: "uniform"}).routingErr() }, "at least 1"},
+		{"no experts", func() error { return (&TrafficRequest{MoE: "0,0", Routing: "zipf:1"}).routingErr() }, "at least 1"},
+		{"top-k over experts", func() error { return (&TrafficRequest{MoE: "4,8", Routing: "uniform"}).routingErr() }, "more than the 4 experts"},
+		{"too many experts", func() error { return (&TrafficRequest{MoE: "2000000000,1", Routing: "uniform"}).routingErr() }, "at most 65536 experts"},
 		{"spread", func() error { _, err := (&TrafficRequest{Spread: 2}).Pattern(); return err }, "--spread must be between 0 and 1"},
 		{"profile", func() error { _, err := (&ProfileRequest{Colls: "allreduce,nope"}).Spec(nil); return err }, "--colls"},
 		{"overlap preset", func() error {

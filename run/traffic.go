@@ -66,6 +66,9 @@ func (t *TrafficRequest) RoutingOf() (*bench.Routing, error) {
 	if _, err := fmt.Sscanf(t.MoE, "%d,%d", &experts, &topK); err != nil || fmt.Sprintf("%d,%d", experts, topK) != t.MoE {
 		return nil, Usagef("--moe %q: want EXPERTS,TOPK, e.g. 64,2", t.MoE)
 	}
+	if err := bench.CheckShape(experts, topK); err != nil {
+		return nil, Usagef("--moe: %v", err)
+	}
 	r := &bench.Routing{Experts: experts, TopK: topK, Tokens: t.Tokens, Hidden: t.Hidden, Name: t.Routing, Seed: t.Seed}
 	switch name, arg, _ := strings.Cut(t.Routing, ":"); {
 	case t.Routing == "uniform":

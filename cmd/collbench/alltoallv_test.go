@@ -1,12 +1,16 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
@@ -151,12 +155,36 @@ func TestMoERefusals(t *testing.T) {
 		{[]string{"--moe", "6,2", "-g", "4"}, "6 experts do not split evenly over 4 ranks"},
 		{[]string{"--moe", "8,9", "-g", "4"}, "top-k 9 is more than the 8 experts"},
 		{[]string{"--moe", "8,2", "--format", "csv"}, "csv is not available"},
+		{[]string{"--moe=-4,2"}, "experts and top-k must be at least 1"},
+		{[]string{"--moe", "2000000000,1"}, "at most 65536 experts"},
 	} {
 		code, out, errOut := runCLI(append([]string{"alltoallv", "-n", "1"}, tc.args...)...)
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")
 		if code != 2 || len(lines) != 1 || !strings.Contains(errOut, tc.want) || strings.Contains(out, "#  Rank") {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line with %q", tc.args, code, errOut, tc.want)
 		}
+	}
+}
+
+// A layer far larger than any device (a billion tokens a rank) is
+// drawn before it is sized; an interruption ends the draw and the
+// command at once, with the interruption's exit code.
+func TestMoEDrawInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	var errOut bytes.Buffer
+	go func() {
+		done <- cli(ctx, []string{"collbench", "alltoallv", "-g", "2", "--moe", "8,2", "--tokens", "1000000000"}, io.Discard, &errOut)
+	}()
+	time.Sleep(300 * time.Millisecond)
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitSignal {
+			t.Errorf("exit %d, want %d; stderr %q", code, exitSignal, errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the draw went on after the interruption")
 	}
 }
 
