@@ -125,6 +125,10 @@ func (r *Routing) Check(n int) error {
 		return fmt.Errorf("%d experts do not split evenly over %d ranks", r.Experts, n)
 	case r.Tokens < 1 || r.Hidden < 1:
 		return fmt.Errorf("tokens and hidden size must be at least 1 (got %d, %d)", r.Tokens, r.Hidden)
+	case float64(n)*float64(r.Tokens)*float64(r.TopK)*float64(r.Hidden)*8 > 1<<62:
+		// What a rank receives is at most n·T·K·H elements of up to 8
+		// bytes; beyond 2^62 the byte counts would wrap around.
+		return fmt.Errorf("%d ranks × %d tokens × top-k %d × hidden %d is more bytes than can be counted", n, r.Tokens, r.TopK, r.Hidden)
 	case len(r.Weights) != r.Experts:
 		return fmt.Errorf("the routing weights cover %d experts, not %d", len(r.Weights), r.Experts)
 	}
@@ -312,23 +316,46 @@ type routedShares struct {
 }
 
 func (s *routedShares) of(r *Routing, n int) [][]float64 {
+	f, _ := s.ofCtx(context.Background(), r, n)
+	return f
+}
+
+// ofCtx is of, given up with ctx's error when ctx ends (nothing is
+// cached then).
+func (s *routedShares) ofCtx(ctx context.Context, r *Routing, n int) ([][]float64, error) {
 	if s.mu == nil {
 		panic("routed traffic made without RoutedTraffic")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if f, ok := s.by[n]; ok {
-		return f
+		return f, nil
 	}
 	f := make([][]float64, s.draws)
 	perRank := float64(r.Tokens) * float64(r.TopK)
 	for k := range f {
-		counts := r.Draw(n, k)
+		counts, err := r.draw(ctx, n, k)
+		if err != nil {
+			return nil, err
+		}
 		f[k] = make([]float64, n*n)
 		for i, c := range counts {
 			f[k][i] = float64(c) / perRank
 		}
 	}
 	s.by[n] = f
-	return f
+	return f, nil
+}
+
+// Prepare makes routed traffic's draws for communicators of n ranks
+// ahead of their first use, giving up with ctx's error when ctx ends:
+// a draw takes time in proportion to n × tokens × top-k, and the uses
+// (sizing buffers, counting bytes) cannot be interrupted. Other traffic
+// needs nothing prepared.
+func (t *Traffic) Prepare(ctx context.Context, n int) error {
+	if t == nil || t.Routed == nil {
+		return nil
+	}
+	_, err := t.routed.ofCtx(ctx, t.Routed, n)
+	return err
 }

@@ -128,6 +128,8 @@ func TestRoutingCheck(t *testing.T) {
 		"at least 1":          {Experts: 8, TopK: 2, Tokens: 0, Hidden: 4, Weights: UniformWeights(8)},
 		"cover 4 experts":     {Experts: 8, TopK: 2, Tokens: 16, Hidden: 4, Weights: UniformWeights(4)},
 		"fewer than top-k":    {Experts: 8, TopK: 2, Tokens: 16, Hidden: 4, Weights: []float64{1, 0, 0, 0, 0, 0, 0, 0}},
+		"than can be counted": {Experts: 8, TopK: 2, Tokens: 4, Hidden: 1 << 61, Weights: UniformWeights(8)},
+		"at most 65536":       {Experts: 1 << 17, TopK: 2, Tokens: 16, Hidden: 4, Weights: UniformWeights(8)},
 	} {
 		n := 4
 		if want == "do not split evenly" {
@@ -211,5 +213,34 @@ func TestTrafficStopsWithItsContext(t *testing.T) {
 	// loaded machine, against the minutes the whole draw would take.
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("stopped %v after the cancel", d)
+	}
+}
+
+// Routed traffic prepared under a context that ends gives the context's
+// error and caches nothing; prepared under a live one, its uses read the
+// same shares as an unprepared traffic computes.
+func TestPrepareRoutedTraffic(t *testing.T) {
+	huge := RoutedTraffic(&Routing{Experts: 8, TopK: 2, Tokens: 1e9, Hidden: 4, Weights: UniformWeights(8)}, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := huge.Prepare(ctx, 4); !errors.Is(err, context.Canceled) || len(huge.routed.by) != 0 {
+		t.Fatalf("got %v with %d sizes cached", err, len(huge.routed.by))
+	}
+	r := &Routing{Experts: 8, TopK: 2, Tokens: 64, Hidden: 4, Weights: ZipfWeights(8, 1), Seed: 3}
+	prepared, lazy := RoutedTraffic(r, 3), RoutedTraffic(r, 3)
+	if err := prepared.Prepare(context.Background(), 4); err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 3; k++ {
+		for i := 0; i < 4; i++ {
+			for j := 0; j < 4; j++ {
+				if a, b := prepared.PeerBytesAt(k, i, j, 4, 1<<20), lazy.PeerBytesAt(k, i, j, 4, 1<<20); a != b {
+					t.Fatalf("draw %d %d→%d: prepared %d, lazy %d", k, i, j, a, b)
+				}
+			}
+		}
+	}
+	if err := (*Traffic)(nil).Prepare(ctx, 4); err != nil {
+		t.Errorf("nil traffic: %v", err)
 	}
 }

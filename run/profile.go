@@ -218,6 +218,15 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 			return nil, err
 		}
 	}
+	// Routed traffic is drawn here, where an interruption can stop it,
+	// not when the buffers are sized.
+	for _, c := range spec.Colls {
+		for _, n := range append([]int{world}, p.GroupSizes...) {
+			if err := c.Traffic.Prepare(ctx, n); err != nil {
+				return nil, err
+			}
+		}
+	}
 	start := time.Now()
 	sizing := bench.Sweep{Min: p.Sizes[0], Max: p.Sizes[len(p.Sizes)-1], Factor: spec.Sweep.Factor}
 	outer := ctx // the signal context, before the job's failure is joined to it

@@ -157,6 +157,7 @@ func TestMoERefusals(t *testing.T) {
 		{[]string{"--moe", "8,2", "--format", "csv"}, "csv is not available"},
 		{[]string{"--moe=-4,2"}, "experts and top-k must be at least 1"},
 		{[]string{"--moe", "2000000000,1"}, "at most 65536 experts"},
+		{[]string{"--moe", "8,2", "--hidden", "2305843009213693952", "--tokens", "4"}, "more bytes than can be counted"},
 	} {
 		code, out, errOut := runCLI(append([]string{"alltoallv", "-n", "1"}, tc.args...)...)
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")
@@ -170,21 +171,24 @@ func TestMoERefusals(t *testing.T) {
 // drawn before it is sized; an interruption ends the draw and the
 // command at once, with the interruption's exit code.
 func TestMoEDrawInterrupted(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan int, 1)
-	var errOut bytes.Buffer
-	go func() {
-		done <- cli(ctx, []string{"collbench", "alltoallv", "-g", "2", "--moe", "8,2", "--tokens", "1000000000"}, io.Discard, &errOut)
-	}()
-	time.Sleep(300 * time.Millisecond)
-	cancel()
-	select {
-	case code := <-done:
-		if code != exitSignal {
-			t.Errorf("exit %d, want %d; stderr %q", code, exitSignal, errOut.String())
+	for _, args := range [][]string{
+		{"alltoallv", "-g", "2", "--moe", "8,2", "--tokens", "1000000000"},
+		{"profile", "-g", "2", "--colls", "alltoallv", "--moe", "8,2", "--tokens", "1000000000", "--no-overlap", "-b", "1M", "-e", "2M"},
+	} {
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan int, 1)
+		var errOut bytes.Buffer
+		go func() { done <- cli(ctx, append([]string{"collbench"}, args...), io.Discard, &errOut) }()
+		time.Sleep(300 * time.Millisecond)
+		cancel()
+		select {
+		case code := <-done:
+			if code != exitSignal {
+				t.Errorf("%s: exit %d, want %d; stderr %q", args[0], code, exitSignal, errOut.String())
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%s: the draw went on after the interruption", args[0])
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("the draw went on after the interruption")
 	}
 }
 
