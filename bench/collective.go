@@ -120,9 +120,10 @@ func (c *Collective) Fits(n int) error {
 
 // BufferBytes is what each buffer must hold for calls of up to size
 // bytes on n ranks: size, or the busiest rank's bytes where an uneven
-// pattern loads it beyond each rank's share of the size.
+// pattern loads it beyond each rank's share of the size. A collective
+// that does not fit n ranks (Fits) will not run there and needs size.
 func (c *Collective) BufferBytes(size int64, elt, n int) int64 {
-	if c.Traffic == nil {
+	if c.Traffic == nil || c.Fits(n) != nil {
 		return size
 	}
 	return max(size, c.Counts(size/int64(elt), elt, n).Bytes(elt))

@@ -350,10 +350,11 @@ func (s *routedShares) ofCtx(ctx context.Context, r *Routing, n int) ([][]float6
 // Prepare makes routed traffic's draws for communicators of n ranks
 // ahead of their first use, giving up with ctx's error when ctx ends:
 // a draw takes time in proportion to n × tokens × top-k, and the uses
-// (sizing buffers, counting bytes) cannot be interrupted. Other traffic
-// needs nothing prepared.
+// (sizing buffers, counting bytes) cannot be interrupted. Other traffic,
+// and a size the routing cannot run on (Routing.Check refuses it where it
+// matters), need nothing prepared.
 func (t *Traffic) Prepare(ctx context.Context, n int) error {
-	if t == nil || t.Routed == nil {
+	if t == nil || t.Routed == nil || t.Routed.Check(n) != nil {
 		return nil
 	}
 	_, err := t.routed.ofCtx(ctx, t.Routed, n)

@@ -244,3 +244,27 @@ func TestPrepareRoutedTraffic(t *testing.T) {
 		t.Errorf("nil traffic: %v", err)
 	}
 }
+
+// A routed all-to-all sizes no buffers, and prepares no draws, for a
+// communicator its experts do not split over: it will not run there.
+func TestRoutedTrafficOnRanksItDoesNotFit(t *testing.T) {
+	r := &Routing{Experts: 8, TopK: 2, Tokens: 64, Hidden: 4, Weights: UniformWeights(8)}
+	coll, err := Collectives[AllToAllV].WithTraffic(RoutedTraffic(r, 2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{3, 16} {
+		if err := coll.Fits(n); err == nil {
+			t.Fatalf("8 experts fit %d ranks", n)
+		}
+		if err := coll.Traffic.Prepare(context.Background(), n); err != nil {
+			t.Errorf("prepare on %d ranks: %v", n, err)
+		}
+		if got := coll.BufferBytes(1<<20, 4, n); got != 1<<20 {
+			t.Errorf("buffers on %d ranks: %d, want the size", n, got)
+		}
+	}
+	if got := coll.BufferBytes(1<<20, 4, 4); got < 1<<20 {
+		t.Errorf("buffers on 4 ranks: %d", got)
+	}
+}

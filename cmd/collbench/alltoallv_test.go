@@ -342,3 +342,36 @@ func TestProfileLeavesOutHypercubeGroups(t *testing.T) {
 		t.Errorf("overlap: exit %d, %q", code, errOut)
 	}
 }
+
+// A routed layer whose experts do not split over the whole job is left
+// out at that group size, with a note, and measured where they split: it
+// used to panic while the buffers were sized for the whole job.
+func TestProfileLeavesOutRoutedGroups(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "moe.json")
+	code, _, errOut := runCLI("profile", "-g", "4", "--colls", "alltoallv", "--moe", "2,1", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3",
+		"--no-overlap", "-q", "-o", out)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p document.Profile
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	measured := 0
+	for _, c := range p.Curves {
+		fits := 2%c.Group.Size == 0
+		if fits != (len(c.Samples) == 2) || fits == strings.Contains(c.Note, "split evenly") {
+			t.Errorf("%s: %d samples, note %q", c.Key(), len(c.Samples), c.Note)
+		}
+		if fits {
+			measured++
+		}
+	}
+	if measured == 0 {
+		t.Errorf("no curve measured: %+v", p.Curves)
+	}
+}
