@@ -238,6 +238,18 @@ func ReadTrafficMatrix(r io.Reader, scale float64, source string) (*Traffic, err
 	case rows != cols:
 		return nil, fmt.Errorf("traffic matrix %s must be square (got %d rows of %d values)", source, rowsIn(sc, rows), cols)
 	}
+	// A rank's bytes are a row's or a column's sum; past 2^62 they
+	// would wrap around in the byte counts.
+	sent, received := make([]float64, cols), make([]float64, cols)
+	for i, v := range vals {
+		sent[i/cols] += float64(v)
+		received[i%cols] += float64(v)
+	}
+	for r := range cols {
+		if sent[r] > 1<<62 || received[r] > 1<<62 {
+			return nil, fmt.Errorf("traffic matrix %s: rank %d sends or receives more bytes than can be counted", source, r+1)
+		}
+	}
 	return &Traffic{Matrix: vals, Dim: cols, Scale: scale, Source: source}, nil
 }
 

@@ -91,6 +91,8 @@ func TestReadTrafficMatrixErrors(t *testing.T) {
 		{"word", "1 x\n3 4\n", `"x" is not a byte count`},
 		{"nan", "1 nan\n3 4\n", "is not a byte count"},
 		{"huge", "1 1e300\n3 4\n", "too large"},
+		{"row overflows", "0 3e18 3e18\n3e18 0 0\n0 0 0\n", "rank 1 sends or receives more bytes than can be counted"},
+		{"column overflows", "0 0 3e18\n0 0 3e18\n0 0 0\n", "rank 3 sends or receives more bytes than can be counted"},
 	}
 	for _, tt := range tests {
 		_, err := ReadTrafficMatrix(strings.NewReader(tt.text), 1, "m.txt")

@@ -65,6 +65,13 @@ func TestLaunchAllToAllV(t *testing.T) {
 // hypercubes of a size that is not a power of two.
 func TestTrafficRefusals(t *testing.T) {
 	matrix := "../../bench/testdata/traffic5.txt"
+	// Every rank of this matrix sends and receives 1.2e19 bytes, past
+	// what a byte count holds: it used to wrap around and panic.
+	overflow := filepath.Join(t.TempDir(), "overflow.txt")
+	row := strings.Repeat("3000000000000000000 ", 4) + "\n"
+	if err := os.WriteFile(overflow, []byte(strings.Repeat(row, 4)), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name string
 		env  map[string]string
@@ -79,6 +86,7 @@ func TestTrafficRefusals(t *testing.T) {
 		{"small -e", nil, []string{"alltoallv", "--matrix", matrix, "-b", "1K", "-e", "1K", "-g", "4"}, "-e must be at least 1616 bytes"},
 		{"more ranks", nil, []string{"alltoallv", "--matrix", matrix, "-b", "64K", "-e", "64K", "-g", "6"}, "smaller than the 6 ranks"},
 		{"negative scale", map[string]string{"NCCL_TESTS_ALLTOALLV_MATRIX_SCALE": "-1"}, []string{"alltoallv", "--matrix", matrix}, "scale must be"},
+		{"overflow", nil, []string{"alltoallv", "--matrix", overflow, "-g", "4"}, "more bytes than can be counted"},
 		{"hypercube", nil, []string{"hypercube", "-g", "6"}, "power-of-two number of ranks (got 6)"},
 		{"spread elsewhere", nil, []string{"alltoall", "--spread", "0.5"}, "unknown flag: --spread"},
 	} {
