@@ -49,9 +49,11 @@ func readmeExamples(t *testing.T) []readmeExample {
 	return out
 }
 
-// figures are what changes from run to run: numbers, fit models and
-// comparison verdicts.
-var figures = regexp.MustCompile(`[-+]?\d+(\.\d+)?(e[-+]?\d+)?%?|\b(alpha_beta|piecewise|faster|slower|REGRESSION)\b|(^|\s)~(\s|$)`)
+// figures are what changes from run to run: numbers (∞ among them: a
+// fit's confidence interval is unbounded when a resample's slope is not
+// positive, as a busy machine can make it), fit models and comparison
+// verdicts.
+var figures = regexp.MustCompile(`[-+]?\d+(\.\d+)?(e[-+]?\d+)?%?|∞|\b(alpha_beta|piecewise|faster|slower|REGRESSION)\b|(^|\s)~(\s|$)`)
 
 // shape is a line with its figures masked and its spaces collapsed.
 func shape(line string) string {
@@ -177,7 +179,7 @@ func TestREADMECommands(t *testing.T) {
 }
 
 func TestMatchShown(t *testing.T) {
-	got := []string{"# a 1", "row 2.5 x", "row 3 y", "# end 0.5", "#"}
+	got := []string{"# a 1", "row 2.5 x", "row 3 y", "# end 0.5", "ci 7.45–∞", "#"}
 	tests := []struct {
 		shown []string
 		ok    bool
@@ -188,6 +190,7 @@ func TestMatchShown(t *testing.T) {
 		{[]string{"…", "row 1 y", "# end 1"}, true},
 		{[]string{"row 1 y", "row 1 x"}, false}, // out of order
 		{[]string{"# missing"}, false},
+		{[]string{"…", "ci 0.97–1.90"}, true}, // an unbounded interval is a figure
 	}
 	for _, tc := range tests {
 		if got := matchShown(tc.shown, got) == ""; got != tc.ok {
