@@ -204,20 +204,8 @@ func TestMoEDrawInterrupted(t *testing.T) {
 // traffic at every size, says so in the curve, models the curve against
 // each rank's mean bytes, and predict times expert parallelism on it.
 func TestProfileRoutedAllToAllV(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "moe.json")
-	code, _, errOut := runCLI("profile", "-g", "4", "--colls", "allreduce,alltoallv", "--moe", "8,2", "--routing", "zipf:1.2",
-		"--group-sizes", "4", "--layouts", "consecutive", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "--no-overlap", "-q", "-o", out)
-	if code != 0 {
-		t.Fatalf("profile: exit %d\n%s", code, errOut)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p document.Profile
-	if err := json.Unmarshal(data, &p); err != nil {
-		t.Fatal(err)
-	}
+	p, _, out := profileRun(t, "-g", "4", "--colls", "allreduce,alltoallv", "--moe", "8,2", "--routing", "zipf:1.2",
+		"--group-sizes", "4", "--layouts", "consecutive", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "--no-overlap", "-q")
 	seen := false
 	for _, c := range p.Curves {
 		if c.Op != "alltoallv" {
@@ -323,21 +311,8 @@ func TestSplitEnvironment(t *testing.T) {
 // leaves the others out with a note, rather than failing; the document
 // stays valid.
 func TestProfileLeavesOutHypercubeGroups(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "hc.json")
-	code, _, errOut := runCLI("profile", "-g", "6", "--colls", "hypercube", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3",
-		"--no-overlap", "-q", "-o", out)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, errOut)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, data, _ := profileRun(t, "-g", "6", "--colls", "hypercube", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3", "--no-overlap", "-q")
 	if err := schemacheck.Validate("../../docs/profile.schema.json", data); err != nil {
-		t.Fatal(err)
-	}
-	var p document.Profile
-	if err := json.Unmarshal(data, &p); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range p.Curves {
@@ -355,20 +330,7 @@ func TestProfileLeavesOutHypercubeGroups(t *testing.T) {
 // out at that group size, with a note, and measured where they split: it
 // used to panic while the buffers were sized for the whole job.
 func TestProfileLeavesOutRoutedGroups(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "moe.json")
-	code, _, errOut := runCLI("profile", "-g", "4", "--colls", "alltoallv", "--moe", "2,1", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3",
-		"--no-overlap", "-q", "-o", out)
-	if code != 0 {
-		t.Fatalf("exit %d\n%s", code, errOut)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p document.Profile
-	if err := json.Unmarshal(data, &p); err != nil {
-		t.Fatal(err)
-	}
+	p, _, _ := profileRun(t, "-g", "4", "--colls", "alltoallv", "--moe", "2,1", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3", "--no-overlap", "-q")
 	measured := 0
 	for _, c := range p.Curves {
 		fits := 2%c.Group.Size == 0
@@ -382,4 +344,24 @@ func TestProfileLeavesOutRoutedGroups(t *testing.T) {
 	if measured == 0 {
 		t.Errorf("no curve measured: %+v", p.Curves)
 	}
+}
+
+// profileRun runs collbench profile with args, writing to a file, and
+// returns the profile, its bytes and its path; it stops the test when
+// the command fails.
+func profileRun(t *testing.T, args ...string) (document.Profile, []byte, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "profile.json")
+	if code, _, errOut := runCLI(append(append([]string{"profile"}, args...), "-o", out)...); code != 0 {
+		t.Fatalf("profile: exit %d\n%s", code, errOut)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p document.Profile
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p, data, out
 }
