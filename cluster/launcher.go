@@ -9,6 +9,7 @@ package cluster
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -165,6 +166,11 @@ func intVar(getenv func(string) string, name string, required bool) (int, error)
 	n, err := strconv.Atoi(v)
 	if err != nil || n < 0 {
 		return 0, fmt.Errorf("%s=%q is not a non-negative integer", name, v)
+	}
+	if n > math.MaxInt32 {
+		// The rendezvous carries ranks and sizes in 32 bits; a larger
+		// value would arrive as another number.
+		return 0, fmt.Errorf("%s=%d is more than the rendezvous can number (at most %d)", name, n, math.MaxInt32)
 	}
 	return n, nil
 }

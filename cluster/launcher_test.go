@@ -54,6 +54,7 @@ func TestFromEnvErrors(t *testing.T) {
 		want string
 	}{
 		{envOf("RANK", "2", "WORLD_SIZE", "2"), "RANK=2 is outside a job of WORLD_SIZE=2"},
+		{envOf("RANK", "0", "WORLD_SIZE", "99999999999"), "WORLD_SIZE=99999999999 is more than the rendezvous can number (at most 2147483647)"},
 		{envOf("RANK", "0"), "WORLD_SIZE is not set"},
 		{envOf("PMI_RANK", "x", "PMI_SIZE", "2"), `PMI_RANK="x" is not a non-negative integer`},
 		{envOf("RANK", "0", "WORLD_SIZE", "1", "MASTER_PORT", "70000"), "not a TCP port"},
