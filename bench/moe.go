@@ -35,12 +35,13 @@ func (e *Engine) MoE(ctx context.Context, r *Routing, t numeric.DataType, draws 
 	if draws < 1 {
 		return nil, fmt.Errorf("draws must be at least 1 (got %d)", draws)
 	}
+	// Combine is dispatch reversed: one set of draws serves both.
+	dispatch, err := r.Traffic(ctx, e.CommRanks, t.Size(), draws)
+	if err != nil {
+		return nil, err
+	}
 	var out []MoEPhase
-	for _, combine := range []bool{false, true} {
-		traffic, err := r.Traffic(ctx, e.CommRanks, t.Size(), draws, combine)
-		if err != nil {
-			return out, err
-		}
+	for i, traffic := range []*Traffic{dispatch, dispatch.Reversed()} {
 		coll, err := Collectives[AllToAllV].WithTraffic(traffic)
 		if err != nil {
 			return nil, err
@@ -52,10 +53,7 @@ func (e *Engine) MoE(ctx context.Context, r *Routing, t numeric.DataType, draws 
 		if err != nil {
 			return out, err
 		}
-		p := MoEPhase{Name: "dispatch", Row: row, Draws: draws}
-		if combine {
-			p.Name = "combine"
-		}
+		p := MoEPhase{Name: [...]string{"dispatch", "combine"}[i], Row: row, Draws: draws}
 		calls := e.Opts.Iters * max(e.Opts.Agg, 1)
 		for k := 0; k < calls; k++ {
 			busiest, mean := traffic.load(k, e.CommRanks)

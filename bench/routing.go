@@ -270,31 +270,41 @@ func (a *alias) draw(rng *rand.Rand) int {
 	return a.alias[i]
 }
 
-// Traffic turns draws of the routing into an uneven all-to-all's
-// traffic for n ranks and elements of elt bytes: dispatch, or with
-// combine the reverse exchange (each expert's results back to the
-// token's rank).
-// It stops with ctx's error when ctx ends.
-func (r *Routing) Traffic(ctx context.Context, n, elt, draws int, combine bool) (*Traffic, error) {
+// Traffic turns draws of the routing into the dispatch exchange's
+// traffic (each token's hidden vector to its experts' ranks) for n ranks
+// and elements of elt bytes; Reversed is combine. It stops with ctx's
+// error when ctx ends.
+func (r *Routing) Traffic(ctx context.Context, n, elt, draws int) (*Traffic, error) {
 	t := &Traffic{Dim: n, Draws: make([][]int64, 0, min(draws, 1024)), Source: r.Name}
 	for k := 0; k < draws; k++ {
 		counts, err := r.draw(ctx, n, k)
 		if err != nil {
 			return nil, err
 		}
-		m := make([]int64, n*n)
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				from, to := i, j
-				if combine {
-					from, to = j, i
-				}
-				m[from*n+to] = counts[i*n+j] * r.Hidden * int64(elt)
-			}
+		for i := range counts {
+			counts[i] *= r.Hidden * int64(elt)
 		}
-		t.Draws = append(t.Draws, m)
+		t.Draws = append(t.Draws, counts)
 	}
 	return t, nil
+}
+
+// Reversed is drawn traffic run backwards, every draw transposed: what
+// rank i sent rank j, rank j sends rank i (a layer's combine, each
+// expert's results back to the token's rank).
+func (t *Traffic) Reversed() *Traffic {
+	n := t.Dim
+	out := &Traffic{Dim: n, Draws: make([][]int64, len(t.Draws)), Source: t.Source}
+	for k, m := range t.Draws {
+		rm := make([]int64, n*n)
+		for i := 0; i < n; i++ {
+			for j := 0; j < n; j++ {
+				rm[j*n+i] = m[i*n+j]
+			}
+		}
+		out.Draws[k] = rm
+	}
+	return out
 }
 
 // RoutedTraffic is the traffic of r's layer at any size: call k splits

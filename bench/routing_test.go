@@ -87,11 +87,11 @@ func TestRoutingDeterminism(t *testing.T) {
 	if slices.Equal(r.Draw(4, 0), other.Draw(4, 0)) {
 		t.Fatal("two seeds give one draw")
 	}
-	d, derr := r.Traffic(context.Background(), 4, 2, 3, false)
-	c, cerr := r.Traffic(context.Background(), 4, 2, 3, true)
-	if derr != nil || cerr != nil {
-		t.Fatal(derr, cerr)
+	d, err := r.Traffic(context.Background(), 4, 2, 3)
+	if err != nil {
+		t.Fatal(err)
 	}
+	c := d.Reversed()
 	for k := 0; k < 3; k++ {
 		counts := r.Draw(4, k)
 		for i := 0; i < 4; i++ {
@@ -107,7 +107,7 @@ func TestRoutingDeterminism(t *testing.T) {
 		im := most / mean
 		t.Errorf("zipf 1.2 imbalance %.2f", im)
 	}
-	uniform, err := (&Routing{Experts: 8, TopK: 2, Tokens: 4096, Hidden: 1, Weights: UniformWeights(8)}).Traffic(context.Background(), 4, 1, 1, false)
+	uniform, err := (&Routing{Experts: 8, TopK: 2, Tokens: 4096, Hidden: 1, Weights: UniformWeights(8)}).Traffic(context.Background(), 4, 1, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestTrafficStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
 	start := time.Now()
-	tr, err := r.Traffic(ctx, 4, 4, 1<<20, false)
+	tr, err := r.Traffic(ctx, 4, 4, 1<<20)
 	if !errors.Is(err, context.Canceled) || tr != nil {
 		t.Fatalf("got %v, %v; want the context's error", tr, err)
 	}

@@ -53,7 +53,7 @@ func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoER
 	}
 	// The buffers hold the busiest rank of the heaviest draw; combine,
 	// the same exchange reversed, needs no more.
-	traffic, err := spec.Routing.Traffic(ctx, commRanks, spec.Type.Size(), spec.Draws, false)
+	traffic, err := spec.Routing.Traffic(ctx, commRanks, spec.Type.Size(), spec.Draws)
 	if err != nil {
 		return nil, err
 	}
