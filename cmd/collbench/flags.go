@@ -172,11 +172,6 @@ func (f *flags) parse(args []string) error {
 	return f.SweepRequest.Validate()
 }
 
-// options builds the engine options for coll.
-func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
-	return f.Options(coll, f.JobRequest, f.fs.Changed("op"))
-}
-
 // registerTraffic adds alltoallv's pattern flags; each defaults to the
 // nccl-tests variable of the same meaning.
 func registerTraffic(fs *pflag.FlagSet, t *run.TrafficRequest) {

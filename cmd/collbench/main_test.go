@@ -16,6 +16,12 @@ import (
 	"github.com/collbench/collbench/report"
 )
 
+// options builds the engine options for coll from the parsed flags, as
+// a sweep's Spec does.
+func (f *flags) options(coll *bench.Collective) (bench.Options, error) {
+	return f.Options(coll, f.JobRequest, f.fs.Changed("op"))
+}
+
 func runCLI(args ...string) (code int, stdout, stderr string) {
 	var o, e bytes.Buffer
 	code = cli(context.Background(), append([]string{"collbench"}, args...), &o, &e)
