@@ -219,9 +219,10 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 		}
 	}
 	// Routed traffic is drawn here, where an interruption can stop it,
-	// not when the buffers are sized.
+	// not when the buffers are sized (for the whole job) or the curves run.
+	sizes := append([]int{world}, p.GroupSizes...)
 	for _, c := range spec.Colls {
-		for _, n := range append([]int{world}, p.GroupSizes...) {
+		for _, n := range sizes {
 			if err := c.Traffic.Prepare(ctx, n); err != nil {
 				return nil, err
 			}
