@@ -20,24 +20,27 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 		fmt.Fprintf(stderr, "collbench: %v\n", err)
 		return exitUsage
 	}
-	f := newFlags(coll.Name)
-	parse := func() error { return f.parse(args) }
-	return measuring(ctx, coll.Name, "collbench "+coll.Name+" [flags]", f.fs, parse, &f.jobFlags, stdout, stderr, func(j *run.Job) (bool, error) {
-		if err := j.Split(os.LookupEnv, f.fs.Changed("group-size") || f.fs.Changed("layout")); err != nil {
-			return false, err
-		}
-		if f.Traffic != nil && f.Traffic.MoE != "" {
-			return measureMoE(ctx, f, j, args, stdout)
-		}
-		return measure(ctx, coll, f, j, args, stdout, stderr)
-	})
+	return runMeasuring(ctx, newFlags(coll), "collbench "+coll.Name+" [flags]", args, stdout, stderr)
 }
 
-// measure runs the sweep, printing the table as it goes (rank 0 alone in
-// a job of several processes), and writes the outputs. It reports whether
-// any result was wrong.
-func measure(ctx context.Context, coll *bench.Collective, f *flags, j *run.Job, args []string, stdout, stderr io.Writer) (bool, error) {
-	spec, err := f.Spec(coll, f.JobRequest, f.fs.Changed("op"), os.Getenv, append([]string{"collbench", coll.Name}, args...))
+// measure splits the job into the groups asked for and runs the sweep,
+// or the mixture-of-experts layer --moe describes.
+func (f *flags) measure(ctx context.Context, j *run.Job, argv []string, stdout, stderr io.Writer) (bool, error) {
+	if err := j.Split(os.LookupEnv, f.fs.Changed("group-size") || f.fs.Changed("layout")); err != nil {
+		return false, err
+	}
+	if f.Traffic != nil && f.Traffic.MoE != "" {
+		return measureMoE(ctx, f, j, argv, stdout)
+	}
+	return measureSweep(ctx, f, j, argv, stdout, stderr)
+}
+
+// measureSweep runs the sweep, printing the table as it goes (rank 0
+// alone in a job of several processes), and writes the outputs. It
+// reports whether any result was wrong.
+func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdout, stderr io.Writer) (bool, error) {
+	coll := f.coll
+	spec, err := f.Spec(coll, f.JobRequest, f.fs.Changed("op"), os.Getenv, argv)
 	if err != nil {
 		return false, err
 	}
@@ -94,8 +97,8 @@ func writeRun(ctx context.Context, f *flags, r *run.SweepResult, table *report.T
 
 // measureMoE times a mixture-of-experts layer's dispatch and combine and
 // prints them (rank 0); it reports whether any result was wrong.
-func measureMoE(ctx context.Context, f *flags, j *run.Job, args []string, stdout io.Writer) (bool, error) {
-	spec, err := f.MoESpec(f.JobRequest, f.fs.Changed("op"), append([]string{"collbench", "alltoallv"}, args...))
+func measureMoE(ctx context.Context, f *flags, j *run.Job, argv []string, stdout io.Writer) (bool, error) {
+	spec, err := f.MoESpec(f.JobRequest, f.fs.Changed("op"), argv)
 	if err != nil {
 		return false, err
 	}

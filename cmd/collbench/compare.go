@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
-
-	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/compare"
 	"github.com/collbench/collbench/document"
@@ -14,57 +13,55 @@ import (
 	"github.com/collbench/collbench/run"
 )
 
+// errRegressed is a comparison that found a significant regression or a
+// new run below the bandwidth floor (exit 1); the table says which.
+var errRegressed = errors.New("the new run regressed")
+
 // runCompare is collbench compare: two saved runs, size by size, with a
 // significance test; non-zero exit on a significant regression or a run
 // below the bandwidth floor.
 func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("compare", pflag.ContinueOnError)
-	fs.SortFlags = false
+	fs := newFlagSet("compare")
 	o := compare.Options{}
 	fs.Float64Var(&o.Threshold, "threshold", 5, "slowdown in percent that counts as a regression when significant")
 	fs.Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the Mann-Whitney test on per-iteration times")
 	minBW := fs.Float64("min-busbw", 0, "fail when the new run's average bus bandwidth is below this many GB/s (default NCCL_TESTS_MIN_BW)")
 	synopsis := "collbench compare base.json new.json [--threshold PCT] [--min-busbw GB/s]"
-	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
-		return code
-	}
-	fail := failer("compare", stderr)
-	if !fs.Changed("min-busbw") {
-		f, err := run.MinBusBW(os.Getenv)
-		if err != nil {
-			return fail(err)
+	return fileCommand(fs, args, synopsis, stdout, stderr, func() error {
+		if !fs.Changed("min-busbw") {
+			f, err := run.MinBusBW(os.Getenv)
+			if err != nil {
+				return err
+			}
+			*minBW = f
 		}
-		*minBW = f
-	}
-	switch {
-	case fs.NArg() != 2:
-		return fail(usagef("want two run files (usage: %s)", synopsis))
-	case o.Threshold < 0 || o.Alpha <= 0 || o.Alpha >= 1:
-		return fail(usagef("--threshold must be at least 0 and --alpha between 0 and 1"))
-	}
-	o.Threshold /= 100
-	base, err := loadRun(ctx, fs.Arg(0))
-	if err != nil {
-		return fail(err)
-	}
-	next, err := loadRun(ctx, fs.Arg(1))
-	if err != nil {
-		return fail(err)
-	}
-	cs := compare.Runs(base, next, o)
-	if len(cs) == 0 {
-		return fail(usagef("the runs have no size of the same collective, type and placement in common"))
-	}
-	fmt.Fprintf(stdout, "# base %s (%s, %s) vs new %s (%s, %s)\n", fs.Arg(0), base.Collective, base.StartTime, fs.Arg(1), next.Collective, next.StartTime)
-	regressions := report.CompareTable(stdout, cs, o)
-	code := exitOK
-	if regressions > 0 {
-		code = exitFailure
-	}
-	if *minBW > 0 && !report.Floor(stdout, next.AvgBusBW.Bandwidth, *minBW) {
-		code = exitFailure
-	}
-	return code
+		switch {
+		case fs.NArg() != 2:
+			return usagef("want two run files (usage: %s)", synopsis)
+		case o.Threshold < 0 || o.Alpha <= 0 || o.Alpha >= 1:
+			return usagef("--threshold must be at least 0 and --alpha between 0 and 1")
+		}
+		o.Threshold /= 100
+		base, err := loadRun(ctx, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		next, err := loadRun(ctx, fs.Arg(1))
+		if err != nil {
+			return err
+		}
+		cs := compare.Runs(base, next, o)
+		if len(cs) == 0 {
+			return usagef("the runs have no size of the same collective, type and placement in common")
+		}
+		fmt.Fprintf(stdout, "# base %s (%s, %s) vs new %s (%s, %s)\n", fs.Arg(0), base.Collective, base.StartTime, fs.Arg(1), next.Collective, next.StartTime)
+		regressions := report.CompareTable(stdout, cs, o)
+		floorOK := *minBW <= 0 || report.Floor(stdout, next.AvgBusBW.Bandwidth, *minBW)
+		if regressions > 0 || !floorOK {
+			return errRegressed
+		}
+		return nil
+	})
 }
 
 // loadRun reads a run document; problems are one line naming the file.

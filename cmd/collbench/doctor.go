@@ -6,7 +6,6 @@ import (
 	"io"
 
 	"github.com/collbench/collbench/run"
-	"github.com/spf13/pflag"
 )
 
 // runDoctor prints what collbench finds of the GPU stack: driver, CUDA,
@@ -14,8 +13,7 @@ import (
 // will use. Without a GPU it still prints the report (the host backend is
 // what runs), says why on stderr in one line, and exits 1.
 func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("doctor", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlagSet("doctor")
 	ncclLib := fs.String("nccl-lib", "", "libnccl.so.2 to load, or its folder (also COLLBENCH_NCCL_LIB)")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
 	if code, done := parseFlags(fs, args, "collbench doctor [flags]", stdout, stderr); done {

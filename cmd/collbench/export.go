@@ -73,42 +73,31 @@ func (e *exportFlags) write(ctx context.Context, doc *document.Profile, cmd stri
 
 // runExport is collbench export: a saved profile into planners' formats.
 func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("export", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.SortFlags = false
+	fs := newFlagSet("export")
 	var e exportFlags
 	fs.StringVar(&e.Targets, "to", "", "targets, comma-separated: "+strings.Join(export.Targets, ", ")+" or all")
 	fs.StringVarP(&e.Dir, "output", "o", ".", "folder to write the files into (created if missing)")
 	e.registerTuning(fs)
 	synopsis := "collbench export --to " + strings.Join(export.Targets, "|") + "|all profile.json [-o DIR]"
-	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
-		return code
-	}
-	fail := failer("export", stderr)
-	switch {
-	case fs.NArg() != 1:
-		return fail(usagef("want one profile file (usage: %s)", synopsis))
-	case e.Targets == "":
-		return fail(usagef("--to is required (%s or all)", strings.Join(export.Targets, ", ")))
-	}
-	if err := e.check(); err != nil {
-		return fail(err)
-	}
-	doc, err := loadProfile(ctx, fs.Arg(0))
-	if err != nil {
-		return fail(err)
-	}
-	if err := e.checkDir(); err != nil {
-		return fail(err)
-	}
-	err = e.write(ctx, doc, "export", func(f string) { fmt.Fprintln(stdout, f) }, stderr)
-	switch {
-	case errors.Is(err, errExportFailed):
-		return exitCode(err) // each failed target has had its line
-	case err != nil:
-		return fail(err)
-	}
-	return exitOK
+	return fileCommand(fs, args, synopsis, stdout, stderr, func() error {
+		switch {
+		case fs.NArg() != 1:
+			return usagef("want one profile file (usage: %s)", synopsis)
+		case e.Targets == "":
+			return usagef("--to is required (%s or all)", strings.Join(export.Targets, ", "))
+		}
+		if err := e.check(); err != nil {
+			return err
+		}
+		doc, err := loadProfile(ctx, fs.Arg(0))
+		if err != nil {
+			return err
+		}
+		if err := e.checkDir(); err != nil {
+			return err
+		}
+		return e.write(ctx, doc, "export", func(f string) { fmt.Fprintln(stdout, f) }, stderr)
+	})
 }
 
 // loadProfile reads a profile file; every problem is one line naming it.

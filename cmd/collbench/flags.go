@@ -59,23 +59,12 @@ func (j *jobFlags) check() error {
 // settings are the job flags as the run package takes them.
 func (j *jobFlags) settings() (run.Settings, error) { return j.Settings(version, os.Getenv) }
 
-// parseArgs reads a measuring command's line into fs and refuses stray
-// arguments; problems are usage errors.
-func parseArgs(fs *pflag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		return usageError{Err: err}
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q", fs.Arg(0))
-	}
-	return finiteFlags(fs)
-}
-
 // flags holds a collective subcommand's flags: nccl-tests' letters, long
 // names and defaults, plus collbench's own.
 type flags struct {
 	jobFlags
 	run.SweepRequest
+	coll        *bench.Collective
 	fs          *pflag.FlagSet
 	jsonFile    string
 	format      string
@@ -91,11 +80,10 @@ var unsupportedFlags = []struct {
 	{"V", "device_cta_count", "it sizes nccl-tests' own CUDA kernels, and collbench carries no device code (docs/gpu.md)"},
 }
 
-func newFlags(name string) *flags {
-	f := &flags{fs: pflag.NewFlagSet(name, pflag.ContinueOnError)}
+func newFlags(coll *bench.Collective) *flags {
+	f := &flags{coll: coll, fs: newFlagSet(coll.Name)}
 	fs, r := f.fs, &f.SweepRequest
 	r.MinBytes, r.MaxBytes, r.StepBytes = 32<<20, 32<<20, 1<<20
-	fs.SortFlags = false
 	fs.IntVarP(&f.Threads, "nthreads", "t", 1, "threads per process, each with -g GPUs: ranks = processes × threads × GPUs")
 	fs.IntVarP(&f.NGPUs, "ngpus", "g", 1, "GPUs (ranks) per process")
 	fs.VarP(size(&r.MinBytes), "minbytes", "b", "minimum size in bytes (K, M, G suffixes are binary)")
@@ -125,7 +113,7 @@ func newFlags(name string) *flags {
 	fs.IntVarP(&r.MemoryReport, "memory", "M", 0, "1: end the table with the GPU memory the communicators, buffers and collectives took; nccl backend")
 	fs.IntVarP(&r.StreamNull, "stream_null", "y", 0, "1: run the collectives on each GPU's NULL (legacy default) stream; nccl backend")
 	fs.IntVarP(&r.CTAPolicy, "cta_policy", "x", 0, "NCCL's CTA policy: 0 default, 1 efficiency (NCCL 2.27), 2 zero (2.28); nccl backend")
-	if c, err := bench.LookupCollective(name); err == nil && c.Traffic != nil {
+	if coll.Traffic != nil {
 		r.Traffic = &run.TrafficRequest{}
 		registerTraffic(fs, r.Traffic)
 	}
@@ -140,11 +128,10 @@ func newFlags(name string) *flags {
 	return f
 }
 
-// parse reads the command line; problems are usage errors.
-func (f *flags) parse(args []string) error {
-	if err := parseArgs(f.fs, args); err != nil {
-		return err
-	}
+func (f *flags) flags() (*pflag.FlagSet, *jobFlags) { return f.fs, &f.jobFlags }
+
+// check refuses what the job's checks leave to the collective.
+func (f *flags) check() error {
 	for _, u := range unsupportedFlags {
 		if v := *f.unsupported[u.long]; v != 0 {
 			return usagef("-%s/--%s is not supported: %s", u.short, u.long, u.why)
@@ -152,9 +139,6 @@ func (f *flags) parse(args []string) error {
 	}
 	if f.Threads < 1 {
 		return usagef("-t must be at least 1 (got %d)", f.Threads)
-	}
-	if err := f.jobFlags.check(); err != nil {
-		return err
 	}
 	if err := checkFormat(f.format, "table", "json", "csv"); err != nil {
 		return err

@@ -21,8 +21,8 @@ func FuzzFlags(f *testing.F) {
 		if err != nil {
 			c = bench.Collectives[0]
 		}
-		fl := newFlags(c.Name)
-		if err := fl.parse(strings.Fields(line)); err != nil {
+		fl := newFlags(c)
+		if err := parseMeasuring(fl, strings.Fields(line)); err != nil {
 			return
 		}
 		o, err := fl.options(c)

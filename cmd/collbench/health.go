@@ -23,9 +23,8 @@ type healthFlags struct {
 }
 
 func newHealthFlags() *healthFlags {
-	f := &healthFlags{fs: pflag.NewFlagSet("health", pflag.ContinueOnError), HealthRequest: run.DefaultHealthRequest()}
+	f := &healthFlags{fs: newFlagSet("health"), HealthRequest: run.DefaultHealthRequest()}
 	fs, r := f.fs, &f.HealthRequest
-	fs.SortFlags = false
 	fs.Var(size(&r.PairBytes), "pair-size", "send/recv size between pairs of GPUs and of nodes (default 128M on GPUs, 4M on the host)")
 	fs.Var(size(&r.ARBytes), "allreduce-size", "all-reduce size inside nodes and over the job (default as --pair-size)")
 	fs.StringVarP(&r.DType, "datatype", "d", r.DType, "data type")
@@ -50,13 +49,9 @@ func newHealthFlags() *healthFlags {
 	return f
 }
 
-func (f *healthFlags) parse(args []string) error {
-	if err := parseArgs(f.fs, args); err != nil {
-		return err
-	}
-	if err := f.jobFlags.check(); err != nil {
-		return err
-	}
+func (f *healthFlags) flags() (*pflag.FlagSet, *jobFlags) { return f.fs, &f.jobFlags }
+
+func (f *healthFlags) check() error {
 	if err := checkFormat(f.format, "table", "json"); err != nil {
 		return err
 	}
@@ -78,38 +73,40 @@ var errIncomplete = errors.New("the health check's budget ran out before it was 
 
 // runHealth is collbench health.
 func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := newHealthFlags()
-	parse := func() error { return f.parse(args) }
-	return measuring(ctx, "health", "collbench health [flags]", f.fs, parse, &f.jobFlags, stdout, stderr, func(j *run.Job) (bool, error) {
-		spec, err := f.Spec(ctx, append([]string{"collbench", "health"}, args...), inputLimit)
-		if err != nil {
-			return false, err
-		}
-		var bar *progress.Bar
-		doc, err := j.Health(ctx, spec, run.HealthHooks{
-			Before: checkFiles(f.jsonFile, f.heatmap),
-			Start: func(_ *run.Session, _ *document.Health, planned int) {
-				bar = progress.New(stderr, f.quiet, "health", planned)
-			},
-			Step: func(what string, done int) { bar.Update(done, what) },
-			Write: func(doc *document.Health, runErr error) error {
-				bar.Clear()
-				if f.format == "table" && runErr == nil {
-					report.Health(stdout, doc)
-				}
-				if err := emitJSON(ctx, f.format, f.jsonFile, stdout, doc.Encode); err != nil || f.heatmap == "" || runErr != nil {
-					return err
-				}
-				return chart.HealthHeatmapFile(ctx, f.heatmap, doc)
-			},
-		})
-		switch {
-		case err != nil || doc == nil || doc.Healthy:
-		case len(doc.Findings) > 0:
-			return false, errUnhealthy
-		default:
-			return false, errIncomplete
-		}
+	return runMeasuring(ctx, newHealthFlags(), "collbench health [flags]", args, stdout, stderr)
+}
+
+// measure runs the check, writes the record and turns its verdict into
+// the outcome: errUnhealthy, errIncomplete, or nil when healthy.
+func (f *healthFlags) measure(ctx context.Context, j *run.Job, argv []string, stdout, stderr io.Writer) (bool, error) {
+	spec, err := f.Spec(ctx, argv, inputLimit)
+	if err != nil {
 		return false, err
+	}
+	var bar *progress.Bar
+	doc, err := j.Health(ctx, spec, run.HealthHooks{
+		Before: checkFiles(f.jsonFile, f.heatmap),
+		Start: func(_ *run.Session, _ *document.Health, planned int) {
+			bar = progress.New(stderr, f.quiet, "health", planned)
+		},
+		Step: func(what string, done int) { bar.Update(done, what) },
+		Write: func(doc *document.Health, runErr error) error {
+			bar.Clear()
+			if f.format == "table" && runErr == nil {
+				report.Health(stdout, doc)
+			}
+			if err := emitJSON(ctx, f.format, f.jsonFile, stdout, doc.Encode); err != nil || f.heatmap == "" || runErr != nil {
+				return err
+			}
+			return chart.HealthHeatmapFile(ctx, f.heatmap, doc)
+		},
 	})
+	switch {
+	case err != nil || doc == nil || doc.Healthy:
+	case len(doc.Findings) > 0:
+		return false, errUnhealthy
+	default:
+		return false, errIncomplete
+	}
+	return false, err
 }

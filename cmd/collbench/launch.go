@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/spf13/pflag"
-
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/launch"
 	"github.com/collbench/collbench/run"
@@ -29,8 +27,7 @@ type launchFlags struct {
 // signal context the other commands use is not used here.
 func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	var lf launchFlags
-	fs := pflag.NewFlagSet("launch", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
+	fs := newFlagSet("launch")
 	fs.SetInterspersed(false) // everything after the subcommand is its own
 	fs.IntVarP(&lf.nprocs, "nprocs", "n", 0, "ranks (processes) to start on this host")
 	fs.StringVar(&lf.rendezvous, "rendezvous", "", "host:port for the job's rendezvous (default: a free loopback port)")
@@ -39,30 +36,40 @@ func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, "collbench launch -n N [flags] [--] <collective> [flags]", stdout, stderr); done {
 		return code
 	}
-	sub, fail := fs.Args(), failer("launch", stderr)
+	o, err := lf.options(fs.Args())
+	if err != nil {
+		fmt.Fprintf(stderr, "collbench launch: %v\n", err)
+		return exitCode(err)
+	}
+	o.Stdout, o.Stderr = stdout, stderr
+	return launch.Run(o)
+}
+
+// options checks the flags and the subcommand sub and makes them the
+// launcher's options.
+func (lf *launchFlags) options(sub []string) (launch.Options, error) {
 	switch {
 	case lf.nprocs < 1:
-		return fail(usagef("-n must be at least 1 (got %d)", lf.nprocs))
+		return launch.Options{}, usagef("-n must be at least 1 (got %d)", lf.nprocs)
 	case lf.nprocs > launch.MaxProcs:
-		return fail(usagef("-n %d: launch starts at most %d processes on one host; use -g for more ranks per process, or a cluster launcher", lf.nprocs, launch.MaxProcs))
+		return launch.Options{}, usagef("-n %d: launch starts at most %d processes on one host; use -g for more ranks per process, or a cluster launcher", lf.nprocs, launch.MaxProcs)
 	case len(sub) == 0:
-		return fail(usagef("no subcommand given (e.g. collbench launch -n 4 allreduce -b 8 -e 1M)"))
+		return launch.Options{}, usagef("no subcommand given (e.g. collbench launch -n 4 allreduce -b 8 -e 1M)")
 	}
 	if _, err := bench.LookupCollective(sub[0]); err != nil && sub[0] != "overlap" && sub[0] != "profile" && sub[0] != "health" {
-		return fail(usagef("%q is not a collective, overlap, profile or health; run 'collbench help' for the list", sub[0]))
+		return launch.Options{}, usagef("%q is not a collective, overlap, profile or health; run 'collbench help' for the list", sub[0])
 	}
 	grace, err := run.Seconds("--grace", lf.grace)
 	if err != nil {
-		return fail(err)
+		return launch.Options{}, err
 	}
 	exe, err := os.Executable()
 	if err != nil {
-		return fail(fmt.Errorf("finding this program: %w", err))
+		return launch.Options{}, fmt.Errorf("finding this program: %w", err)
 	}
 	env, ln, err := launch.Env(os.Environ(), lf.rendezvous)
 	if err != nil {
-		return fail(usageError{Err: err})
+		return launch.Options{}, usageError{Err: err}
 	}
-	return launch.Run(launch.Options{Procs: lf.nprocs, Exe: exe, Args: sub, Stdout: stdout, Stderr: stderr,
-		Grace: grace, Env: env, Listener: ln, DistinctHosts: lf.distinct})
+	return launch.Options{Procs: lf.nprocs, Exe: exe, Args: sub, Grace: grace, Env: env, Listener: ln, DistinctHosts: lf.distinct}, nil
 }

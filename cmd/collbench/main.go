@@ -147,14 +147,34 @@ func exitCode(err error) int {
 	return exitFailure
 }
 
-// failer returns how a command that reads and writes files (export,
-// predict, compare, plot, report) ends on an error: one line on stderr
-// naming the command, and the exit code the error calls for.
-func failer(cmd string, stderr io.Writer) func(error) int {
-	return func(err error) int {
-		fmt.Fprintf(stderr, "collbench %s: %v\n", cmd, err)
-		return exitCode(err)
+// printed says whether an outcome's explanation is already on the
+// output (the findings, the failed targets, the regressions), so that the
+// command only exits with the code it calls for.
+func printed(err error) bool {
+	return errors.Is(err, errExportFailed) || errors.Is(err, errUnhealthy) || errors.Is(err, errIncomplete) || errors.Is(err, errRegressed)
+}
+
+// newFlagSet is a subcommand's flags, listed in help in the order they
+// are added.
+func newFlagSet(name string) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	fs.SortFlags = false
+	return fs
+}
+
+// fileCommand runs a command that reads and writes files (export,
+// predict, compare, plot, report) once its flags are parsed: an error is
+// one line on stderr naming the command, unless already printed, and the
+// exit code the error calls for.
+func fileCommand(fs *pflag.FlagSet, args []string, synopsis string, stdout, stderr io.Writer, body func() error) int {
+	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
+		return code
 	}
+	err := body()
+	if err != nil && !printed(err) {
+		fmt.Fprintf(stderr, "collbench %s: %v\n", fs.Name(), err)
+	}
+	return exitCode(err)
 }
 
 // usageError marks errors in what the user asked for (exit code 2); the

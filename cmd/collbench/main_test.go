@@ -138,16 +138,16 @@ func expectUsageError(t *testing.T, args []string, want string) {
 }
 
 func TestFlagParsing(t *testing.T) {
-	f := newFlags("allreduce")
-	err := f.parse([]string{"-b", "1K", "-e", "0x100000", "--stepfactor=0x4", "-n", "010", "-r", "-1", "-d", "all", "-o", "all", "-w", "0"})
+	c, _ := bench.LookupCollective("allreduce")
+	f := newFlags(c)
+	err := parseMeasuring(f, []string{"-b", "1K", "-e", "0x100000", "--stepfactor=0x4", "-n", "010", "-r", "-1", "-d", "all", "-o", "all", "-w", "0"})
 	if err == nil {
 		t.Fatal("-e 0x100000 accepted as a size (nccl-tests parses sizes as decimal)")
 	}
-	f = newFlags("allreduce")
-	if err := f.parse([]string{"-b", "1K", "-e", "1M", "--stepfactor=0x4", "-n", "0x10", "-r", "-1", "-d", "all", "-o", "all", "-w", "0"}); err != nil {
+	f = newFlags(c)
+	if err := parseMeasuring(f, []string{"-b", "1K", "-e", "1M", "--stepfactor=0x4", "-n", "0x10", "-r", "-1", "-d", "all", "-o", "all", "-w", "0"}); err != nil {
 		t.Fatal(err)
 	}
-	c, _ := bench.LookupCollective("allreduce")
 	o, err := f.options(c)
 	if err != nil {
 		t.Fatal(err)
@@ -158,8 +158,8 @@ func TestFlagParsing(t *testing.T) {
 	if len(o.Types) != 12 || len(o.Ops) != 6 {
 		t.Errorf("-d all / -o all gave %d types, %d ops", len(o.Types), len(o.Ops))
 	}
-	d := newFlags("allreduce")
-	if err := d.parse(nil); err != nil {
+	d := newFlags(c)
+	if err := parseMeasuring(d, nil); err != nil {
 		t.Fatal(err)
 	}
 	if d.MinBytes != 32<<20 || d.MaxBytes != 32<<20 || d.StepBytes != 1<<20 || d.Factor != 1 || d.Iters != 20 ||

@@ -24,10 +24,9 @@ type overlapFlags struct {
 }
 
 func newOverlapFlags() *overlapFlags {
-	f := &overlapFlags{fs: pflag.NewFlagSet("overlap", pflag.ContinueOnError)}
+	f := &overlapFlags{fs: newFlagSet("overlap")}
 	fs, r := f.fs, &f.OverlapRequest
 	r.MinBytes, r.MaxBytes = 1<<20, 64<<20
-	fs.SortFlags = false
 	fs.StringVar(&r.Coll, "coll", "allreduce", "the collective (any collbench collective)")
 	fs.VarP(size(&r.MinBytes), "minbytes", "b", "smallest message size")
 	fs.VarP(size(&r.MaxBytes), "maxbytes", "e", "largest message size")
@@ -52,57 +51,49 @@ func newOverlapFlags() *overlapFlags {
 	return f
 }
 
-// parse reads and checks the command line.
-func (f *overlapFlags) parse(args []string) error {
-	if err := parseArgs(f.fs, args); err != nil {
-		return err
-	}
-	if err := f.jobFlags.check(); err != nil {
-		return err
-	}
+func (f *overlapFlags) flags() (*pflag.FlagSet, *jobFlags) { return f.fs, &f.jobFlags }
+
+func (f *overlapFlags) check() error {
 	if err := f.OverlapRequest.Validate(f.fs.Changed); err != nil {
 		return err
 	}
 	return checkFormat(f.format, "table", "json")
 }
 
-// spec is the experiment the flags ask for.
-func (f *overlapFlags) spec(args []string) (run.OverlapSpec, error) {
-	return f.Spec(append([]string{"collbench", "overlap"}, args...))
-}
-
 // runOverlap is collbench overlap.
 func runOverlap(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := newOverlapFlags()
-	parse := func() error { return f.parse(args) }
-	return measuring(ctx, "overlap", "collbench overlap [flags]", f.fs, parse, &f.jobFlags, stdout, stderr, func(j *run.Job) (bool, error) {
-		spec, err := f.spec(args)
-		if err != nil {
-			return false, err
-		}
-		var bar *progress.Bar
-		_, err = j.Overlap(ctx, spec, run.OverlapHooks{
-			Before: checkFiles(f.jsonFile, f.galvatron),
-			Start: func(s *run.Session, doc *document.OverlapRun, planned int) {
-				if f.format == "table" {
-					report.OverlapHeader(stdout, doc, s.Notes)
-				}
-				bar = progress.New(stderr, f.quiet, "overlap", planned)
-			},
-			Result: func(r document.OverlapResult, done int) {
-				bar.Clear() // the row may go to the same terminal
-				if f.format == "table" {
-					report.OverlapRow(stdout, r)
-				}
-				bar.Update(done, bench.FormatSize(r.Size)+" next to "+r.Workload)
-			},
-			Write: func(doc *document.OverlapRun, runErr error) error {
-				bar.Clear()
-				return writeOverlap(ctx, f, doc, stdout, runErr)
-			},
-		})
+	return runMeasuring(ctx, newOverlapFlags(), "collbench overlap [flags]", args, stdout, stderr)
+}
+
+// measure runs the experiment, printing its table as it goes, and writes
+// the outputs.
+func (f *overlapFlags) measure(ctx context.Context, j *run.Job, argv []string, stdout, stderr io.Writer) (bool, error) {
+	spec, err := f.Spec(argv)
+	if err != nil {
 		return false, err
+	}
+	var bar *progress.Bar
+	_, err = j.Overlap(ctx, spec, run.OverlapHooks{
+		Before: checkFiles(f.jsonFile, f.galvatron),
+		Start: func(s *run.Session, doc *document.OverlapRun, planned int) {
+			if f.format == "table" {
+				report.OverlapHeader(stdout, doc, s.Notes)
+			}
+			bar = progress.New(stderr, f.quiet, "overlap", planned)
+		},
+		Result: func(r document.OverlapResult, done int) {
+			bar.Clear() // the row may go to the same terminal
+			if f.format == "table" {
+				report.OverlapRow(stdout, r)
+			}
+			bar.Update(done, bench.FormatSize(r.Size)+" next to "+r.Workload)
+		},
+		Write: func(doc *document.OverlapRun, runErr error) error {
+			bar.Clear()
+			return writeOverlap(ctx, f, doc, stdout, runErr)
+		},
 	})
+	return false, err
 }
 
 // writeOverlap prints the footer or the document and saves the files.

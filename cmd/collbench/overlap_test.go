@@ -105,10 +105,10 @@ func TestOverlapBadInput(t *testing.T) {
 // The preset fixes Galvatron's probe.
 func TestOverlapPreset(t *testing.T) {
 	f := newOverlapFlags()
-	if err := f.parse([]string{"--preset", "galvatron"}); err != nil {
+	if err := parseMeasuring(f, []string{"--preset", "galvatron"}); err != nil {
 		t.Fatal(err)
 	}
-	p, err := f.spec(nil)
+	p, err := f.Spec(nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,8 +7,6 @@ import (
 	"regexp"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/collbench/collbench/chart"
 	"github.com/collbench/collbench/fileio"
 )
@@ -16,72 +14,64 @@ import (
 // runPlot is collbench plot: bus bandwidth and time against message size
 // for saved runs and profiles, one line per collective, group or curve.
 func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("plot", pflag.ContinueOnError)
-	fs.SortFlags = false
+	fs := newFlagSet("plot")
 	out := fs.StringP("output", "o", "busbw.svg", "image to write; the extension picks the format: .svg, .png or .pdf")
 	metric := fs.String("metric", "both", "panels: busbw, time or both")
 	title := fs.String("title", "", "chart title (default: the file names)")
 	only := fs.String("only", "", "plot only the lines whose label matches this regular expression")
 	synopsis := "collbench plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf] [--metric busbw|time|both]"
-	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
-		return code
-	}
-	fail := failer("plot", stderr)
-	if fs.NArg() == 0 {
-		return fail(usagef("want at least one run or profile file (usage: %s)", synopsis))
-	}
-	format, err := chart.FormatOf(*out)
-	if err != nil {
-		return fail(usageError{Err: err})
-	}
-	metrics, err := chart.ParseMetrics(*metric)
-	if err != nil {
-		return fail(usageError{Err: err})
-	}
-	var keep *regexp.Regexp
-	if *only != "" {
-		if keep, err = regexp.Compile(*only); err != nil {
-			return fail(usagef("--only: %v", err))
+	return fileCommand(fs, args, synopsis, stdout, stderr, func() error {
+		if fs.NArg() == 0 {
+			return usagef("want at least one run or profile file (usage: %s)", synopsis)
 		}
-	}
-	if err := checkOutput(*out, fs.Args()); err != nil {
-		return fail(err)
-	}
-	lines, err := chart.PlotFiles(ctx, *out, format, fs.Args(), inputLimit, keep, chart.Options{Title: *title, Metrics: metrics})
-	if err != nil {
-		return fail(err)
-	}
-	fmt.Fprintf(stdout, "wrote %s (%d line(s))\n", *out, lines)
-	return exitOK
+		format, err := chart.FormatOf(*out)
+		if err != nil {
+			return usageError{Err: err}
+		}
+		metrics, err := chart.ParseMetrics(*metric)
+		if err != nil {
+			return usageError{Err: err}
+		}
+		var keep *regexp.Regexp
+		if *only != "" {
+			if keep, err = regexp.Compile(*only); err != nil {
+				return usagef("--only: %v", err)
+			}
+		}
+		if err := checkOutput(*out, fs.Args()); err != nil {
+			return err
+		}
+		lines, err := chart.PlotFiles(ctx, *out, format, fs.Args(), inputLimit, keep, chart.Options{Title: *title, Metrics: metrics})
+		if err == nil {
+			fmt.Fprintf(stdout, "wrote %s (%d line(s))\n", *out, lines)
+		}
+		return err
+	})
 }
 
 // runReport is collbench report: one HTML or Markdown page with the facts,
 // tables and charts of saved runs and profiles.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := pflag.NewFlagSet("report", pflag.ContinueOnError)
-	fs.SortFlags = false
+	fs := newFlagSet("report")
 	out := fs.StringP("output", "o", "report.html", "page to write: .html, or .md (charts then go to SVG files beside it)")
 	title := fs.String("title", "", "page title (default: the file names)")
 	synopsis := "collbench report run.json|profile.json [more.json …] [-o report.html|report.md]"
-	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
-		return code
-	}
-	fail := failer("report", stderr)
-	if fs.NArg() == 0 {
-		return fail(usagef("want at least one run or profile file (usage: %s)", synopsis))
-	}
-	if _, err := chart.PageFormat(*out); err != nil {
-		return fail(usageError{Err: err})
-	}
-	if err := checkOutput(*out, fs.Args()); err != nil {
-		return fail(err)
-	}
-	written, err := chart.ReportFiles(ctx, *out, *title, fs.Args(), inputLimit)
-	if err != nil {
-		return fail(err)
-	}
-	fmt.Fprintf(stdout, "wrote %s\n", strings.Join(written, ", "))
-	return exitOK
+	return fileCommand(fs, args, synopsis, stdout, stderr, func() error {
+		if fs.NArg() == 0 {
+			return usagef("want at least one run or profile file (usage: %s)", synopsis)
+		}
+		if _, err := chart.PageFormat(*out); err != nil {
+			return usageError{Err: err}
+		}
+		if err := checkOutput(*out, fs.Args()); err != nil {
+			return err
+		}
+		written, err := chart.ReportFiles(ctx, *out, *title, fs.Args(), inputLimit)
+		if err == nil {
+			fmt.Fprintf(stdout, "wrote %s\n", strings.Join(written, ", "))
+		}
+		return err
+	})
 }
 
 // checkOutput refuses, before anything is read, an output that cannot be

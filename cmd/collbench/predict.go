@@ -23,10 +23,9 @@ type predictFlags struct {
 }
 
 func newPredictFlags() *predictFlags {
-	f := &predictFlags{fs: pflag.NewFlagSet("predict", pflag.ContinueOnError)}
+	f := &predictFlags{fs: newFlagSet("predict")}
 	fs, r := f.fs, &f.Request
 	r.Given, r.Bucket = fs.Changed, 25<<20
-	fs.SortFlags = false
 	fs.StringVar(&f.profile, "profile", "", "the profile from collbench profile (required)")
 	fs.StringVar(&r.Preset, "model", "", "a preset: "+strings.Join(model.PresetNames(), ", ")+" (the shape flags below override it)")
 	fs.IntVar(&r.Shape.Layers, "layers", 0, "transformer layers")
@@ -59,15 +58,8 @@ func newPredictFlags() *predictFlags {
 // runPredict is collbench predict.
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newPredictFlags()
-	f.fs.SetOutput(io.Discard)
 	synopsis := "collbench predict --profile profile.json [--model NAME | --layers N --hidden N …] [--dp N --tp N --pp N --zero K --sp --ep N] [--rank-strategies]"
-	if code, done := parseFlags(f.fs, args, synopsis, stdout, stderr); done {
-		return code
-	}
-	if err := predict(ctx, f, stdout); err != nil {
-		return failer("predict", stderr)(err)
-	}
-	return exitOK
+	return fileCommand(f.fs, args, synopsis, stdout, stderr, func() error { return predict(ctx, f, stdout) })
 }
 
 func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {

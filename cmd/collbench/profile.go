@@ -24,10 +24,9 @@ type profileFlags struct {
 }
 
 func newProfileFlags() *profileFlags {
-	f := &profileFlags{fs: pflag.NewFlagSet("profile", pflag.ContinueOnError)}
+	f := &profileFlags{fs: newFlagSet("profile")}
 	fs, r := f.fs, &f.ProfileRequest
 	r.MinBytes, r.MaxBytes = 1<<20, 1<<30
-	fs.SortFlags = false
 	fs.StringVarP(&f.output, "output", "o", "", "write the profile to this file (default: stdout)")
 	fs.VarP(size(&r.MinBytes), "minbytes", "b", "smallest message size")
 	fs.VarP(size(&r.MaxBytes), "maxbytes", "e", "largest message size")
@@ -61,13 +60,9 @@ func newProfileFlags() *profileFlags {
 	return f
 }
 
-func (f *profileFlags) parse(args []string) error {
-	if err := parseArgs(f.fs, args); err != nil {
-		return err
-	}
-	if err := f.jobFlags.check(); err != nil {
-		return err
-	}
+func (f *profileFlags) flags() (*pflag.FlagSet, *jobFlags) { return f.fs, &f.jobFlags }
+
+func (f *profileFlags) check() error {
 	for _, name := range []string{"group-size", "layout"} {
 		if f.fs.Changed(name) {
 			return usagef("--%s does not apply to profile; use --group-sizes and --layouts", name)
@@ -79,48 +74,45 @@ func (f *profileFlags) parse(args []string) error {
 	return f.exports.check()
 }
 
-// spec is the profile the flags ask for.
-func (f *profileFlags) spec(args []string) (run.ProfileSpec, error) {
-	return f.Spec(append([]string{"collbench", "profile"}, args...))
-}
-
 // runProfile is collbench profile.
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	f := newProfileFlags()
-	parse := func() error { return f.parse(args) }
-	return measuring(ctx, "profile", "collbench profile [-o profile.json] [flags]", f.fs, parse, &f.jobFlags, stdout, stderr, func(j *run.Job) (bool, error) {
-		spec, err := f.spec(args)
-		if err != nil {
-			return false, err
-		}
-		var bar *progress.Bar
-		_, err = j.Profile(ctx, spec, run.ProfileHooks{
-			Before: func() error {
-				if err := checkFiles(f.output)(); err != nil {
-					return err
-				}
-				return f.exports.checkDir()
-			},
-			Start: func(_ *run.Session, points int) { bar = progress.New(stderr, f.quiet, "profile", points) },
-			Log: func(format string, a ...any) {
-				if f.quiet {
-					return
-				}
-				line := "collbench profile: " + fmt.Sprintf(format, a...)
-				if bar != nil {
-					bar.Print(line) // above the bar
-					return
-				}
-				fmt.Fprintln(stderr, line)
-			},
-			Progress: func(done int, what string) { bar.Update(done, what) },
-			Write: func(doc *document.Profile, complete bool) error {
-				bar.Clear()
-				return f.write(ctx, doc, stdout, stderr, complete)
-			},
-		})
+	return runMeasuring(ctx, newProfileFlags(), "collbench profile [-o profile.json] [flags]", args, stdout, stderr)
+}
+
+// measure runs the profile, a line per curve and a progress bar on
+// stderr, and writes the profile and its exports.
+func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, stdout, stderr io.Writer) (bool, error) {
+	spec, err := f.Spec(argv)
+	if err != nil {
 		return false, err
+	}
+	var bar *progress.Bar
+	_, err = j.Profile(ctx, spec, run.ProfileHooks{
+		Before: func() error {
+			if err := checkFiles(f.output)(); err != nil {
+				return err
+			}
+			return f.exports.checkDir()
+		},
+		Start: func(_ *run.Session, points int) { bar = progress.New(stderr, f.quiet, "profile", points) },
+		Log: func(format string, a ...any) {
+			if f.quiet {
+				return
+			}
+			line := "collbench profile: " + fmt.Sprintf(format, a...)
+			if bar != nil {
+				bar.Print(line) // above the bar
+				return
+			}
+			fmt.Fprintln(stderr, line)
+		},
+		Progress: func(done int, what string) { bar.Update(done, what) },
+		Write: func(doc *document.Profile, complete bool) error {
+			bar.Clear()
+			return f.write(ctx, doc, stdout, stderr, complete)
+		},
 	})
+	return false, err
 }
 
 // write saves the profile (kept even when the run failed part way, with

@@ -197,10 +197,10 @@ func TestProfilePlan(t *testing.T) {
 	}
 	for _, c := range cases {
 		f := newProfileFlags()
-		if err := f.parse(c.args); err != nil {
+		if err := parseMeasuring(f, c.args); err != nil {
 			t.Fatal(err)
 		}
-		spec, err := f.spec(nil)
+		spec, err := f.Spec(nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/collbench/collbench/cluster"
+	"github.com/collbench/collbench/fileio"
+	"github.com/collbench/collbench/libpath"
+	"github.com/collbench/collbench/nccl"
+	"github.com/collbench/collbench/run"
+	"github.com/spf13/pflag"
+)
+
+// measurer is a measuring command's flags: the job's among them, what
+// they need checked beyond the job's, and the measurement they ask for.
+type measurer interface {
+	flags() (*pflag.FlagSet, *jobFlags)
+	check() error
+	// measure runs in the job; argv is the command line as the files
+	// record it. It reports whether any result was wrong.
+	measure(ctx context.Context, j *run.Job, argv []string, stdout, stderr io.Writer) (wrong bool, err error)
+}
+
+// parseMeasuring reads a measuring command's line into m: no stray
+// arguments, the job's flags, then the command's own; problems are usage
+// errors.
+func parseMeasuring(m measurer, args []string) error {
+	fs, jf := m.flags()
+	if err := fs.Parse(args); err != nil {
+		return usageError{Err: err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q", fs.Arg(0))
+	}
+	if err := finiteFlags(fs); err != nil {
+		return err
+	}
+	if err := jf.check(); err != nil {
+		return err
+	}
+	return m.check()
+}
+
+// runMeasuring runs a measuring command: its line parsed (synopsis heads
+// the help), then its measurement in the job this process's environment
+// places it in. Errors go to stderr as one line naming the command and,
+// in a job of several processes, this process's ranks, after the job's
+// failure has been put first.
+func runMeasuring(ctx context.Context, m measurer, synopsis string, args []string, stdout, stderr io.Writer) int {
+	fs, jf := m.flags()
+	if code, done := parseWith(fs, func() error { return parseMeasuring(m, args) }, synopsis, stdout, stderr); done {
+		return code
+	}
+	cmd := fs.Name()
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "collbench %s: %v\n", cmd, err)
+		return exitCode(err)
+	}
+	s, err := jf.settings()
+	if err != nil {
+		return fail(err)
+	}
+	j, err := run.NewJob(s, os.Getenv, func(format string, a ...any) {
+		fmt.Fprintf(stderr, "collbench %s: %s\n", cmd, fmt.Sprintf(format, a...))
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer j.Close()
+	wrong, err := m.measure(ctx, j, append([]string{"collbench", cmd}, args...), stdout, stderr)
+	if printed(err) {
+		return exitCode(err)
+	}
+	if err = j.Explain(ctx, err); err != nil {
+		if j.Multi() {
+			err = fmt.Errorf("%s: %w", cluster.ProcName(j.Rank, jf.PerProc()), err)
+		}
+		return fail(withLibFlag(err))
+	}
+	if wrong {
+		return exitWrong
+	}
+	return exitOK
+}
+
+// withLibFlag adds the command line's way of naming NCCL to an error
+// that says it was not found by searching (not when it was named).
+func withLibFlag(err error) error {
+	if errors.Is(err, nccl.ErrNotFound) && !errors.As(err, new(*libpath.ExplicitError)) {
+		return fmt.Errorf("%w (or pass --nccl-lib with its path)", err)
+	}
+	return err
+}
+
+// checkFiles is a hook that fails early, before anything is measured,
+// when a file the user asked for cannot be written; empty names are
+// skipped, and "-" is standard output, which always can be.
+func checkFiles(paths ...string) func() error {
+	return func() error {
+		for _, p := range paths {
+			if p == "" || p == fileio.Stdout {
+				continue
+			}
+			if err := fileio.Check(p); err != nil {
+				return usageError{Err: err}
+			}
+		}
+		return nil
+	}
+}
+
+// emitJSON prints a document on stdout under --format json, and saves it
+// to file (-J) when one is named, through fileio.Save.
+func emitJSON(ctx context.Context, format, file string, stdout io.Writer, encode func(io.Writer) error) error {
+	if format == "json" {
+		if err := encode(stdout); err != nil {
+			return err
+		}
+	}
+	if file == "" {
+		return nil
+	}
+	return fileio.Save(ctx, file, stdout, encode)
+}
+
+// checkFormat refuses a --format outside allowed.
+func checkFormat(format string, allowed ...string) error {
+	if slices.Contains(allowed, format) {
+		return nil
+	}
+	last := len(allowed) - 1
+	return usagef("unknown --format %q (want %s or %s)", format, strings.Join(allowed[:last], ", "), allowed[last])
+}
