@@ -27,6 +27,7 @@ func TestRequestsRefuse(t *testing.T) {
 		{"layout", func() error { j := job; j.Layout = "diagonal"; _, err := j.Settings("v", env); return err }, "unknown --layout"},
 		{"timeout", func() error { j := job; j.Timeout = -1; _, err := j.Settings("v", env); return err }, "-T cannot be negative"},
 		{"backend", func() error { j := job; j.Backend = "tpu"; _, err := j.Settings("v", env); return err }, "unknown --backend"},
+		{"no iterations", func() error { return (&SweepRequest{Iters: 0, Factor: 1}).Validate() }, "-n must be at least 1 (got 0)"},
 		{"skip", func() error { return (&SweepRequest{Iters: 3, IterSkip: 3, Factor: 1}).Validate() }, "-K must be between"},
 		{"switch", func() error { return (&SweepRequest{Iters: 3, Factor: 1, MemoryReport: 2}).Validate() }, "-M must be 0 or 1"},
 		{"moe", func() error { return (&TrafficRequest{MoE: "8"}).routingErr() }, "want EXPERTS,TOPK"},

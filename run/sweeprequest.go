@@ -34,6 +34,8 @@ func (r *SweepRequest) Validate() error {
 		return Usagef("-x must be 0, 1 or 2 (got %d)", r.CTAPolicy)
 	case r.Register < 0 || r.Register > 2:
 		return Usagef("-R must be 0, 1 or 2 (got %d)", r.Register)
+	case r.Iters < 1:
+		return Usagef("-n must be at least 1 (got %d)", r.Iters)
 	case r.IterSkip < 0 || r.IterSkip >= r.Iters:
 		return Usagef("-K must be between 0 and -n minus 1 (got %d)", r.IterSkip)
 	case r.Factor < 1:

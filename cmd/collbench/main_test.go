@@ -99,6 +99,7 @@ func TestBadInput(t *testing.T) {
 		{"devices on host", []string{"allreduce", "--devices", "0", "--backend", "host"}, "nccl backend only"},
 		{"bad -R", []string{"allreduce", "-R", "3"}, "-R must be"},
 		{"bad -K", []string{"allreduce", "-K", "20"}, "-K must be"},
+		{"no iterations", []string{"allreduce", "-n", "0"}, "-n must be at least 1 (got 0)"},
 		{"zero threads", []string{"allreduce", "-t", "0"}, "-t must be at least 1"},
 		{"too many ranks", []string{"allreduce", "-t", "64", "-g", "32"}, "-t × -g = 2048"},
 		{"group does not divide", []string{"allreduce", "-g", "3", "--group-size", "2"}, "does not divide"},
