@@ -81,6 +81,22 @@ func (b *Budget) Overruns(perCall time.Duration, extra int) bool {
 	return b.Limit > 0 && perCall*time.Duration(b.MinIters+extra) > b.Remaining()
 }
 
+// Left is what is left of the whole limit, less the end margin, for the
+// work the reserve was held back for; a very large value without a limit.
+func (b *Budget) Left() time.Duration {
+	if b.Limit <= 0 {
+		return 1 << 62
+	}
+	return max(b.Limit-time.Duration(endMargin*float64(b.Limit))-b.Elapsed(), 0)
+}
+
+// Holds says whether the whole limit, less the end margin, holds d at
+// all: a limit that cannot hold its own reserve breaks its promise
+// before the first point.
+func (b *Budget) Holds(d time.Duration) bool {
+	return b.Limit <= 0 || d <= b.Limit-time.Duration(endMargin*float64(b.Limit))
+}
+
 // Spent says whether nothing is left for further points.
 func (b *Budget) Spent() bool { return b.Limit > 0 && b.Remaining() <= 0 }
 

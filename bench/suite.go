@@ -77,7 +77,8 @@ func (s *Suite) Points() int { return len(s.Colls) * len(s.Groupings) * len(s.Si
 // Run measures everything, handing each curve and probe over as it
 // completes. A budget that runs short trims iterations first, then the
 // largest sizes of a curve (never below minCurveSizes), then whole curves,
-// and every cut is said in the curve's Note.
+// and every cut is said in the curve's Note; a probe the budget cannot
+// hold is left out and logged.
 func (s *Suite) Run(ctx context.Context, onCurve func(CurveResult), onProbe func(ProbeResult)) error {
 	s.Budget.Start(s.Points())
 	total, done := len(s.Colls)*len(s.Groupings), 0
@@ -231,12 +232,28 @@ func (s *Suite) probes(ctx context.Context, onProbe func(ProbeResult)) error {
 	for _, p := range s.Probes {
 		need = max(need, p.Size)
 	}
-	comm, maxBytes, closeComm, err := s.Open(ctx, Grouping{}, need)
-	if err != nil {
-		return fmt.Errorf("opening the job's communicator for the overlap probes: %w", err)
-	}
-	defer closeComm()
+	var comm Comm
+	var maxBytes int64
 	for _, p := range s.Probes {
+		// The probe runs only if what is left of the budget holds it,
+		// decided by all processes together.
+		short, err := s.agree(ctx, s.Budget.Left() < s.Overlap.Duration())
+		if err != nil {
+			return err
+		}
+		if short {
+			if s.Log != nil {
+				s.Log("overlap %s left out: the time budget was spent", p.Name)
+			}
+			continue
+		}
+		if comm == nil {
+			var closeComm func()
+			if comm, maxBytes, closeComm, err = s.Open(ctx, Grouping{}, need); err != nil {
+				return fmt.Errorf("opening the job's communicator for the overlap probes: %w", err)
+			}
+			defer closeComm()
+		}
 		if p.Size > maxBytes {
 			return fmt.Errorf("overlap probe %s: %s does not fit in the devices (at most %s)", p.Name, FormatSize(p.Size), FormatSize(maxBytes))
 		}

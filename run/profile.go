@@ -243,6 +243,13 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 	if err != nil {
 		return nil, err
 	}
+	overlap := bench.OverlapOptions{Target: target, Cover: probeCover, Timeout: j.Limits.Collective}
+	budget := bench.Budget{Limit: spec.Budget, MinIters: spec.MinIters, MaxIters: spec.Iters, Since: j.Began,
+		Reserve: time.Duration(len(probes)) * overlap.Duration()}
+	if !budget.Holds(budget.Reserve) {
+		return nil, Usagef("--budget %s cannot hold the overlap probe(s): %d × %s at --overlap-target %s; raise it, lower --overlap-target or pass --no-overlap",
+			spec.Budget, len(probes), overlap.Duration().Round(time.Millisecond), target)
+	}
 	doc := &document.Profile{Schema: document.ProfileSchemaName, Version: document.ProfileSchemaVersion, Collbench: j.Settings.Version,
 		Created: start.UTC().Format(time.RFC3339), Args: spec.Args, Backend: sess.Backend.Name(), Units: document.SIUnits,
 		Curves: []document.ProfileCurve{}, Overlap: []document.ProfileOverlap{}, Errors: []string{}}
@@ -272,7 +279,6 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 	for _, n := range sess.Notes {
 		progress("%s", strings.TrimPrefix(n, "# "))
 	}
-	overlap := bench.OverlapOptions{Target: target, Cover: probeCover, Timeout: j.Limits.Collective}
 	suite := bench.Suite{Colls: spec.Colls, Groupings: p.Groupings, Sizes: p.Sizes, Type: spec.Type, RedOp: spec.RedOp, World: world,
 		Warmup: spec.Warmup, Check: spec.Check, Timeout: j.Limits.Collective, Peers: j.Peers(), Probes: probes, Log: progress,
 		Progress: func(done, _ int, what string) {
@@ -280,8 +286,7 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 				rank0(func() { h.Progress(done, what) })
 			}
 		},
-		Budget: bench.Budget{Limit: spec.Budget, MinIters: spec.MinIters, MaxIters: spec.Iters, Since: j.Began,
-			Reserve: time.Duration(len(probes)) * overlap.Duration()},
+		Budget:  budget,
 		Overlap: overlap,
 		Open: func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
 			if g.Of(world) == world && !g.Strided && need <= sess.Sweep.Max {

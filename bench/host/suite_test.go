@@ -2,6 +2,8 @@ package host
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,5 +102,28 @@ func TestSuiteBudget(t *testing.T) {
 			t.Errorf("a 10 min budget trimmed %d curves in %v", trimmed, took)
 		}
 		t.Logf("budget %v: %d of %d curves cut, %v", c.limit, trimmed, len(got), took)
+	}
+}
+
+// The overlap probes are under the promise too: when what is left of the
+// budget cannot hold a probe, the suite leaves it out and says so rather
+// than run past the limit.
+func TestSuiteBudgetLeavesProbesOut(t *testing.T) {
+	s := suiteFor(t, 2, []int64{4 << 10}, time.Millisecond)
+	allreduce, _ := bench.LookupCollective("allreduce")
+	w, err := bench.ParseGEMM("64,64,64", numeric.Float32)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Probes = []bench.Probe{{Name: "p", Coll: allreduce, Type: numeric.Float32, RedOp: numeric.Sum, Size: 64 << 10, Workload: w}}
+	s.Overlap = bench.OverlapOptions{Target: 50 * time.Millisecond, Cover: 4}
+	var logged []string
+	s.Log = func(format string, a ...any) { logged = append(logged, fmt.Sprintf(format, a...)) }
+	probed := 0
+	if err := s.Run(context.Background(), func(bench.CurveResult) {}, func(bench.ProbeResult) { probed++ }); err != nil {
+		t.Fatal(err)
+	}
+	if probed != 0 || !slices.ContainsFunc(logged, func(l string) bool { return strings.Contains(l, "overlap p left out: the time budget was spent") }) {
+		t.Errorf("a 1 ms budget ran %d probe(s); log %q", probed, logged)
 	}
 }

@@ -144,6 +144,7 @@ func TestProfileUsageErrors(t *testing.T) {
 		{[]string{"profile", "-g", "2", "--export", "megatron"}, "unknown export target"},
 		{[]string{"profile", "-g", "2", "--galvatron-bw", "point:x"}, "--galvatron-bw"},
 		{[]string{"profile", "-g", "1", "-b", "1K", "-e", "1K"}, "at least 2 ranks"},
+		{[]string{"profile", "-g", "2", "-b", "1K", "-e", "1K", "--budget", "1s"}, "--budget 1s cannot hold the overlap probe"},
 		{[]string{"export", "--to", "galvatron"}, "want one profile file"},
 		{[]string{"export", "--to", "galvatron", bad}, "ends early"},
 		{[]string{"export", "--to", "hetu", bad}, "unknown export target"},
