@@ -87,3 +87,21 @@ func TestSuiteKeepsFirstSizes(t *testing.T) {
 		}
 	}
 }
+
+// Left and Holds ignore the reserve: they are what the reserved work
+// itself may use.
+func TestBudgetLeftAndHolds(t *testing.T) {
+	now := time.Unix(0, 0)
+	b := Budget{Limit: 10 * time.Second, Reserve: 5 * time.Second, now: func() time.Time { return now }}
+	b.Start(1)
+	now = now.Add(4 * time.Second)
+	if got := b.Left(); got != 5700*time.Millisecond {
+		t.Errorf("Left after 4 s of 10 s = %v, want 5.7 s (3 %% kept for the end)", got)
+	}
+	if !b.Holds(9700*time.Millisecond) || b.Holds(9701*time.Millisecond) {
+		t.Errorf("Holds: 9.7 s is all of a 10 s limit less its end margin")
+	}
+	if unlimited := (Budget{}); !unlimited.Holds(time.Hour) || unlimited.Left() < time.Hour {
+		t.Errorf("a budget without a limit holds everything")
+	}
+}
