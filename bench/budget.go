@@ -45,7 +45,13 @@ func (b *Budget) Remaining() time.Duration {
 	if b.Limit <= 0 {
 		return 1 << 62
 	}
-	return max(b.Limit-time.Duration(endMargin*float64(b.Limit))-b.Reserve-b.Elapsed(), 0)
+	return max(b.Left()-b.Reserve, 0)
+}
+
+// usable is the limit less the end margin kept for gathering, fitting and
+// writing.
+func (b *Budget) usable() time.Duration {
+	return b.Limit - time.Duration(endMargin*float64(b.Limit))
 }
 
 // share is one remaining point's slice of the time left.
@@ -87,14 +93,14 @@ func (b *Budget) Left() time.Duration {
 	if b.Limit <= 0 {
 		return 1 << 62
 	}
-	return max(b.Limit-time.Duration(endMargin*float64(b.Limit))-b.Elapsed(), 0)
+	return max(b.usable()-b.Elapsed(), 0)
 }
 
 // Holds says whether the whole limit, less the end margin, holds d at
 // all: a limit that cannot hold its own reserve breaks its promise
 // before the first point.
 func (b *Budget) Holds(d time.Duration) bool {
-	return b.Limit <= 0 || d <= b.Limit-time.Duration(endMargin*float64(b.Limit))
+	return b.Limit <= 0 || d <= b.usable()
 }
 
 // Spent says whether nothing is left for further points.

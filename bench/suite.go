@@ -235,20 +235,23 @@ func (s *Suite) probes(ctx context.Context, onProbe func(ProbeResult)) error {
 	var comm Comm
 	var maxBytes int64
 	for _, p := range s.Probes {
-		// The probe runs only if what is left of the budget holds it,
-		// decided by all processes together.
-		short, err := s.agree(ctx, s.Budget.Left() < s.Overlap.Duration())
-		if err != nil {
-			return err
-		}
-		if short {
-			if s.Log != nil {
-				s.Log("overlap %s left out: the time budget was spent", p.Name)
+		// Under a limit, the probe runs only if what is left of the
+		// budget holds it, decided by all processes together.
+		if s.Budget.Limit > 0 {
+			short, err := s.agree(ctx, s.Budget.Left() < s.Overlap.Duration())
+			if err != nil {
+				return err
 			}
-			continue
+			if short {
+				if s.Log != nil {
+					s.Log("overlap %s left out: the time budget was spent", p.Name)
+				}
+				continue
+			}
 		}
 		if comm == nil {
 			var closeComm func()
+			var err error
 			if comm, maxBytes, closeComm, err = s.Open(ctx, Grouping{}, need); err != nil {
 				return fmt.Errorf("opening the job's communicator for the overlap probes: %w", err)
 			}
