@@ -63,6 +63,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	}
 	ip := net.ParseIP(s.Addr)
 	c := &Comm{mesh: m, host: host, remote: s.Addr != "" && (ip == nil || !ip.IsLoopback()), bufBytes: s.BufBytes}
+	var mapping sync.WaitGroup // the buffers' pages, one goroutine a buffer
 	for i, mb := range members {
 		rk := &rank{
 			id: mb.groupRank, n: s.Groups.Of(s.JobRanks), conns: m.conns[i], inline: inlineLimit(m.conns[i]), local: i,
@@ -70,11 +71,12 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 			send: make([]byte, s.BufBytes+s.Pad), recv: make([]byte, s.BufBytes+s.Pad),
 			work: make(chan bench.Batch, 64),
 		}
-		prefault(rk.send)
-		prefault(rk.recv)
+		mapping.Go(func() { prefault(rk.send) })
+		mapping.Go(func() { prefault(rk.recv) })
 		c.ranks = append(c.ranks, rk)
 		go c.stream(rk)
 	}
+	mapping.Wait()
 	return c, nil
 }
 
