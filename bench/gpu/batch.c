@@ -38,18 +38,29 @@ static int endGroup(const cb_procs* p, int d, cb_status* st) {
   return 0;
 }
 
-// one issues GPU d's call at the given rotation shift, as nccl-tests'
-// startColl and RunColl do, including the send/receive fallbacks for
-// all-to-all, gather and scatter before NCCL 2.28. Whatever fails, a group
-// it opened is ended and a PreMulSum op it created is destroyed.
-static int one(cb_comms* c, const cb_op* o, int d, int index, size_t shift, cb_status* st) {
+// one issues GPU d's call of a batch, as nccl-tests' startColl and RunColl
+// do, including the send/receive fallbacks for all-to-all, gather and
+// scatter before NCCL 2.28. Whatever fails, a group it opened is ended and
+// a PreMulSum op it created is destroyed. Hypercube has its own loop.
+// pointers gives GPU d's send and receive pointers for call index of a
+// batch: both buffers rotated by the call's footprint (wrapping at the
+// buffer) and moved by -u, and in place the rank's offsets into the
+// receive buffer, as nccl-tests' startColl computes them.
+static void pointers(const cb_comms* c, const cb_op* o, int d, int index, char** send, char** recv) {
+  size_t shift = o->steps ? o->footprint * ((size_t)index % o->steps) : 0;
+  int rank = c->ranks[d];
+  char* r = (char*)c->recv[d] + shift + o->unalign;
+  *send = o->inplace ? r + o->send_inplace * rank * o->elt : (char*)c->send[d] + shift + o->unalign;
+  *recv = o->inplace ? r + o->recv_inplace * rank * o->elt : r;
+}
+
+static int one(cb_comms* c, const cb_op* o, int d, int index, cb_status* st) {
   const cb_procs* p = &c->p;
   int rank = c->ranks[d], n = c->nranks;
   ncclComm_t comm = c->comms[d];
   stream_t s = c->streams[d];
-  char* recv = (char*)c->recv[d] + shift + o->unalign;
-  char* send = o->inplace ? recv + o->send_inplace * rank * o->elt : (char*)c->send[d] + shift + o->unalign;
-  if (o->inplace) recv += o->recv_inplace * rank * o->elt;
+  char *send, *recv;
+  pointers(c, o, d, index, &send, &recv);
   size_t block = o->count * o->elt;
   int op = o->op, rc = 0, created = 0, grouped = 0;
   if (o->premul) { TRY("ncclRedOpCreatePreMulSum", p->premulCreate(&op, &c->scalars[d], o->dtype, 1, comm), d); created = 1; }
@@ -101,21 +112,6 @@ static int one(cb_comms* c, const cb_op* o, int d, int index, size_t shift, cb_s
     }
     break;
   }
-  case CB_HYPERCUBE:
-    /* nccl-tests' hypercube: the own block into place (already there in
-       place), then one grouped swap with rank^mask per dimension. */
-    if (o->count == 0) break;
-    if (recv + rank * block != send)
-      TRY_CU("cuMemcpyDtoDAsync", p->memcpyD2D((uintptr_t)(recv + rank * block), (uintptr_t)send, block, s), d);
-    for (int mask = 1; mask < n; mask <<= 1) {
-      int mine = rank & ~(mask - 1);
-      TRY("ncclGroupStart", p->groupStart(), d); grouped = 1;
-      TRY("ncclSend", p->send(recv + mine * block, o->count * mask, o->dtype, rank ^ mask, comm, s), d);
-      TRY("ncclRecv", p->recv(recv + (mine ^ mask) * block, o->count * mask, o->dtype, rank ^ mask, comm, s), d);
-      grouped = 0;
-      if (endGroup(p, d, st) != 0) { rc = -1; goto out; }
-    }
-    break;
   case CB_PIPELINE:
     /* A chain: the last rank sends nothing, the first receives nothing. */
     TRY("ncclGroupStart", p->groupStart(), d); grouped = 1;
@@ -140,13 +136,47 @@ static int record(cb_comms* c, int slot, cb_status* st) {
 
 // call issues one call on every local GPU, grouped when there are several.
 static int call(cb_comms* c, const cb_op* o, int index, cb_status* st) {
-  size_t shift = o->steps ? o->footprint * ((size_t)index % o->steps) : 0;
   int rc = 0;
   if (c->ndev > 1) NCCL("ncclGroupStart", c->p.groupStart(), -1);
   for (int d = 0; rc == 0 && d < c->ndev; d++)
-    if (one(c, o, d, index, shift, st) != 0) rc = -1;
+    if (one(c, o, d, index, st) != 0) rc = -1;
   if (c->ndev > 1 && endGroup(&c->p, -1, st) != 0) rc = -1;
   return rc;
+}
+
+// hypercube issues call index of nccl-tests' hypercube all-gather on every
+// local GPU: each rank's own block copied into place (where in place has
+// it already), then, per dimension, one group in which every local rank
+// swaps the blocks gathered so far with rank^mask. nccl-tests nests each
+// dimension's group inside its group over the local GPUs (and -m's), where
+// NCCL merges them into one and a rank may pass on blocks it has not
+// received yet; one group per dimension keeps the dimensions in order on
+// every GPU's stream. Each rank's calls, in their order, are nccl-tests'.
+static int hypercube(cb_comms* c, const cb_op* o, int index, cb_status* st) {
+  const cb_procs* p = &c->p;
+  size_t block = o->count * o->elt;
+  char *send, *recv;
+  for (int d = 0; d < c->ndev; d++) {
+    pointers(c, o, d, index, &send, &recv);
+    char* own = recv + c->ranks[d] * block;
+    if (own != send) CUDA("cuMemcpyDtoDAsync", p->memcpyD2D((uintptr_t)own, (uintptr_t)send, block, c->streams[d]), d);
+  }
+  for (int mask = 1; mask < c->nranks; mask <<= 1) {
+    int rc = 0;
+    NCCL("ncclGroupStart", p->groupStart(), -1);
+    for (int d = 0; rc == 0 && d < c->ndev; d++) {
+      int rank = c->ranks[d], mine = rank & ~(mask - 1);
+      ncclComm_t comm = c->comms[d];
+      pointers(c, o, d, index, &send, &recv);
+      ncclResult_t r = p->send(recv + mine * block, o->count * mask, o->dtype, rank ^ mask, comm, c->streams[d]);
+      if (r == 0) r = p->recv(recv + (mine ^ mask) * block, o->count * mask, o->dtype, rank ^ mask, comm, c->streams[d]);
+      else { set(p, st, 1, r, d, "ncclSend", comm); rc = -1; break; }
+      if (r != 0) { set(p, st, 1, r, d, "ncclRecv", comm); rc = -1; }
+    }
+    if (endGroup(p, -1, st) != 0) rc = -1;
+    if (rc != 0) return -1;
+  }
+  return 0;
 }
 
 // cb_enqueue issues a batch. On a failure it stops, ends every group it
@@ -155,6 +185,13 @@ static int call(cb_comms* c, const cb_op* o, int index, cb_status* st) {
 int cb_enqueue(cb_comms* c, const cb_op* o, cb_status* st) {
   for (int it = 0; it < o->iters; it++) {
     int rc = 0;
+    if (o->coll == CB_HYPERCUBE) {
+      /* Its dimensions must not share a group, so -m's calls do not. */
+      if (o->record && record(c, it, st) != 0) return -1;
+      for (int a = 0; a < o->agg; a++)
+        if (hypercube(c, o, o->first_iter + it * o->agg + a, st) != 0) return -1;
+      continue;
+    }
     if (o->agg > 1) NCCL("ncclGroupStart", c->p.groupStart(), -1);
     if (o->record && record(c, it, st) != 0) rc = -1;
     for (int a = 0; rc == 0 && a < o->agg; a++)

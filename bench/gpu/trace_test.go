@@ -22,11 +22,18 @@ const (
 
 func traceComm(t *testing.T, native bool) *Comm {
 	t.Helper()
-	c := &Comm{nranks: 4, bufBytes: bufBytes}
+	return traceCommOf(t, 2, 2, 4, bufBytes, native)
+}
+
+// traceCommOf lays out ndev local GPUs holding ranks first.. of an
+// nranks job, each with buffers of buf bytes.
+func traceCommOf(t *testing.T, ndev, first, nranks int, buf int64, native bool) *Comm {
+	t.Helper()
+	c := &Comm{nranks: nranks, bufBytes: buf}
 	var hs []handles
-	for d := 0; d < 2; d++ {
+	for d := 0; d < ndev; d++ {
 		hs = append(hs, handles{ctx: uintptr(0x900 + d), comm: uintptr(0xc0 + d), stream: uintptr(0x500 + d),
-			send: uintptr(sendBase + d*devStep), recv: uintptr(recvBase + d*devStep), rank: 2 + d})
+			send: uintptr(sendBase + d*devStep), recv: uintptr(recvBase + d*devStep), rank: first + d})
 	}
 	c.layout(hs)
 	procs := calltrace.Procs()
@@ -38,7 +45,13 @@ func traceComm(t *testing.T, native bool) *Comm {
 	if err := c.useProcs(func(name string) unsafe.Pointer { return procs[name] }); err != nil {
 		t.Fatal(err)
 	}
-	c.setEvents([][]uintptr{{0xe00, 0xe01, 0xe02, 0xe03}, {0xe10, 0xe11, 0xe12, 0xe13}})
+	events := make([][]uintptr, ndev)
+	for d := range events {
+		for i := 0; i < 4; i++ {
+			events[d] = append(events[d], uintptr(0xe00+0x10*d+i))
+		}
+	}
+	c.setEvents(events)
 	t.Cleanup(func() { c.Close() })
 	calltrace.Take()
 	return c
@@ -311,6 +324,11 @@ func TestEnqueueFailureAtEachCall(t *testing.T) {
 		{"send/recv", true, func(t *testing.T) bench.Batch {
 			return batch(t, "sendrecv", numeric.Float32, numeric.NoOp, -1, false, 1024)
 		}},
+		{"hypercube, aggregated, recorded", true, func(t *testing.T) bench.Batch {
+			b := batch(t, "hypercube", numeric.Float32, numeric.NoOp, -1, false, 1024)
+			b.Iters, b.Agg, b.Record = 2, 2, true
+			return b
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -330,7 +348,7 @@ func TestEnqueueFailureAtEachCall(t *testing.T) {
 				}
 				// NCCL's last-error text is read right after the failing
 				// call, not after the clean-up that follows it.
-				if k := clean[i].Kind; k != "EventRecord" && err != nil && !strings.Contains(err.Error(), "calltrace: last call "+k) {
+				if k := clean[i].Kind; k != "EventRecord" && k != "Memcpy" && err != nil && !strings.Contains(err.Error(), "calltrace: last call "+k) {
 					t.Errorf("failure at call %d (%s): the error's detail is not the failing call's: %v", i, k, err)
 				}
 				checkCleanUp(t, i, clean, calls)
@@ -346,6 +364,8 @@ func callName(kind string) string {
 		return "ncclRedOpCreatePreMulSum"
 	case "EventRecord":
 		return "cuEventRecord"
+	case "Memcpy":
+		return "cuMemcpyDtoDAsync"
 	}
 	return "nccl" + kind
 }
@@ -426,34 +446,56 @@ func TestEnqueueAllToAllV(t *testing.T) {
 	compare(t, got(), want)
 }
 
-// TestEnqueueHyperCube: the own block is copied into place (not in
-// place, where it already is), then each dimension is one grouped swap
-// with rank^mask of the blocks gathered so far, as nccl-tests' hypercube.
+// TestEnqueueHyperCube: the own blocks are copied into place (not in
+// place, where they already are), then each dimension is one group in
+// which every local rank swaps the blocks gathered so far with rank^mask.
+// Each rank's calls are nccl-tests' (TestCallsMatchNcclTests); the groups
+// are not: nccl-tests nests each dimension's group in the group over the
+// local GPUs, where NCCL merges the dimensions and a rank may pass on
+// blocks before it has them (wrong results with four ranks on one GPU).
 func TestEnqueueHyperCube(t *testing.T) {
 	memcpy := func(d int, src, dst uint64) string {
 		return calltrace.Call{Kind: "Memcpy", Send: src, Recv: dst, Count: 256, Op: -1, Root: -1, Stream: uint64(0x500 + d)}.String()
 	}
 	swap := func(d, peer int, sendBlock, recvBlock, n uint64) []string {
-		return []string{group("GroupStart"), call("Send", recv(d)+sendBlock*256, 0, n, 7, -1, peer, d),
-			call("Recv", 0, recv(d)+recvBlock*256, n, 7, -1, peer, d), group("GroupEnd")}
+		return []string{call("Send", recv(d)+sendBlock*256, 0, n, 7, -1, peer, d),
+			call("Recv", 0, recv(d)+recvBlock*256, n, 7, -1, peer, d)}
 	}
 	for _, inPlace := range []bool{false, true} {
 		c := traceComm(t, true)
-		if err := c.Enqueue(batch(t, "hypercube", numeric.Float32, numeric.NoOp, -1, inPlace, 1024)); err != nil {
+		b := batch(t, "hypercube", numeric.Float32, numeric.NoOp, -1, inPlace, 1024)
+		if err := c.Enqueue(b); err != nil {
 			t.Fatal(err)
 		}
-		want := []string{group("GroupStart")}
+		var want []string
 		if !inPlace {
-			want = append(want, memcpy(0, send(0), recv(0)+2*256))
+			want = append(want, memcpy(0, send(0), recv(0)+2*256), memcpy(1, send(1), recv(1)+3*256))
 		}
+		want = append(want, group("GroupStart"))
 		want = append(want, swap(0, 3, 2, 3, 64)...)
-		want = append(want, swap(0, 0, 2, 0, 128)...)
-		if !inPlace {
-			want = append(want, memcpy(1, send(1), recv(1)+3*256))
-		}
 		want = append(want, swap(1, 2, 3, 2, 64)...)
+		want = append(want, group("GroupEnd"), group("GroupStart"))
+		want = append(want, swap(0, 0, 2, 0, 128)...)
 		want = append(want, swap(1, 1, 2, 0, 128)...)
 		compare(t, got(), append(want, group("GroupEnd")))
+
+		// With -m 2 each call is issued whole, one after the other: its
+		// dimensions must not share a group with anything.
+		b.Agg = 2
+		if err := c.Enqueue(b); err != nil {
+			t.Fatal(err)
+		}
+		var kinds []string
+		for _, call := range calltrace.Take() {
+			kinds = append(kinds, call.Kind)
+		}
+		one := "GroupStart Send Recv Send Recv GroupEnd GroupStart Send Recv Send Recv GroupEnd"
+		if !inPlace {
+			one = "Memcpy Memcpy " + one
+		}
+		if want := one + " " + one; strings.Join(kinds, " ") != want {
+			t.Errorf("in place %v, -m 2: calls %v, want %s", inPlace, kinds, want)
+		}
 	}
 }
 
