@@ -53,6 +53,11 @@ type Setup struct {
 	// MinCTAs and MaxCTAs bound the CTAs (channels) NCCL gives each
 	// collective, through its communicator config; 0 keeps its default.
 	MinCTAs, MaxCTAs int
+	// P2PPeers is the most peers a rank exchanges with point to point in
+	// any call these communicators run, where the measurement knows it
+	// (a send/receive ring: 2); 0 when unknown. NCCL 2.30 sizes its
+	// point-to-point resources by it.
+	P2PPeers int
 	// CTAPolicy is NCCL's CTA policy for the communicators (nccl-tests'
 	// -x): 1 efficiency (NCCL 2.27), 2 zero (2.28); 0 leaves NCCL's
 	// default.
@@ -74,20 +79,10 @@ func (s Setup) Place(local int) (group, groupRank int, active bool) {
 	return s.Groups.Place(s.JobRanks, s.FirstRank+local)
 }
 
-// Share returns the bytes the process holding rank 0 passes in fromRoot
-// (a communicator id) on every process.
-func (s Setup) Share(ctx context.Context, fromRoot []byte) ([]byte, error) {
-	if s.Exchange == nil {
-		return fromRoot, nil
-	}
-	parts, err := s.Exchange(ctx, fromRoot)
-	if err != nil {
-		return nil, err
-	}
-	if len(parts) == 0 {
-		return nil, errors.New("exchange returned nothing")
-	}
-	return parts[0], nil
+// Noter is a Comm with preamble lines of its own about how it was set up
+// (ranks that share a GPU and the limits it gave them).
+type Noter interface {
+	Notes() []string
 }
 
 // MemoryLimiter is a Backend whose devices bound the largest message: it

@@ -68,6 +68,10 @@ type Collective struct {
 	// UnnamedOp prints an empty redop column where other collectives
 	// that do not reduce print "none" (nccl-tests' hypercube).
 	UnnamedOp bool
+	// P2PPeers is the peers a rank exchanges with whatever the rank
+	// count, where that is fixed (a send/receive ring or a chain: 2);
+	// 0 otherwise.
+	P2PPeers int
 	// Traffic is the uneven all-to-all's pattern; nil for the others.
 	Traffic   *Traffic
 	busFactor func(n int) float64
@@ -215,7 +219,7 @@ var Collectives = []*Collective{
 		},
 	},
 	{
-		ID: SendRecv, Name: "sendrecv", TestName: "sendrecv_perf", Aliases: []string{"sendrecv_perf"},
+		ID: SendRecv, Name: "sendrecv", TestName: "sendrecv_perf", Aliases: []string{"sendrecv_perf"}, P2PPeers: 2,
 		busFactor: func(int) float64 { return 1 }, counts: flatCounts,
 		expect: func(e expectation, out []byte) bool {
 			e.input((e.rank-1+e.nranks)%e.nranks, 0, out)
@@ -245,7 +249,7 @@ var Collectives = []*Collective{
 		// nothing. nccl-tests has no such test; sendrecv closes the ring.
 		// In place a stage sends and receives in one buffer, unchecked
 		// as sendrecv is.
-		ID: Pipeline, Name: "pipeline", Aliases: []string{"p2p_chain"},
+		ID: Pipeline, Name: "pipeline", Aliases: []string{"p2p_chain"}, P2PPeers: 2,
 		busFactor: func(int) float64 { return 1 }, counts: flatCounts,
 		expect: func(e expectation, out []byte) bool {
 			if e.rank == 0 {

@@ -47,10 +47,9 @@ func (o *OverlapSpec) check() error {
 		return Usagef("--target must be between 0 and 3600 seconds (got %g)", o.Target.Seconds())
 	case o.CommPriority != "normal" && o.CommPriority != "high":
 		return Usagef("unknown --comm-priority %q (want normal or high)", o.CommPriority)
-	case o.MaxCTAs < 0 || o.MinCTAs < 0:
-		return Usagef("--nccl-max-ctas and --nccl-min-ctas cannot be negative")
-	case o.MaxCTAs > 0 && o.MinCTAs > o.MaxCTAs:
-		return Usagef("--nccl-min-ctas %d is above --nccl-max-ctas %d", o.MinCTAs, o.MaxCTAs)
+	}
+	if err := checkCTAs(o.MinCTAs, o.MaxCTAs); err != nil {
+		return err
 	}
 	for _, n := range o.Copies {
 		if n <= 0 {

@@ -65,6 +65,9 @@ func (j *Job) Open(ctx context.Context, sweep bench.Sweep, check bool, adjust fu
 		s.Notes = append(s.Notes, limitNote)
 	}
 	s.Comm, s.Devices, s.Sweep = comm, allDevs, swept
+	if n, ok := comm.(bench.Noter); ok {
+		s.Notes = append(s.Notes, n.Notes()...)
+	}
 	s.Notes = append(s.Notes, j.notes(groups, j.World(), j.Settings.RanksPerProc)...)
 	s.close = func() { comm.Close(); stop() }
 	return wctx, s, nil

@@ -21,6 +21,9 @@ type SweepSpec struct {
 	Register int // buffer registration with NCCL (-R): 0 none, 1 ncclCommRegister, 2 symmetric windows
 	// CTAPolicy is NCCL's CTA policy (-x): 0 default, 1 efficiency, 2 zero.
 	CTAPolicy int
+	// MinCTAs and MaxCTAs bound NCCL's CTAs per collective (0: NCCL's
+	// default, or each rank's share of a GPU that several ranks use).
+	MinCTAs, MaxCTAs int
 	// StreamNull runs the collectives on the NULL stream (-y).
 	StreamNull bool
 	// MemoryReport reads the devices' memory use after the sweep (-M).
@@ -93,6 +96,7 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	outer := ctx // the signal context, before the job's failure is joined to it
 	ctx, sess, err := j.Open(ctx, opts.Sweep, opts.Check > 0, func(s *bench.Setup) {
 		s.Register, s.CTAPolicy, s.StreamNull, s.InitThreads = spec.Register, spec.CTAPolicy, spec.StreamNull, spec.InitThreads
+		s.MinCTAs, s.MaxCTAs, s.P2PPeers = spec.MinCTAs, spec.MaxCTAs, coll.P2PPeers
 		s.Pad = 8 * int64(opts.Unalign) // the largest element, as nccl-tests pads
 		s.BufferBytes = func(size int64) int64 {
 			var need int64
@@ -111,7 +115,8 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	for _, f := range []struct {
 		set  bool
 		name string
-	}{{spec.Register != 0, "-R"}, {spec.CTAPolicy != 0, "-x"}, {spec.StreamNull, "-y"}, {spec.InitThreads > 0, "-p"}} {
+	}{{spec.Register != 0, "-R"}, {spec.CTAPolicy != 0, "-x"}, {spec.StreamNull, "-y"}, {spec.InitThreads > 0, "-p"},
+		{spec.MinCTAs != 0 || spec.MaxCTAs != 0, "--nccl-min-ctas/--nccl-max-ctas"}} {
 		if f.set && !sess.OnGPU() {
 			return nil, Usagef("%s applies to the nccl backend only", f.name)
 		}

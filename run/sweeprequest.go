@@ -23,6 +23,9 @@ type SweepRequest struct {
 	CPUTime, IterTiming, Timestamps        int
 	StreamNull, MemoryReport, Parallel     int
 	Register, IterSkip, Unalign, CTAPolicy int // -R, -K, -u, -x
+	// MinCTAs and MaxCTAs bound NCCL's CTAs per collective (0: NCCL's
+	// default, or the share of a GPU that several ranks use).
+	MinCTAs, MaxCTAs int
 	// Traffic is an uneven all-to-all's pattern; nil for the others.
 	Traffic *TrafficRequest
 }
@@ -48,6 +51,17 @@ func (r *SweepRequest) Validate() error {
 		if b.v != 0 && b.v != 1 {
 			return Usagef("%s must be 0 or 1 (got %d)", b.name, b.v)
 		}
+	}
+	return checkCTAs(r.MinCTAs, r.MaxCTAs)
+}
+
+// checkCTAs refuses CTA limits NCCL would refuse.
+func checkCTAs(minCTAs, maxCTAs int) error {
+	switch {
+	case maxCTAs < 0 || minCTAs < 0:
+		return Usagef("--nccl-max-ctas and --nccl-min-ctas cannot be negative")
+	case maxCTAs > 0 && minCTAs > maxCTAs:
+		return Usagef("--nccl-min-ctas %d is above --nccl-max-ctas %d", minCTAs, maxCTAs)
 	}
 	return nil
 }
@@ -114,7 +128,7 @@ func (r *SweepRequest) Spec(coll *bench.Collective, job JobRequest, opChanged bo
 	if r.Parallel != 0 {
 		initThreads = job.Threads
 	}
-	return SweepSpec{InitThreads: initThreads, Opts: opts, Register: r.Register, CTAPolicy: r.CTAPolicy,
+	return SweepSpec{InitThreads: initThreads, Opts: opts, Register: r.Register, CTAPolicy: r.CTAPolicy, MinCTAs: r.MinCTAs, MaxCTAs: r.MaxCTAs,
 		StreamNull: r.StreamNull != 0, MemoryReport: r.MemoryReport != 0, MinBusBW: minBW,
 		AllTypes: strings.EqualFold(r.DType, "all"), AllOps: strings.EqualFold(r.Op, "all"),
 		Config: r.config(job), Args: args}, nil

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"unsafe"
 
@@ -135,24 +136,10 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 		g.info.Group, g.info.GroupRank, _ = s.Place(i)
 		c.minSM = min(c.minSM, g.sm)
 	}
-	var id nccl.UniqueID
-	if s.FirstRank == 0 {
-		if id, err = nccl.GetUniqueID(); err != nil {
-			return nil, err
-		}
-	}
-	var root []byte
-	if s.FirstRank == 0 {
-		root = id[:]
-	}
-	got, err := s.Share(ctx, root)
+	id, err := c.place(ctx, s)
 	if err != nil {
-		return nil, fmt.Errorf("sharing the NCCL id: %w", err)
+		return nil, err
 	}
-	if len(got) != len(id) {
-		return nil, fmt.Errorf("sharing the NCCL id: got %d bytes, want %d", len(got), len(id))
-	}
-	copy(id[:], got)
 	if err := c.initComms(id, s); err != nil {
 		return nil, err
 	}
@@ -178,12 +165,59 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	return c, nil
 }
 
+// place shares the NCCL id of the process holding rank 0 and every
+// process's GPUs, and plans each local rank's CTAs from the ranks that
+// share its GPU.
+func (c *Comm) place(ctx context.Context, s bench.Setup) (nccl.UniqueID, error) {
+	var id nccl.UniqueID
+	mine := placement{Host: machineID(), First: s.FirstRank}
+	for _, g := range c.gpus {
+		mine.GPUs = append(mine.GPUs, gpuSeat{Bus: g.bus, Ordinal: g.info.Ordinal, SMs: g.sms})
+	}
+	if s.FirstRank == 0 {
+		var err error
+		if id, err = nccl.GetUniqueID(); err != nil {
+			return id, err
+		}
+		mine.ID = id[:]
+	}
+	all, err := exchangePlacements(ctx, s, mine)
+	if err != nil {
+		return id, fmt.Errorf("sharing the NCCL id: %w", err)
+	}
+	if got := len(all[0].ID); got != len(id) {
+		return id, fmt.Errorf("sharing the NCCL id: got %d bytes, want %d", got, len(id))
+	}
+	copy(id[:], all[0].ID)
+	me := slices.IndexFunc(all, func(p placement) bool { return p.First == s.FirstRank })
+	if me < 0 {
+		return id, fmt.Errorf("sharing the NCCL id: no process reported rank %d", s.FirstRank)
+	}
+	c.plan = planCTAs(all, me, s.MaxCTAs, s.MinCTAs, os.Getenv("NCCL_MAX_CTAS"))
+	return id, nil
+}
+
+// config is local rank i's communicator config: nccl-tests' (commConfig)
+// with the CTA limit the plan gives a rank whose GPU is shared.
+func (c *Comm) config(s bench.Setup, i int) nccl.Config {
+	cfg := commConfig(c.version, s)
+	if i < len(c.plan.limits) && c.plan.limits[i] > 0 {
+		cfg.MaxCTAs = c.plan.limits[i]
+	}
+	return cfg
+}
+
 // commConfig is nccl-tests' communicator config: defaults, plus
-// nvlinkCentricSched on 2.28 and later, plus the CTA limits asked for.
+// nvlinkCentricSched on 2.28 and later, plus the CTA limits asked for, plus
+// from 2.30 the peers a rank exchanges with where a collective's are few
+// (nccl-tests' sendrecv sets maxP2pPeers to 2).
 func commConfig(v nccl.Version, s bench.Setup) nccl.Config {
 	cfg := nccl.DefaultConfig()
 	if v >= nccl.V(2, 28, 0) {
 		cfg.NvlinkCentricSched = 1
+	}
+	if s.P2PPeers > 0 && v >= nccl.V(2, 30, 0) {
+		cfg.MaxP2pPeers = s.P2PPeers
 	}
 	if s.MinCTAs > 0 {
 		cfg.MinCTAs = s.MinCTAs
@@ -243,11 +277,11 @@ func (c *Comm) inGroup(what string, f func(i int, g *gpu) error) error {
 // thread, the threads at once, as its -p does.
 func (c *Comm) initComms(id nccl.UniqueID, s bench.Setup) error {
 	firstRank := s.FirstRank
-	cfg := commConfig(c.version, s)
 	// NCCL writes each handle at the end of its group, so they are read
 	// after it (nccl.Pending).
 	pending := make([]*nccl.Pending, len(c.gpus))
 	initOne := func(i int, g *gpu) error {
+		cfg := c.config(s, i)
 		p, err := nccl.StartInitRank(c.nranks, id, firstRank+i, &cfg)
 		if err != nil {
 			return fmt.Errorf("rank %d on GPU %d: %w", firstRank+i, g.info.Ordinal, err)
@@ -294,10 +328,10 @@ func (c *Comm) split(s bench.Setup) error {
 	if err := nccl.Has("ncclCommSplit"); err != nil {
 		return fmt.Errorf("groups (--group-size) need ncclCommSplit: %w", err)
 	}
-	cfg := commConfig(c.version, s)
 	// Inside the group NCCL writes the new handles only at its end.
 	pending := make([]*nccl.Pending, len(c.gpus))
 	err := c.inGroup("splitting", func(i int, g *gpu) error {
+		cfg := c.config(s, i)
 		color := g.info.Group
 		if _, _, active := s.Place(i); !active {
 			color = nccl.NoColor

@@ -32,7 +32,12 @@ type Comm struct {
 	aborted  bool
 	closed   bool
 	workload bench.Workload // the overlap experiment's, once set
+	plan     ctaPlan        // the CTA limits of ranks that share a GPU
 }
+
+// Notes implements bench.Noter: which ranks share a GPU and the CTA
+// limit each of them runs with.
+func (c *Comm) Notes() []string { return c.plan.notes }
 
 // Capabilities implements bench.Comm.
 func (c *Comm) Capabilities() bench.Capabilities {

@@ -12,7 +12,9 @@ import (
 // communicator.
 type gpu struct {
 	info       bench.Device
-	sm         int // compute capability, major·10+minor
+	sm         int    // compute capability, major·10+minor
+	sms        int    // multiprocessors
+	bus        string // PCI address, as the driver writes it
 	ctx        *cuda.Context
 	stream     *cuda.Stream
 	send, recv uintptr
@@ -45,11 +47,13 @@ func openDevice(ordinal int, bufBytes int64, commHigh, null bool) (*gpu, error) 
 	if g.info.Name, err = dev.Name(); err != nil {
 		return g, err
 	}
-	bus, err := dev.PCIBusID()
-	if err != nil {
+	if g.bus, err = dev.PCIBusID(); err != nil {
 		return g, err
 	}
-	if g.info.BusID, err = parseBusID(bus); err != nil {
+	if g.info.BusID, err = parseBusID(g.bus); err != nil {
+		return g, err
+	}
+	if g.sms, err = dev.Attribute(cuda.AttrMultiprocessorCount); err != nil {
 		return g, err
 	}
 	major, minor, err := dev.ComputeCapability()

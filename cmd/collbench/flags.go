@@ -113,6 +113,8 @@ func newFlags(coll *bench.Collective) *flags {
 	fs.IntVarP(&r.MemoryReport, "memory", "M", 0, "1: end the table with the GPU memory the communicators, buffers and collectives took; nccl backend")
 	fs.IntVarP(&r.StreamNull, "stream_null", "y", 0, "1: run the collectives on each GPU's NULL (legacy default) stream; nccl backend")
 	fs.IntVarP(&r.CTAPolicy, "cta_policy", "x", 0, "NCCL's CTA policy: 0 default, 1 efficiency (NCCL 2.27), 2 zero (2.28); nccl backend")
+	fs.IntVar(&r.MaxCTAs, "nccl-max-ctas", 0, "NCCL config maxCTAs: at most this many CTAs (channels) per collective (nccl backend; 0 = NCCL's default, or each rank's share of a GPU that several ranks use)")
+	fs.IntVar(&r.MinCTAs, "nccl-min-ctas", 0, "NCCL config minCTAs: at least this many CTAs per collective (nccl backend; 0 = NCCL's default)")
 	if coll.Traffic != nil {
 		r.Traffic = &run.TrafficRequest{}
 		registerTraffic(fs, r.Traffic)

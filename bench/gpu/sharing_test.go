@@ -1,0 +1,140 @@
+package gpu
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/nccl"
+)
+
+// h100 is an H100 SXM's seat: 132 multiprocessors.
+func h100(bus string, ordinal int) gpuSeat { return gpuSeat{Bus: bus, Ordinal: ordinal, SMs: 132} }
+
+func proc(host string, first int, gpus ...gpuSeat) placement {
+	return placement{Host: host, First: first, GPUs: gpus}
+}
+
+// TestPlanCTAs: ranks that share a GPU each get the share of its
+// multiprocessors that lets their channels be resident together (at most
+// NCCL's 64), whether they are local ranks of one process or processes of
+// one machine; an asked-for limit or NCCL_MAX_CTAS is kept and said.
+func TestPlanCTAs(t *testing.T) {
+	gpu0, gpu1 := h100("0000:18:00.0", 0), h100("0000:2a:00.0", 1)
+	tests := []struct {
+		name       string
+		all        []placement
+		me         int
+		asked, min int
+		env        string
+		want       []int
+		notes      []string // fragments, one per note
+	}{
+		{"one rank per GPU", []placement{proc("a", 0, gpu0, gpu1)}, 0, 0, 0, "", []int{0, 0}, nil},
+		{"two ranks on one GPU", []placement{proc("a", 0, gpu0, gpu0)}, 0, 0, 0, "", []int{64, 64},
+			[]string{"ranks 0-1 share GPU 0 (0000:18:00.0, 132 SMs): each rank's CTAs limited to 64 so that together they fit"}},
+		{"four ranks on one GPU", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0)}, 0, 0, 0, "", []int{33, 33, 33, 33},
+			[]string{"ranks 0-3 share GPU 0", "limited to 33 so that together they fit"}},
+		{"eight ranks on one GPU", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0, gpu0, gpu0, gpu0, gpu0)}, 0, 0, 0, "",
+			[]int{16, 16, 16, 16, 16, 16, 16, 16}, []string{"ranks 0-7 share GPU 0", "limited to 16"}},
+		{"two pairs", []placement{proc("a", 0, gpu0, gpu0, gpu1, gpu1)}, 0, 0, 0, "", []int{64, 64, 64, 64},
+			[]string{"ranks 0-1 share GPU 0", "ranks 2-3 share GPU 1"}},
+		{"four processes of one machine", []placement{proc("a", 0, gpu0), proc("a", 1, gpu0), proc("a", 2, gpu0), proc("a", 3, gpu0)},
+			2, 0, 0, "", []int{33}, []string{"ranks 0-3 share GPU 0", "limited to 33"}},
+		{"one bus id on two machines", []placement{proc("a", 0, gpu0), proc("b", 1, gpu0)}, 1, 0, 0, "", []int{0}, nil},
+		{"asked for", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0)}, 0, 8, 0, "", []int{0, 0, 0, 0},
+			[]string{"each rank's CTAs limited to 8 as asked"}},
+		{"asked for more than fits", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0)}, 0, 64, 0, "", []int{0, 0, 0, 0},
+			[]string{"limited to 64 as asked; together they may need 256 CTAs, more than the GPU runs at once (33 each would fit)"}},
+		{"NCCL_MAX_CTAS", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0)}, 0, 0, 0, "12", []int{0, 0, 0, 0},
+			[]string{"NCCL_MAX_CTAS=12 from the environment limits each rank's CTAs"}},
+		{"minimum above the share", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0)}, 0, 0, 40, "", []int{40, 40, 40, 40},
+			[]string{"limited to 40, its minimum, above the 33 that would fit"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plan := planCTAs(tt.all, tt.me, tt.asked, tt.min, tt.env)
+			if !slices.Equal(plan.limits, tt.want) {
+				t.Errorf("limits %v, want %v", plan.limits, tt.want)
+			}
+			if len(plan.notes) != len(plan.shared) || (len(tt.notes) == 0) != (len(plan.notes) == 0) {
+				t.Errorf("notes %q: want one per shared GPU (%d)", plan.notes, len(plan.shared))
+			}
+			all := strings.Join(plan.notes, "\n")
+			for _, n := range tt.notes {
+				if !strings.Contains(all, n) {
+					t.Errorf("notes %q lack %q", plan.notes, n)
+				}
+			}
+		})
+	}
+}
+
+// The config of a rank on a shared GPU carries its limit; the other
+// ranks keep NCCL's default, and what was asked for stays as asked.
+func TestConfigBoundsSharedGPU(t *testing.T) {
+	c := &Comm{version: nccl.V(2, 30, 7), plan: ctaPlan{limits: []int{33, 0}}}
+	if got := c.config(bench.Setup{}, 0).MaxCTAs; got != 33 {
+		t.Errorf("shared GPU: maxCTAs %d, want 33", got)
+	}
+	if got := c.config(bench.Setup{}, 1).MaxCTAs; got != nccl.Unset {
+		t.Errorf("GPU of its own: maxCTAs %d, want NCCL's default", got)
+	}
+	c.plan = planCTAs([]placement{proc("a", 0, h100("x", 0), h100("x", 0))}, 0, 8, 0, "")
+	if got := c.config(bench.Setup{MaxCTAs: 8}, 0).MaxCTAs; got != 8 {
+		t.Errorf("asked for 8: maxCTAs %d", got)
+	}
+}
+
+// From NCCL 2.30 a send/receive ring's communicators are told each rank
+// has two peers, as nccl-tests' sendrecv does; older releases have no
+// such member.
+func TestConfigP2PPeers(t *testing.T) {
+	s := bench.Setup{P2PPeers: bench.Collectives[bench.SendRecv].P2PPeers}
+	if got := commConfig(nccl.V(2, 30, 7), s).MaxP2pPeers; got != 2 {
+		t.Errorf("2.30.7: maxP2pPeers %d, want 2", got)
+	}
+	if got := commConfig(nccl.V(2, 29, 7), s).MaxP2pPeers; got != nccl.Unset {
+		t.Errorf("2.29.7: maxP2pPeers %d, want unset", got)
+	}
+	if got := commConfig(nccl.V(2, 30, 7), bench.Setup{}).MaxP2pPeers; got != nccl.Unset {
+		t.Errorf("all-reduce: maxP2pPeers %d, want unset", got)
+	}
+}
+
+// Every process learns every other's placement and rank 0's id through
+// one exchange.
+func TestExchangePlacements(t *testing.T) {
+	procs := []placement{{ID: []byte{1, 2, 3}, Host: "a", First: 0, GPUs: []gpuSeat{h100("x", 0)}},
+		{Host: "a", First: 1, GPUs: []gpuSeat{h100("x", 0)}}}
+	exchange := func(_ context.Context, mine []byte) ([][]byte, error) {
+		var out [][]byte
+		for i, p := range procs {
+			if i == 1 {
+				out = append(out, mine)
+				continue
+			}
+			b, _ := json.Marshal(p)
+			out = append(out, b)
+		}
+		return out, nil
+	}
+	all, err := exchangePlacements(t.Context(), bench.Setup{Exchange: exchange}, procs[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 || string(all[0].ID) != "\x01\x02\x03" || all[1].First != 1 || all[1].GPUs[0].SMs != 132 {
+		t.Errorf("placements %+v", all)
+	}
+	if plan := planCTAs(all, 1, 0, 0, ""); !slices.Equal(plan.limits, []int{64}) {
+		t.Errorf("limits %v, want [64]", plan.limits)
+	}
+	if _, err := exchangePlacements(t.Context(), bench.Setup{Exchange: func(context.Context, []byte) ([][]byte, error) {
+		return [][]byte{[]byte("{")}, nil
+	}}, procs[0]); err == nil || !strings.Contains(err.Error(), "process 0") {
+		t.Errorf("a garbled placement: %v", err)
+	}
+}
