@@ -2,6 +2,7 @@ package document
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 
 	"github.com/collbench/collbench/bench"
@@ -18,7 +19,7 @@ type OverlapRun struct {
 	Stamp
 	Config    OverlapConfig   `json:"config"`
 	Results   []OverlapResult `json:"results"`
-	Galvatron float64         `json:"galvatron_overlap_coe"` // max overlap_coe over the results
+	Galvatron float64         `json:"galvatron_overlap_coe"` // max overlap_coe over the GEMM results; 0 without one
 	Errors    []string        `json:"errors"`
 }
 
@@ -74,10 +75,14 @@ func MakeOverlapResult(size int64, w bench.Workload, f bench.OverlapFigures) Ove
 }
 
 // Add appends a result and keeps the Galvatron value the largest
-// overlap_coe seen.
+// overlap_coe of a GEMM: Galvatron's coefficient is what a GEMM and an
+// all-reduce do to each other, and a memory copy's slowdown (far larger)
+// would overstate it.
 func (d *OverlapRun) Add(r OverlapResult) {
 	d.Results = append(d.Results, r)
-	d.Galvatron = max(d.Galvatron, r.OverlapCoe)
+	if r.Kind == "gemm" {
+		d.Galvatron = max(d.Galvatron, r.OverlapCoe)
+	}
 }
 
 // Encode writes the document as indented JSON.
@@ -95,6 +100,9 @@ func (d *OverlapRun) Encode(w io.Writer) error {
 
 // EncodeGalvatron writes Galvatron's overlap_coefficient.json.
 func (d *OverlapRun) EncodeGalvatron(w io.Writer) error {
+	if d.Galvatron == 0 {
+		return errors.New("no GEMM workload was measured, and Galvatron's overlap coefficient comes from a GEMM next to the collective")
+	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "    ")
 	return enc.Encode(map[string]float64{"overlap_coe": d.Galvatron})

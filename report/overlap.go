@@ -36,7 +36,11 @@ func OverlapRow(w io.Writer, r document.OverlapResult) {
 
 // OverlapFooter closes the table with the value for Galvatron.
 func OverlapFooter(w io.Writer, d *document.OverlapRun) {
-	fmt.Fprintf(w, "# Galvatron overlap_coe (largest above): %.6f\n#\n", d.Galvatron)
+	if d.Galvatron == 0 {
+		fmt.Fprintf(w, "# Galvatron overlap_coe: none (it comes from a GEMM, and none ran)\n#\n")
+		return
+	}
+	fmt.Fprintf(w, "# Galvatron overlap_coe (largest over the GEMMs above): %.6f\n#\n", d.Galvatron)
 }
 
 func sortedKeys(m map[string]string) []string {

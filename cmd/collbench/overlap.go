@@ -47,7 +47,7 @@ func newOverlapFlags() *overlapFlags {
 	f.jobFlags.register(fs)
 	fs.StringVar(&f.format, "format", "table", "stdout format: table or json")
 	fs.StringVarP(&f.jsonFile, "output_file", "J", "", "also write the results as JSON to this file")
-	fs.StringVar(&f.galvatron, "galvatron", "", "also write Galvatron's overlap_coefficient.json to this file")
+	fs.StringVar(&f.galvatron, "galvatron", "", "also write Galvatron's overlap_coefficient.json to this file (the largest overlap_coe of the GEMMs; copies are left out)")
 	return f
 }
 
@@ -56,6 +56,9 @@ func (f *overlapFlags) flags() (*pflag.FlagSet, *jobFlags) { return f.fs, &f.job
 func (f *overlapFlags) check() error {
 	if err := f.OverlapRequest.Validate(f.fs.Changed); err != nil {
 		return err
+	}
+	if f.galvatron != "" && len(f.GEMMs) == 0 && len(f.Copies) > 0 && f.Preset == "" {
+		return usagef("--galvatron needs a --gemm: Galvatron's coefficient is a GEMM's next to the collective, and --copy alone runs none")
 	}
 	return checkFormat(f.format, "table", "json")
 }
