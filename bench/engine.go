@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -22,28 +21,13 @@ type Engine struct {
 	// placement also reports every group's own figures.
 	Groups int
 
-	rep     int // verification repetition, varies the data between checks
+	rep     int        // verification repetition, varies the data between checks
+	watch   StallWatch // what the run has measured, to bound its waits
 	scratch struct{ want, got []byte }
 }
 
 // peers is the job's other processes; none when Peers is not set.
 func (e *Engine) peers() Peers { return orSolo(e.Peers) }
-
-// TimeoutError reports a collective that did not complete within -T.
-type TimeoutError struct {
-	Coll    string
-	Size    int64
-	InPlace bool
-	After   time.Duration
-}
-
-func (e *TimeoutError) Error() string {
-	place := "out-of-place"
-	if e.InPlace {
-		place = "in-place"
-	}
-	return fmt.Sprintf("%s of %d bytes (%s) did not complete within %v; communicators aborted", e.Coll, e.Size, place, e.After)
-}
 
 // PlannedRows is how many rows Run will hand over: one per data type,
 // reduction, root and size.
@@ -135,7 +119,7 @@ func (e *Engine) launch(ctx context.Context, b Batch, size int64) error {
 	if err := e.Comm.Enqueue(b); err != nil {
 		return abortOn(e.Comm, err)
 	}
-	return e.wait(ctx, b.Op, size)
+	return e.wait(ctx, b.Op, size, b.Iters*b.Agg)
 }
 
 // abortOn aborts the communicators after a failed enqueue and returns its
@@ -158,32 +142,14 @@ func (e *Engine) doing(op Op, size int64) {
 	}
 }
 
-// wait drains the streams; on a timeout or cancellation it aborts the
-// communicators so no rank is left blocked.
-func (e *Engine) wait(ctx context.Context, op Op, size int64) error {
-	wctx := ctx
-	if e.Opts.Timeout > 0 {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(ctx, e.Opts.Timeout)
-		defer cancel()
-	}
-	err := e.Comm.Wait(wctx)
-	if err == nil {
-		return nil
-	}
-	e.Comm.Abort()
-	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
-		return &TimeoutError{Coll: op.Coll.Name, Size: size, InPlace: op.InPlace, After: e.Opts.Timeout}
-	}
-	if ctx.Err() != nil {
-		// The job may have ended the wait on purpose (a lost rank); its
-		// cause says why.
-		if cause := context.Cause(ctx); cause != ctx.Err() {
-			return fmt.Errorf("%s of %d bytes: aborted: %w", op.Coll.Name, size, cause)
-		}
-		return ctx.Err()
-	}
-	return fmt.Errorf("%s of %d bytes: %w", op.Coll.Name, size, err)
+// wait drains the streams after calls calls of op at size, within -T
+// or, on a backend whose calls can stall silently, the watchdog's bound
+// from what the run has measured; on a timeout or cancellation it aborts
+// the communicators so no rank is left blocked.
+func (e *Engine) wait(ctx context.Context, op Op, size int64, calls int) error {
+	e.watch.Floor = e.Opts.StallFloor
+	limit, stalled := limitFor(e.Comm, &e.watch, e.Opts.Timeout, float64(calls)*e.watch.Predict(size))
+	return waitBounded(ctx, e.Comm, op, size, limit, stalled)
 }
 
 // benchTime measures one placement of one size: a synchronising call, the
@@ -208,6 +174,7 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 		return Placement{}, err
 	}
 	own := deltaSec
+	e.watch.Observe(size, deltaSec)
 	combined, err := e.combineTime(ctx, []float64{deltaSec, cpuSec})
 	if err != nil {
 		return Placement{}, err
@@ -268,7 +235,7 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 // time (-C) and per-iteration samples in µs.
 func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64, samples []float64, err error) {
 	o := &e.Opts
-	calls := float64(o.Iters * o.Agg)
+	calls := o.Iters * o.Agg
 	size := op.Footprint()
 	if o.Graph > 0 {
 		return e.graphLoop(ctx, op)
@@ -315,7 +282,7 @@ func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 	if o.Blocking == 3 {
 		total = collOnly
 	}
-	return total.Seconds() / calls, total.Seconds() / calls, samples, nil
+	return total.Seconds() / float64(calls), total.Seconds() / float64(calls), samples, nil
 }
 
 // graphLoop is nccl-tests' -G timing: the iters×agg calls are captured
@@ -335,24 +302,24 @@ func (e *Engine) graphLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 	if err := e.peers().Barrier(ctx); err != nil {
 		return 0, 0, nil, err
 	}
-	deltaSec, cpuSec, err = e.clocked(ctx, op, float64(o.Iters*o.Agg*o.Graph), func() error { return graph.Launch(o.Graph) })
+	deltaSec, cpuSec, err = e.clocked(ctx, op, o.Iters*o.Agg*o.Graph, func() error { return graph.Launch(o.Graph) })
 	return deltaSec, cpuSec, nil, err
 }
 
 // clocked is the timed region of the non-blocking modes: launch, then the
 // drain of every stream, on one wall clock. It returns the time per call
 // over both, and over the launch alone (-C).
-func (e *Engine) clocked(ctx context.Context, op Op, calls float64, launch func() error) (deltaSec, cpuSec float64, err error) {
+func (e *Engine) clocked(ctx context.Context, op Op, calls int, launch func() error) (deltaSec, cpuSec float64, err error) {
 	e.doing(op, op.Footprint())
 	start := time.Now()
 	if err := launch(); err != nil {
 		return 0, 0, abortOn(e.Comm, err)
 	}
 	cpu := time.Since(start)
-	if err := e.wait(ctx, op, op.Footprint()); err != nil {
+	if err := e.wait(ctx, op, op.Footprint(), calls); err != nil {
 		return 0, 0, err
 	}
-	return time.Since(start).Seconds() / calls, cpu.Seconds() / calls, nil
+	return time.Since(start).Seconds() / float64(calls), cpu.Seconds() / float64(calls), nil
 }
 
 // iterSamples turns the recorded iteration times into µs per call, taking

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"errors"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +315,112 @@ func TestEngineSkipsPairs(t *testing.T) {
 	}
 	if seen[TypeOp{numeric.Float8e4m3, numeric.Avg}] != 0 || len(seen) != 3 {
 		t.Errorf("rows per pair %v: want three pairs and no f8e4m3 avg", seen)
+	}
+}
+
+// stallComm is a GPU-like comm: its calls can wait for ever without an
+// error, and from its hangAt-th wait on they do, as ranks crowding one GPU
+// do once their channels no longer fit it.
+type stallComm struct {
+	nullComm
+	waits, hangAt int
+}
+
+func (c *stallComm) Wait(ctx context.Context) error {
+	if c.waits++; c.waits >= c.hangAt {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return nil
+}
+func (c *stallComm) Waiting() []int     { return []int{0, 1, 2, 3} }
+func (c *stallComm) StallCause() string { return "4 ranks share GPU 0" }
+
+// TestEngineStallWatchdog: with no -T, a call that never completes on a
+// backend that can stall silently ends at the watchdog's bound, the
+// communicators aborted, with one line naming the collective, the size,
+// the ranks still waiting and the likely cause.
+func TestEngineStallWatchdog(t *testing.T) {
+	comm := &stallComm{nullComm: nullComm{ranks: 4}, hangAt: 8} // 1 KiB out of place measures, then in place hangs
+	o := testOptions("allreduce")
+	o.StallFloor = 200 * time.Millisecond
+	e := Engine{Comm: comm, CommRanks: 4, Opts: o}
+	done := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := e.Run(t.Context(), func(Row) {})
+		done <- err
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the stalled call was not given up on")
+	}
+	var te *TimeoutError
+	if !errors.As(err, &te) || !te.Stalled {
+		t.Fatalf("err = %v, want a stall", err)
+	}
+	if took := time.Since(start); took < o.StallFloor {
+		t.Errorf("given up after %v, before the floor %v", took, o.StallFloor)
+	}
+	if !comm.aborted {
+		t.Error("communicators not aborted")
+	}
+	msg := err.Error()
+	for _, want := range []string{"allreduce of 1024 bytes", "did not complete within 200ms", "stall watchdog",
+		"ranks 0-3 still waiting", "likely cause: 4 ranks share GPU 0", "communicators aborted"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q lacks %q", msg, want)
+		}
+	}
+	if strings.Contains(msg, "\n") {
+		t.Errorf("not one line: %q", msg)
+	}
+}
+
+// Without a floor the watchdog is off and -T alone bounds a wait, as on a
+// backend that cannot stall silently.
+func TestEngineStallWatchdogOff(t *testing.T) {
+	comm := &stallComm{nullComm: nullComm{ranks: 1}, hangAt: 1}
+	o := testOptions("broadcast")
+	o.Timeout = 100 * time.Millisecond
+	e := Engine{Comm: comm, CommRanks: 1, Opts: o}
+	_, err := e.Run(t.Context(), func(Row) {})
+	var te *TimeoutError
+	if !errors.As(err, &te) || te.Stalled || te.After != o.Timeout {
+		t.Fatalf("err = %v, want -T's timeout", err)
+	}
+}
+
+// The watchdog predicts a wait from the sizes measured so far: the
+// tightest of them scaled up to the size, never below what a smaller size
+// took; before any, at a slow network's rate. Its bound is 50 times that,
+// never below the floor, and it bounds nothing without a floor.
+func TestStallWatch(t *testing.T) {
+	var w StallWatch
+	if got := w.Predict(1e8); got != 1 {
+		t.Errorf("nothing measured: 100 MB predicted at %v s, want 1 (100 MB/s)", got)
+	}
+	if w.Bound(1) != 0 {
+		t.Error("a watch without a floor bounds waits")
+	}
+	w.Floor = time.Second
+	w.Observe(1<<10, 10e-6) // 1 KiB: 10 µs, latency-bound
+	w.Observe(1<<20, 1e-3)  // 1 MiB: 1 ms
+	tests := []struct {
+		bytes int64
+		want  float64
+	}{{8, 10e-6}, {1 << 10, 10e-6}, {1 << 15, 320e-6}, {1 << 20, 1e-3}, {1 << 30, 1.024}}
+	for _, tt := range tests {
+		if got := w.Predict(tt.bytes); math.Abs(got-tt.want) > 1e-9*max(1, tt.want) {
+			t.Errorf("Predict(%d) = %v, want %v", tt.bytes, got, tt.want)
+		}
+	}
+	if got := w.Bound(1e-3); got != time.Second {
+		t.Errorf("Bound(1 ms) = %v, want the floor", got)
+	}
+	if got := w.Bound(1); got != 50*time.Second {
+		t.Errorf("Bound(1 s) = %v, want 50 s", got)
 	}
 }

@@ -33,6 +33,11 @@ type Options struct {
 	IterSkip   int           // -K: leading iterations left out of the statistics
 	Unalign    int           // -u: elements by which every call's data is moved into its buffers
 	Timeout    time.Duration // -T, 0 = none
+	// StallFloor turns on the stall watchdog: on a backend whose calls
+	// can wait for ever without an error (a Staller), every wait is
+	// bounded by what the run has measured, never below this floor,
+	// and within Timeout when that is set; 0 leaves waits to Timeout.
+	StallFloor time.Duration
 }
 
 // Validate checks the options against communicators of nranks ranks and
@@ -66,6 +71,8 @@ func (o Options) Validate(nranks int) (Options, error) {
 		return o, fmt.Errorf("unalign (-u) cannot be negative (got %d)", o.Unalign)
 	case o.Timeout < 0:
 		return o, fmt.Errorf("timeout (-T) cannot be negative")
+	case o.StallFloor < 0:
+		return o, fmt.Errorf("the stall watchdog's floor cannot be negative")
 	case len(o.Types) == 0:
 		return o, fmt.Errorf("no data type given")
 	case o.Coll.Reduces && len(o.Ops) == 0:

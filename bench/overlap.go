@@ -65,6 +65,8 @@ type OverlapOptions struct {
 	// (Galvatron uses 4).
 	Cover   float64
 	Timeout time.Duration // per phase; 0 = none
+	// StallFloor turns on the stall watchdog, as Options.StallFloor.
+	StallFloor time.Duration
 }
 
 // Duration is about how long one Measure runs, for budgets to reserve:
@@ -84,6 +86,9 @@ type Overlap struct {
 	Peers     Peers
 	CommRanks int // ranks in each communicator
 	Opts      OverlapOptions
+
+	watch   StallWatch // the collective's measured calls, to bound waits
+	compRun float64    // seconds a compute run took alone, once measured
 }
 
 // peers is the job's other processes; none when Peers is not set.
@@ -121,6 +126,8 @@ func (x *Overlap) Measure(ctx context.Context, size int64, w Workload) (OverlapF
 	if err != nil {
 		return OverlapFigures{}, err
 	}
+	x.watch.Observe(op.Footprint(), comm1/1e6)
+	x.compRun = comp1 / 1e6
 	estComm, estComp, err := x.alone(ctx, c, op, runs(target, comm1), runs(target, comp1))
 	if err != nil {
 		return OverlapFigures{}, err
@@ -223,16 +230,20 @@ func (x *Overlap) run(ctx context.Context, c Computer, op Op, nComm, nComp int) 
 			return 0, 0, abortOn(x.Comm, err)
 		}
 	}
+	// Side by side, either may slow the other down; the watchdog's
+	// factor covers that.
+	x.watch.Floor = x.Opts.StallFloor
+	limit, stalled := limitFor(x.Comm, &x.watch, x.Opts.Timeout,
+		max(float64(nComm)*x.watch.Predict(op.Footprint()), float64(nComp)*x.compRun))
 	wctx := ctx
-	if x.Opts.Timeout > 0 {
+	if limit > 0 {
 		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(ctx, x.Opts.Timeout)
+		wctx, cancel = context.WithTimeout(ctx, limit)
 		defer cancel()
 	}
 	if nComm > 0 {
-		if err := x.Comm.Wait(wctx); err != nil {
-			x.Comm.Abort()
-			return 0, 0, fmt.Errorf("%s of %d elements next to compute: %w", op.Coll.Name, op.Counts.Param, err)
+		if err := waitBounded(ctx, x.Comm, op, op.Footprint(), limit, stalled); err != nil {
+			return 0, 0, fmt.Errorf("overlapped with compute: %w", err)
 		}
 		comm = meanPerRun(sumTimes(x.Comm.IterTimes()), nComm)
 	}

@@ -22,8 +22,10 @@ type Suite struct {
 	Warmup    int
 	Check     int
 	Timeout   time.Duration // per timed batch; 0 = none
-	Budget    Budget        // Iters between Budget.MinIters and MaxIters
-	Peers     Peers
+	// StallFloor turns on the stall watchdog, as Options.StallFloor.
+	StallFloor time.Duration
+	Budget     Budget // Iters between Budget.MinIters and MaxIters
+	Peers      Peers
 	// Open opens the communicators of one grouping for messages of up to
 	// need bytes; maxBytes is the largest they hold, less where the
 	// devices' memory is short.
@@ -138,7 +140,7 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 	}
 	eng := &Engine{Comm: comm, Peers: s.peers(), CommRanks: r.GroupSize, Groups: r.Groups, Opts: Options{Coll: c,
 		Iters: s.Budget.MaxIters, Warmup: s.Warmup, Agg: 1, Check: s.Check, Types: []numeric.DataType{s.Type},
-		Ops: []numeric.RedOp{op}, Root: root, IterTiming: true, Timeout: s.Timeout}}
+		Ops: []numeric.RedOp{op}, Root: root, IterTiming: true, Timeout: s.Timeout, StallFloor: s.StallFloor}}
 	var last time.Duration // the previous size's time per call
 	for i, size := range s.Sizes {
 		if size > maxBytes {

@@ -533,7 +533,7 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 	}
 	opts, err := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: bytes, Max: bytes, Factor: 2}, Iters: c.spec.Iters,
 		Warmup: c.spec.Warmup, Agg: 1, Types: []numeric.DataType{c.spec.Type}, Ops: []numeric.RedOp{op}, Root: -1,
-		Average: 3, Timeout: c.j.Limits.Collective}.Validate(len(sets[0]))
+		Average: 3, Timeout: c.j.Limits.Collective, StallFloor: c.j.Limits.Watchdog}.Validate(len(sets[0]))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}

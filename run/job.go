@@ -20,6 +20,10 @@ type Deadlines struct {
 	Bootstrap  time.Duration // ranks arriving, sharing ids, opening communicators
 	Collective time.Duration // one timed batch of calls (-T)
 	Stall      time.Duration // silence after which a process is given up on
+	// Watchdog is the floor of the engine's stall watchdog, which bounds
+	// every wait on a backend that can stall silently (GPUs) by what the
+	// run has measured; without -T it is on, -T replaces it.
+	Watchdog time.Duration
 }
 
 // Defaults for jobs of several processes run without -T: generous enough
@@ -31,16 +35,18 @@ const (
 )
 
 // DeadlinesFor applies -T (0 = not given). A one-process run keeps
-// nccl-tests' behaviour for its calls, no limit unless -T is given, but
-// its start-up is bounded like any job's: nothing waits forever to begin.
+// nccl-tests' behaviour for its calls, no fixed limit unless -T is given,
+// but its start-up is bounded like any job's: nothing waits forever to
+// begin; and where calls can stall silently (GPUs) the stall watchdog
+// bounds them by what the run measures unless -T is given.
 func DeadlinesFor(timeout time.Duration, multi bool) Deadlines {
 	switch {
 	case timeout > 0:
 		return Deadlines{Bootstrap: timeout, Collective: timeout, Stall: min(timeout, maxStall)}
 	case multi:
-		return Deadlines{Bootstrap: defaultBootstrap, Collective: defaultCollective, Stall: maxStall}
+		return Deadlines{Bootstrap: defaultBootstrap, Collective: defaultCollective, Stall: maxStall, Watchdog: bench.DefaultStallFloor}
 	}
-	return Deadlines{Bootstrap: defaultBootstrap}
+	return Deadlines{Bootstrap: defaultBootstrap, Watchdog: bench.DefaultStallFloor}
 }
 
 // Settings are what every measuring command shares: how many ranks a

@@ -5,7 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/launch"
 )
@@ -18,7 +20,20 @@ func TestStartupAlwaysBounded(t *testing.T) {
 		}
 	}
 	if d := DeadlinesFor(0, false); d.Collective != 0 {
-		t.Errorf("a one-process run's calls are unbounded without -T, as in nccl-tests: %+v", d)
+		t.Errorf("a one-process run's calls have no fixed limit without -T, as in nccl-tests: %+v", d)
+	}
+}
+
+// Without -T the stall watchdog is on (it bounds calls that can stall
+// silently, on GPUs, by what the run measures); -T replaces it.
+func TestWatchdogUnlessTimeout(t *testing.T) {
+	for _, multi := range []bool{false, true} {
+		if d := DeadlinesFor(0, multi); d.Watchdog != bench.DefaultStallFloor {
+			t.Errorf("multi=%v, no -T: watchdog floor %v, want %v", multi, d.Watchdog, bench.DefaultStallFloor)
+		}
+		if d := DeadlinesFor(5*time.Second, multi); d.Watchdog != 0 || d.Collective != 5*time.Second {
+			t.Errorf("multi=%v, -T 5: %+v, want -T alone", multi, d)
+		}
 	}
 }
 

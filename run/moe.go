@@ -67,7 +67,7 @@ func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoER
 	if opts, err = opts.Validate(commRanks); err != nil {
 		return nil, UsageError{err}
 	}
-	opts.Timeout = j.Limits.Collective
+	opts.Timeout, opts.StallFloor = j.Limits.Collective, j.Limits.Watchdog
 	if h.Before != nil && j.Rank == 0 {
 		if err := h.Before(); err != nil {
 			return nil, err

@@ -161,7 +161,8 @@ func (j *Job) Overlap(ctx context.Context, spec OverlapSpec, h OverlapHooks) (*d
 		h.Start(sess, doc, len(sizes)*len(workloads))
 	}
 	x := bench.Overlap{Comm: sess.Comm, Peers: j.Peers(), CommRanks: groups.Of(nranks), Opts: bench.OverlapOptions{
-		Coll: p.Coll, Type: p.CommType, RedOp: p.RedOp, Target: p.Target, Cover: p.Cover, Timeout: j.Limits.Collective}}
+		Coll: p.Coll, Type: p.CommType, RedOp: p.RedOp, Target: p.Target, Cover: p.Cover, Timeout: j.Limits.Collective,
+		StallFloor: j.Limits.Watchdog}}
 	var runErr error
 	sweepCtx, endSweep := rec.Span(ctx, "sweep", time.Now(), attribute.String("collbench.collective", p.Coll.Name))
 	steps := newPhases(sweepCtx, rec)

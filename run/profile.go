@@ -243,7 +243,7 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 	if err != nil {
 		return nil, err
 	}
-	overlap := bench.OverlapOptions{Target: target, Cover: probeCover, Timeout: j.Limits.Collective}
+	overlap := bench.OverlapOptions{Target: target, Cover: probeCover, Timeout: j.Limits.Collective, StallFloor: j.Limits.Watchdog}
 	budget := bench.Budget{Limit: spec.Budget, MinIters: spec.MinIters, MaxIters: spec.Iters, Since: j.Began,
 		Reserve: time.Duration(len(probes)) * overlap.Duration()}
 	if !budget.Holds(budget.Reserve) {
@@ -280,7 +280,7 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 		progress("%s", strings.TrimPrefix(n, "# "))
 	}
 	suite := bench.Suite{Colls: spec.Colls, Groupings: p.Groupings, Sizes: p.Sizes, Type: spec.Type, RedOp: spec.RedOp, World: world,
-		Warmup: spec.Warmup, Check: spec.Check, Timeout: j.Limits.Collective, Peers: j.Peers(), Probes: probes, Log: progress,
+		Warmup: spec.Warmup, Check: spec.Check, Timeout: j.Limits.Collective, StallFloor: j.Limits.Watchdog, Peers: j.Peers(), Probes: probes, Log: progress,
 		Progress: func(done, _ int, what string) {
 			if h.Progress != nil {
 				rank0(func() { h.Progress(done, what) })

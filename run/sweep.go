@@ -83,7 +83,7 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	if err != nil {
 		return nil, UsageError{err}
 	}
-	opts.Timeout = j.Limits.Collective
+	opts.Timeout, opts.StallFloor = j.Limits.Collective, j.Limits.Watchdog
 	if spec.StreamNull && opts.Graph > 0 {
 		return nil, Usagef("-y and -G cannot be combined: CUDA cannot capture the NULL stream into a graph")
 	}

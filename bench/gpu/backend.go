@@ -372,7 +372,8 @@ func (c *Comm) split(s bench.Setup) error {
 type handles struct {
 	ctx, comm, stream uintptr
 	send, recv        uintptr
-	rank              int
+	rank              int // in the measured communicator
+	global            int // in the job
 }
 
 // buildC lays the communicators out for the C loop, with every entry point
@@ -380,7 +381,8 @@ type handles struct {
 func (c *Comm) buildC() error {
 	hs := make([]handles, len(c.gpus))
 	for i, g := range c.gpus {
-		hs[i] = handles{ctx: g.ctx.Handle(), comm: g.comm.Handle(), stream: g.stream.Handle(), send: g.send, recv: g.recv, rank: g.info.GroupRank}
+		hs[i] = handles{ctx: g.ctx.Handle(), comm: g.comm.Handle(), stream: g.stream.Handle(), send: g.send, recv: g.recv,
+			rank: g.info.GroupRank, global: g.info.Rank}
 	}
 	c.layout(hs)
 	return c.useProcs(func(name string) unsafe.Pointer {
@@ -405,7 +407,9 @@ func (c *Comm) layout(hs []handles) {
 	cc.recv = (*C.uintptr_t)(C.calloc(C.size_t(n), ptr))
 	cc.ranks = (*C.int)(C.calloc(C.size_t(n), C.size_t(unsafe.Sizeof(C.int(0)))))
 	cc.scalars = (*C.uint64_t)(C.calloc(C.size_t(n), 8))
+	c.global = make([]int, n)
 	for i, h := range hs {
+		c.global[i] = h.global
 		setPtr(cc.ctxs, i, h.ctx)
 		setPtr((*unsafe.Pointer)(unsafe.Pointer(cc.comms)), i, h.comm)
 		setPtr((*unsafe.Pointer)(unsafe.Pointer(cc.streams)), i, h.stream)

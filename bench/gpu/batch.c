@@ -273,3 +273,14 @@ int cb_wait(cb_comms* c, int64_t spin_ns, cb_status* st) {
     sched_yield();
   }
 }
+
+// cb_busy sets busy[d] for every GPU whose stream still has work, as
+// cuStreamQuery says; it returns -1 on any other CUDA error.
+int cb_busy(cb_comms* c, int* busy, cb_status* st) {
+  for (int d = 0; d < c->ndev; d++) {
+    CUresult r = c->p.streamQuery(c->streams[d]);
+    busy[d] = r == 600 /* CUDA_ERROR_NOT_READY */;
+    if (r != 0 && !busy[d]) CUDA_FAIL("cuStreamQuery", r, d);
+  }
+  return 0;
+}

@@ -93,5 +93,6 @@ int cb_capture(cb_comms* c, const cb_op* op, void** execs, cb_status* st);
 int cb_graph_launch(cb_comms* c, void** execs, int launches, cb_status* st);
 void cb_graph_free(cb_comms* c, void** execs);
 int cb_wait(cb_comms* c, int64_t spin_ns, cb_status* st);
+int cb_busy(cb_comms* c, int* busy, cb_status* st);
 
 #endif

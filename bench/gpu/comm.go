@@ -33,6 +33,7 @@ type Comm struct {
 	closed   bool
 	workload bench.Workload // the overlap experiment's, once set
 	plan     ctaPlan        // the CTA limits of ranks that share a GPU
+	global   []int          // each local GPU's rank in the job, as laid out for C
 }
 
 // Notes implements bench.Noter: which ranks share a GPU and the CTA
@@ -279,6 +280,24 @@ func (c *Comm) Wait(ctx context.Context) error {
 		}
 	}
 }
+
+// Waiting implements bench.Staller: the ranks whose stream still has
+// work, or every rank when the streams cannot be queried.
+func (c *Comm) Waiting() []int {
+	busy := make([]C.int, len(c.global))
+	var st C.cb_status
+	failed := len(busy) > 0 && C.cb_busy(c.cc, &busy[0], &st) != 0
+	var out []int
+	for d, rank := range c.global {
+		if failed || busy[d] != 0 {
+			out = append(out, rank)
+		}
+	}
+	return out
+}
+
+// StallCause implements bench.Staller from the ranks that share a GPU.
+func (c *Comm) StallCause() string { return c.plan.stallCause() }
 
 // IterTimes implements bench.Comm from the events of the last recorded
 // batch.

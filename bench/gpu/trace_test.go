@@ -1,8 +1,10 @@
 package gpu
 
 import (
+	"errors"
 	"strings"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/collbench/collbench/bench"
@@ -33,7 +35,7 @@ func traceCommOf(t *testing.T, ndev, first, nranks int, buf int64, native bool) 
 	var hs []handles
 	for d := 0; d < ndev; d++ {
 		hs = append(hs, handles{ctx: uintptr(0x900 + d), comm: uintptr(0xc0 + d), stream: uintptr(0x500 + d),
-			send: uintptr(sendBase + d*devStep), recv: uintptr(recvBase + d*devStep), rank: first + d})
+			send: uintptr(sendBase + d*devStep), recv: uintptr(recvBase + d*devStep), rank: first + d, global: first + d})
 	}
 	c.layout(hs)
 	procs := calltrace.Procs()
@@ -557,4 +559,39 @@ func TestEnqueueUnalign(t *testing.T) {
 		call("AllGather", recv(1)+12+3*256, recv(1)+12, 64, 7, -1, -1, 1),
 		group("GroupEnd")}
 	compare(t, got(), want)
+}
+
+// TestStallWatchdogOnGPU: streams whose work never completes (kernels
+// spinning on peers that never come) end at the stall watchdog's bound
+// with no -T, in one line naming the collective, the size, the ranks still
+// waiting and, with four ranks crowding one GPU, that cause.
+func TestStallWatchdogOnGPU(t *testing.T) {
+	c := traceCommOf(t, 4, 0, 4, 1<<20, true)
+	c.plan = planCTAs([]placement{proc("a", 0, h100("0000:18:00.0", 0), h100("0000:18:00.0", 0),
+		h100("0000:18:00.0", 0), h100("0000:18:00.0", 0))}, 0, 0, 0, "")
+	calltrace.Busy(true)
+	t.Cleanup(func() { calltrace.Busy(false) })
+	coll, _ := bench.LookupCollective("allreduce")
+	e := bench.Engine{Comm: c, CommRanks: 4, Opts: bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 1 << 20, Max: 1 << 20, Factor: 2},
+		Iters: 5, Agg: 1, Cycles: 1, Types: []numeric.DataType{numeric.Float32}, Ops: []numeric.RedOp{numeric.Sum}, Average: 1,
+		StallFloor: 300 * time.Millisecond}}
+	start := time.Now()
+	_, err := e.Run(t.Context(), func(bench.Row) {})
+	if took := time.Since(start); took > 20*time.Second {
+		t.Errorf("given up on after %v", took)
+	}
+	var te *bench.TimeoutError
+	if !errors.As(err, &te) || !te.Stalled {
+		t.Fatalf("err = %v, want the watchdog's", err)
+	}
+	msg := err.Error()
+	for _, want := range []string{"allreduce of 1048576 bytes", "ranks 0-3 still waiting",
+		"likely cause: 4 ranks share GPU 0: their channels may not fit the GPU together", "communicators aborted"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("%q lacks %q", msg, want)
+		}
+	}
+	if !c.aborted {
+		t.Error("communicators not aborted")
+	}
 }

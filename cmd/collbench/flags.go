@@ -101,7 +101,7 @@ func newFlags(coll *bench.Collective) *flags {
 	fs.IntVarP(&r.Blocking, "blocking", "z", 0, "0 async; 1 sync+barrier per call; 2 sync per call; 3 sync per call, barrier per iteration outside the time")
 	fs.IntVarP(&r.Graph, "cudagraph", "G", 0, "capture iterations in a CUDA graph and launch it this many times")
 	fs.IntVarP(&r.Average, "average", "a", 1, "combine times across processes: 0 rank 0, 1 mean, 2 min, 3 max")
-	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a call may take before the run is aborted (0 = no limit)")
+	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a call may take before the run is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)")
 	fs.IntVarP(&r.CPUTime, "report_cputime", "C", 0, "report host enqueue time instead of completion time")
 	fs.StringVarP(&f.jsonFile, "output_file", "J", "", "also write the results as JSON to this file")
 	fs.IntVarP(&r.Register, "local_register", "R", 0, "register buffers with NCCL: 1 ncclCommRegister, 2 symmetric windows (nccl backend)")

@@ -38,7 +38,7 @@ func newHealthFlags() *healthFlags {
 	fs.StringVar(&r.Baseline, "baseline", "", "a previous health record (-J) whose medians are the expectations --expect leaves out")
 	fs.BoolVar(&r.Bisect, "bisect", false, "bisect the job's all-reduce on 4 nodes or more even when it is not slow")
 	fs.IntVarP(&f.NGPUs, "ngpus", "g", 1, "GPUs (ranks) per process")
-	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a call may take before the check is aborted (0 = no limit in one process)")
+	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a call may take before the check is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)")
 	f.jobFlags.register(fs)
 	for _, name := range []string{"group-size", "layout", "isolated"} {
 		_ = fs.MarkHidden(name)

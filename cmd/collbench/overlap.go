@@ -40,7 +40,7 @@ func newOverlapFlags() *overlapFlags {
 	fs.Float64Var(&r.Target, "target", 0.5, "seconds the measured side runs in each overlapped phase")
 	fs.StringVar(&r.Preset, "preset", "", "galvatron: Galvatron's probe (fp32 1024×4096×4096 GEMM against a 64 MiB fp32 all-reduce)")
 	fs.IntVarP(&f.NGPUs, "ngpus", "g", 1, "GPUs (ranks) per process")
-	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a phase may take before the run is aborted (0 = no limit in one process)")
+	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a phase may take before the run is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)")
 	fs.StringVar(&r.CommPriority, "comm-priority", "normal", "stream priority of the collectives against the compute: normal or high (nccl backend)")
 	fs.IntVar(&r.MaxCTAs, "nccl-max-ctas", 0, "NCCL config maxCTAs: at most this many CTAs (channels) per collective (nccl backend; 0 = NCCL's default)")
 	fs.IntVar(&r.MinCTAs, "nccl-min-ctas", 0, "NCCL config minCTAs (nccl backend; 0 = NCCL's default)")

@@ -27,7 +27,7 @@ static int premulCreate(int* op, void* scalar, int t, int residence, void* c) {
 static int redOpDestroy(int op, void* c) { return traceCall(TR_REDOPDESTROY, 0, 0, 0, 0, op, -1, U(c), 0); }
 static int asyncError(void* c, int* r) { *r = 0; return 0; }
 static int eventRecord(void* e, void* st) { return traceCall(TR_EVENT, U(e), 0, 0, 0, -1, -1, 0, U(st)); }
-static int streamQuery(void* st) { return 0; }
+static int streamQuery(void* st) { return traceBusy() ? 600 /* CUDA_ERROR_NOT_READY */ : 0; }
 static int ctxSetCurrent(void* c) { return 0; }
 static int beginCapture(void* st, int mode) { return traceCall(TR_BEGINCAPTURE, 0, 0, 0, 0, mode, -1, 0, U(st)); }
 static int endCapture(void* st, void** g) { *g = st; return traceCall(TR_ENDCAPTURE, 0, 0, 0, 0, -1, -1, 0, U(st)); }

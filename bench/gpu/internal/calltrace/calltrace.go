@@ -61,6 +61,28 @@ var (
 	lastKind                 = -1 // the most recent traced call, for ncclGetLastError
 )
 
+// busy makes every stream report work in progress, as streams whose
+// kernels never finish do.
+var busy bool
+
+// Busy makes every stream query say the stream still has work (true) or
+// is idle (false, the default).
+func Busy(b bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	busy = b
+}
+
+//export traceBusy
+func traceBusy() C.int {
+	mu.Lock()
+	defer mu.Unlock()
+	if busy {
+		return 1
+	}
+	return 0
+}
+
 //export traceLastKind
 func traceLastKind() C.int {
 	mu.Lock()

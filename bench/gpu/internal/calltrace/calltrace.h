@@ -12,5 +12,6 @@ enum { TR_ALLREDUCE, TR_BROADCAST, TR_REDUCE, TR_ALLGATHER, TR_REDUCESCATTER, TR
 extern void* trace_procs[TR_PROCS];
 
 int traceLastKind(void);
+int traceBusy(void);
 int traceCall(int kind, uintptr_t s, uintptr_t r, size_t n, int t, int op, int root, uintptr_t comm, uintptr_t stream);
 #endif
