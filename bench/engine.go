@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"time"
 
 	"github.com/collbench/collbench/bench/numeric"
@@ -47,6 +48,11 @@ func (e *Engine) PlannedRows() int {
 // Run measures every (type, op, root) combination over the sweep, calling
 // onRow as each row completes.
 func (e *Engine) Run(ctx context.Context, onRow func(Row)) (Summary, error) {
+	// Every call of the run is issued from one OS thread, as nccl-tests
+	// issues its from its main thread: a GPU backend's per-thread state
+	// is then set up once, not on each thread the goroutine moves to.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	o := &e.Opts
 	if o.Graph > 0 && !e.Comm.Capabilities().Graphs {
 		return Summary{}, fmt.Errorf("this backend cannot capture CUDA graphs (-G); run without -G or on the nccl backend")

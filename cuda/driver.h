@@ -44,6 +44,7 @@ typedef unsigned long long CUdeviceptr;
   X(cuMemcpyDtoH, "cuMemcpyDtoH_v2", (void* dst, CUdeviceptr src, size_t n), (dst, src, n)) \
   X(cuMemsetD8, "cuMemsetD8_v2", (CUdeviceptr p, unsigned char v, size_t n), (p, v, n)) \
   X(cuMemcpyDtoDAsync, "cuMemcpyDtoDAsync_v2", (CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s), (dst, src, n, s)) \
+  X(cuStreamCreate, "cuStreamCreate", (CUstream* s, unsigned int flags), (s, flags)) \
   X(cuStreamCreateWithPriority, "cuStreamCreateWithPriority", (CUstream* s, unsigned int flags, int prio), (s, flags, prio)) \
   X(cuStreamDestroy, "cuStreamDestroy_v2", (CUstream s), (s)) \
   X(cuStreamQuery, "cuStreamQuery", (CUstream s), (s)) \

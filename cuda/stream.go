@@ -25,9 +25,19 @@ const (
 // Stream is a CUstream in the context that created it.
 type Stream struct{ s C.CUstream }
 
-// NewStream creates a stream in the current context. Lower priority numbers
-// run first; 0 is the default.
-func NewStream(flags uint, priority int) (*Stream, error) {
+// NewStream creates a stream in the current context with the default
+// priority, as the runtime's cudaStreamCreateWithFlags does.
+func NewStream(flags uint) (*Stream, error) {
+	var s C.CUstream
+	if err := check("cuStreamCreate", C.cb_cuStreamCreate(&s, C.uint(flags))); err != nil {
+		return nil, err
+	}
+	return &Stream{s: s}, nil
+}
+
+// NewStreamWithPriority creates a stream in the current context at a
+// priority; lower numbers run first, 0 is the default.
+func NewStreamWithPriority(flags uint, priority int) (*Stream, error) {
 	var s C.CUstream
 	if err := check("cuStreamCreateWithPriority", C.cb_cuStreamCreateWithPriority(&s, C.uint(flags), C.int(priority))); err != nil {
 		return nil, err

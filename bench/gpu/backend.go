@@ -125,7 +125,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 		host = host[:i]
 	}
 	for i, d := range devs {
-		g, err := openDevice(d, s.BufBytes+s.Pad, s.CommHighPriority, s.StreamNull)
+		g, err := openDevice(d, s.CommHighPriority, s.StreamNull)
 		if g != nil {
 			c.gpus = append(c.gpus, g)
 		}
@@ -148,18 +148,23 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 			return nil, err
 		}
 	}
+	for l := range c.gpus {
+		if err := c.onDevice(l, func(g *gpu) error { return g.allocBuffers(s.BufBytes + s.Pad) }); err != nil {
+			return nil, fmt.Errorf("GPU %d: %w", c.gpus[l].info.Ordinal, err)
+		}
+	}
 	if s.Register > 0 {
 		if err := c.register(s.Register); err != nil {
 			return nil, err
 		}
 	}
-	if err := c.buildC(); err != nil {
-		return nil, err
-	}
 	for l := range c.gpus {
-		if err := c.onDevice(l, func(g *gpu) (err error) { g.freeInit, _, err = cuda.MemInfo(); return err }); err != nil {
+		if err := c.onDevice(l, func(g *gpu) (err error) { g.freeBuffers, _, err = cuda.MemInfo(); return err }); err != nil {
 			return nil, err
 		}
+	}
+	if err := c.buildC(); err != nil {
+		return nil, err
 	}
 	ok = true
 	return c, nil

@@ -184,17 +184,17 @@ func (c *Comm) setShares(b bench.Batch) {
 }
 
 // MemoryUse implements bench.MemoryReporter from the free memory each
-// GPU had before its buffers, after them, after the communicators'
-// initialisation and now; each figure is the largest over the GPUs, as
-// nccl-tests' -M takes it.
+// GPU had before its communicators, after them, after the buffers (made
+// and registered, in nccl-tests' order) and now; each figure is the
+// largest over the GPUs, as nccl-tests' -M takes it.
 func (c *Comm) MemoryUse() (bench.MemoryUse, error) {
 	var u bench.MemoryUse
 	for l := range c.gpus {
 		err := c.onDevice(l, func(g *gpu) error {
 			free, _, err := cuda.MemInfo()
-			u.Buffers = max(u.Buffers, g.freeBefore-g.freeBuffers)
-			u.Init = max(u.Init, g.freeBuffers-g.freeInit)
-			u.Collective = max(u.Collective, g.freeInit-free)
+			u.Init = max(u.Init, g.freeBefore-g.freeInit)
+			u.Buffers = max(u.Buffers, g.freeInit-g.freeBuffers)
+			u.Collective = max(u.Collective, g.freeBuffers-free)
 			return err
 		})
 		if err != nil {

@@ -60,7 +60,7 @@ func (c *Comm) SetWorkload(w bench.Workload) error {
 
 func (k *compute) open() error {
 	var err error
-	if k.stream, err = cuda.NewStream(cuda.StreamNonBlocking, 0); err != nil {
+	if k.stream, err = cuda.NewStream(cuda.StreamNonBlocking); err != nil {
 		return err
 	}
 	if k.start, err = cuda.NewEvent(cuda.EventDefault); err != nil {

@@ -25,16 +25,16 @@ type gpu struct {
 	windows    []uintptr  // symmetric windows (-R 2)
 	events     []*cuda.Event
 	work       *compute // the overlap experiment's stream and operands
-	// Free device memory before the buffers, after them, and after the
-	// communicators' initialisation, for -M.
-	freeBefore, freeBuffers, freeInit int64
+	// Free device memory before the communicators, after them, and after
+	// the buffers (allocated and registered), for -M.
+	freeBefore, freeInit, freeBuffers int64
 }
 
 // openDevice makes the device's primary context current, reads what the
 // preamble shows, and creates a non-blocking stream (at the device's
-// highest priority when commHigh; the NULL stream instead when null) and
-// the buffers. On failure it returns what was made so far, for Close.
-func openDevice(ordinal int, bufBytes int64, commHigh, null bool) (*gpu, error) {
+// highest priority when commHigh; the NULL stream instead when null). On
+// failure it returns what was made so far, for Close.
+func openDevice(ordinal int, commHigh, null bool) (*gpu, error) {
 	dev := cuda.Device(ordinal)
 	ctx, err := dev.PrimaryContext()
 	if err != nil {
@@ -61,19 +61,34 @@ func openDevice(ordinal int, bufBytes int64, commHigh, null bool) (*gpu, error) 
 		return g, err
 	}
 	g.sm = major*10 + minor
-	prio := 0
-	if commHigh {
+	switch {
+	case null:
+		g.stream = cuda.NullStream()
+	case commHigh:
+		var prio int
 		if _, prio, err = cuda.StreamPriorityRange(); err != nil {
 			return g, err
 		}
+		g.stream, err = cuda.NewStreamWithPriority(cuda.StreamNonBlocking, prio)
+	default:
+		// As nccl-tests' cudaStreamCreateWithFlags: no priority given.
+		g.stream, err = cuda.NewStream(cuda.StreamNonBlocking)
 	}
-	if null {
-		g.stream = cuda.NullStream()
-	} else if g.stream, err = cuda.NewStream(cuda.StreamNonBlocking, prio); err != nil {
+	if err != nil {
 		return g, err
 	}
-	if g.freeBefore, _, err = cuda.MemInfo(); err != nil {
-		return g, err
+	g.freeBefore, _, err = cuda.MemInfo()
+	return g, err
+}
+
+// allocBuffers makes the send and receive buffers of bufBytes each, with
+// ncclMemAlloc where NCCL has it, once the communicators exist: nccl-tests
+// allocates them after initComms, next to each other. The device's
+// context must be current.
+func (g *gpu) allocBuffers(bufBytes int64) error {
+	var err error
+	if g.freeInit, _, err = cuda.MemInfo(); err != nil {
+		return err
 	}
 	size := max(bufBytes, 1)
 	if nccl.Has("ncclMemAlloc") == nil {
@@ -90,10 +105,9 @@ func openDevice(ordinal int, bufBytes int64, commHigh, null bool) (*gpu, error) 
 		}
 	}
 	if err != nil {
-		return g, fmt.Errorf("allocating 2 × %d bytes: %w", size, err)
+		return fmt.Errorf("allocating 2 × %d bytes: %w", size, err)
 	}
-	g.freeBuffers, _, err = cuda.MemInfo()
-	return g, err
+	return nil
 }
 
 // ensureEvents makes sure the GPU has at least n timing events.

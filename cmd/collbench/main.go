@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 
@@ -42,6 +43,14 @@ const (
 	exitWrong   = 7
 	exitSignal  = 130
 )
+
+// init keeps the main goroutine on the process's main thread. The
+// measurements run on the main goroutine, so the nccl backend issues its
+// NCCL and CUDA calls from the main thread, as nccl-tests does, and from
+// one thread throughout: CUDA's and NCCL's per-thread state (the current
+// context among it) is set up once, not again on every thread the
+// goroutine would otherwise move to between batches.
+func init() { runtime.LockOSThread() }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
