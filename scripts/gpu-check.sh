@@ -109,6 +109,16 @@ if [ "$HOST" -eq 0 ] && ! grep -Eq '^NCCL: +[0-9]' "$R/doctor.txt" && [ -n "$WHE
   "$CB" doctor >"$R/doctor.txt" 2>&1
 fi
 NCCLV=$(awk '/^NCCL: +[0-9]/ {print $2; exit}' "$R/doctor.txt")
+# Both tools must load the same file: pin the one collbench found.
+if [ "$HOST" -eq 0 ] && [ -n "$NCCLV" ] && [ -z "${COLLBENCH_NCCL_LIB:-}" ]; then
+  found=$(awk '/^NCCL: +[0-9]/ {gsub(/[()]/, "", $3); print $3; exit}' "$R/doctor.txt")
+  case "$found" in
+    /*) export COLLBENCH_NCCL_LIB=$found ;;
+    *) lib=$(ldconfig -p 2>/dev/null | awk '/libnccl\.so\.2 / {print $NF; exit}')
+       [ -n "$lib" ] || lib=$WHEEL/lib/libnccl.so.2
+       export COLLBENCH_NCCL_LIB=$lib ;;
+  esac
+fi
 say "# NCCL for the side by side: ${NCCLV:-none}"
 if [ "$HOST" -eq 0 ] && [ -z "$NCCLV" ]; then
   say "FAIL  doctor  (no NCCL: $(tail -n 1 "$R/doctor.txt"))"; pack; exit 1
@@ -125,13 +135,14 @@ if [ "$HOST" -eq 0 ]; then
   # nccl-tests wants NCCL_HOME/include and NCCL_HOME/lib/libnccl.so: the
   # loaded NCCL's folder, or the wheel's.
   NH=$R/ncclhome; mkdir -p "$NH/lib"
-  libdir=$(dirname "${COLLBENCH_NCCL_LIB:-$(awk '/^NCCL: +[0-9]/ {print $3}' "$R/doctor.txt" | tr -d '()')}")
+  libdir=$(dirname "$(readlink -f "$COLLBENCH_NCCL_LIB")")
+  say "# NCCL file for both tools: $COLLBENCH_NCCL_LIB"
   inc=""
   for d in "$libdir/../include" "$WHEEL/include" /usr/include; do [ -f "$d/nccl.h" ] && { inc=$d; break; }; done
   if [ -d "$NTSRC/src" ] && [ -n "$inc" ]; then
     ln -sfn "$(cd "$inc" && pwd)" "$NH/include"
-    so=$(ls "$libdir"/libnccl.so* "$WHEEL"/lib/libnccl.so* 2>/dev/null | head -1)
-    ln -sf "$so" "$NH/lib/libnccl.so"
+    ln -sf "$(readlink -f "$COLLBENCH_NCCL_LIB")" "$NH/lib/libnccl.so"
+    ln -sf "$(readlink -f "$COLLBENCH_NCCL_LIB")" "$NH/lib/libnccl.so.2"
     ( cd "$NTSRC" && timeout 200 make -j16 BUILDDIR="$R/ntb" NCCL_HOME="$NH" CUDA_HOME="$CUDA_HOME" MPI=0 \
         NVCC_GENCODE="$GENCODE" >"$R/build-nccl-tests.txt" 2>&1; echo "rc $?" >>"$R/build-nccl-tests.txt" ) &
     NTBUILD=$!
@@ -158,7 +169,7 @@ if [ "$HOST" -eq 0 ]; then
   if [ -n "${NCCLBUILD:-}" ]; then
     wait "$NCCLBUILD"
     SHARED_LIB=$(ls "$R"/ncclb/lib/libnccl.so.2 2>/dev/null || true)
-    if [ -n "$SHARED_LIB" ]; then say "PASS  build-nccl  (+${SECONDS} s: $(grep -o 'NCCL_VERSION.*' "$R/build-nccl.txt" | head -1))"
+    if [ -n "$SHARED_LIB" ]; then say "PASS  build-nccl  (+${SECONDS} s: $(basename "$(readlink -f "$SHARED_LIB")"))"
     else failures=$((failures + 1)); say "FAIL  build-nccl  ($(tail -n 3 "$R/build-nccl.txt" | tr '\n' ' '))"; fi
   fi
 fi
