@@ -47,6 +47,8 @@ func readNcclTestsCalls(t *testing.T) []ncclTestsCase {
 			c := ncclTestsCase{header: line}
 			fields := strings.Fields(line)
 			c.coll = fields[1]
+			ints := map[string]*int{"nccl": &c.nccl, "ranks": &c.ranks, "procs": &c.procs, "proc": &c.proc, "gpus": &c.gpus,
+				"type": &c.typ, "op": &c.op, "root": &c.root, "iters": &c.iters, "agg": &c.agg}
 			for _, kv := range fields[2:] {
 				k, v, ok := strings.Cut(kv, "=")
 				if !ok {
@@ -57,30 +59,12 @@ func readNcclTestsCalls(t *testing.T) []ncclTestsCase {
 				if err != nil {
 					t.Fatalf("%s: %v", line, err)
 				}
-				switch k {
-				case "nccl":
-					c.nccl = int(n)
-				case "ranks":
-					c.ranks = int(n)
-				case "procs":
-					c.procs = int(n)
-				case "proc":
-					c.proc = int(n)
-				case "gpus":
-					c.gpus = int(n)
-				case "type":
-					c.typ = int(n)
-				case "bytes":
+				switch p := ints[k]; {
+				case p != nil:
+					*p = int(n)
+				case k == "bytes":
 					c.bytes = n
-				case "op":
-					c.op = int(n)
-				case "root":
-					c.root = int(n)
-				case "iters":
-					c.iters = int(n)
-				case "agg":
-					c.agg = int(n)
-				case "maxbytes":
+				case k == "maxbytes":
 					c.maxBytes = n
 				}
 			}

@@ -108,13 +108,17 @@ func sharedGPUs(all []placement) []*sharedGPU {
 	return shared
 }
 
+// spareSMs are left out of the ranks' shares, for the copies and other
+// kernels that run beside the collectives.
+const spareSMs = 4
+
 // ctaShare is the CTA limit that lets k ranks' channels fit a GPU of sms
 // multiprocessors together: NCCL runs each channel as a CTA that spins on
 // its peers, one per multiprocessor, so ranks of one GPU whose CTAs cannot
 // all be resident at once wait on each other for ever (NCCL's
 // NCCL_MULTI_RANK_GPU_ENABLE documentation: about 2 ranks fit by default).
 func ctaShare(sms, k int) int {
-	return max(1, min(ncclMaxChannels, sms/max(k, 1)))
+	return max(1, min(ncclMaxChannels, (sms-spareSMs)/max(k, 1)))
 }
 
 // ctaPlan is each local rank's maxCTAs (0: NCCL's default) and the

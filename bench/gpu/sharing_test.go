@@ -19,9 +19,10 @@ func proc(host string, first int, gpus ...gpuSeat) placement {
 }
 
 // TestPlanCTAs: ranks that share a GPU each get the share of its
-// multiprocessors that lets their channels be resident together (at most
-// NCCL's 64), whether they are local ranks of one process or processes of
-// one machine; an asked-for limit or NCCL_MAX_CTAS is kept and said.
+// multiprocessors that lets their channels be resident together, 4 SMs
+// left over (at most NCCL's 64), whether they are local ranks of one
+// process or processes of one machine; an asked-for limit or
+// NCCL_MAX_CTAS is kept and said.
 func TestPlanCTAs(t *testing.T) {
 	gpu0, gpu1 := h100("0000:18:00.0", 0), h100("0000:2a:00.0", 1)
 	tests := []struct {
@@ -36,23 +37,23 @@ func TestPlanCTAs(t *testing.T) {
 		{"one rank per GPU", []placement{proc("a", 0, gpu0, gpu1)}, 0, 0, 0, "", []int{0, 0}, nil},
 		{"two ranks on one GPU", []placement{proc("a", 0, gpu0, gpu0)}, 0, 0, 0, "", []int{64, 64},
 			[]string{"ranks 0-1 share GPU 0 (0000:18:00.0, 132 SMs): each rank's CTAs limited to 64 so that together they fit"}},
-		{"four ranks on one GPU", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0)}, 0, 0, 0, "", []int{33, 33, 33, 33},
-			[]string{"ranks 0-3 share GPU 0", "limited to 33 so that together they fit"}},
+		{"four ranks on one GPU", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0)}, 0, 0, 0, "", []int{32, 32, 32, 32},
+			[]string{"ranks 0-3 share GPU 0", "limited to 32 so that together they fit"}},
 		{"eight ranks on one GPU", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0, gpu0, gpu0, gpu0, gpu0)}, 0, 0, 0, "",
 			[]int{16, 16, 16, 16, 16, 16, 16, 16}, []string{"ranks 0-7 share GPU 0", "limited to 16"}},
 		{"two pairs", []placement{proc("a", 0, gpu0, gpu0, gpu1, gpu1)}, 0, 0, 0, "", []int{64, 64, 64, 64},
 			[]string{"ranks 0-1 share GPU 0", "ranks 2-3 share GPU 1"}},
 		{"four processes of one machine", []placement{proc("a", 0, gpu0), proc("a", 1, gpu0), proc("a", 2, gpu0), proc("a", 3, gpu0)},
-			2, 0, 0, "", []int{33}, []string{"ranks 0-3 share GPU 0", "limited to 33"}},
+			2, 0, 0, "", []int{32}, []string{"ranks 0-3 share GPU 0", "limited to 32"}},
 		{"one bus id on two machines", []placement{proc("a", 0, gpu0), proc("b", 1, gpu0)}, 1, 0, 0, "", []int{0}, nil},
 		{"asked for", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0)}, 0, 8, 0, "", []int{0, 0, 0, 0},
 			[]string{"each rank's CTAs limited to 8 as asked"}},
 		{"asked for more than fits", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0)}, 0, 64, 0, "", []int{0, 0, 0, 0},
-			[]string{"limited to 64 as asked; together they may need 256 CTAs, more than the GPU runs at once (33 each would fit)"}},
+			[]string{"limited to 64 as asked; together they may need 256 CTAs, more than the GPU runs at once (32 each would fit)"}},
 		{"NCCL_MAX_CTAS", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0)}, 0, 0, 0, "12", []int{0, 0, 0, 0},
 			[]string{"NCCL_MAX_CTAS=12 from the environment limits each rank's CTAs"}},
 		{"minimum above the share", []placement{proc("a", 0, gpu0, gpu0, gpu0, gpu0)}, 0, 0, 40, "", []int{40, 40, 40, 40},
-			[]string{"limited to 40, its minimum, above the 33 that would fit"}},
+			[]string{"limited to 40, its minimum, above the 32 that would fit"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
