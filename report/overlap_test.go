@@ -47,7 +47,7 @@ func TestOverlapJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	var g map[string]float64
-	if err := json.Unmarshal(b.Bytes(), &g); err != nil || len(g) != 1 || g["overlap_coe"] != 1.4 {
+	if err := json.Unmarshal(b.Bytes(), &g); err != nil || len(g) != 1 || g["overlap_coe"] != 1.3 { // the GEMM's; the copy's 1.4 is left out
 		t.Errorf("galvatron file %s: %v", b.String(), err)
 	}
 }
