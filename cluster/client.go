@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/collbench/collbench/bench"
@@ -50,18 +52,32 @@ var ErrPeerLost = errors.New("the job lost a rank")
 // default deadlines). It comes with ErrPeerLost.
 var ErrTimedOut = errors.New("a deadline of the job expired")
 
-// Dial joins the job at addr, retrying until ctx ends while the store is
-// not up yet (rank 0 may start after the others). stall is how long the
-// store may stay silent before this rank gives up on it; 0 never does.
-func Dial(ctx context.Context, addr, token string, rank, size int, stall time.Duration) (*Client, error) {
+// DialConfig is how a rank joins the job.
+type DialConfig struct {
+	Token      string // the job's, which the store checks
+	Rank, Size int
+	// Stall is how long the store may stay silent before this rank
+	// gives up on it; 0 never does.
+	Stall time.Duration
+	// Held says the rendezvous listener was open before any rank started
+	// (collbench launch opens it and hands it to rank 0): a refused
+	// connection then means rank 0 has exited, not that it has yet to
+	// start.
+	Held bool
+}
+
+// Dial joins the job at addr, retrying while the store is not up yet
+// (rank 0 may start after the others) until ctx ends; a cancelled ctx (a
+// signal) ends every wait at once.
+func Dial(ctx context.Context, addr string, cfg DialConfig) (*Client, error) {
 	var d net.Dialer
 	wait := 20 * time.Millisecond
 	for {
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
-			c := &Client{conn: conn, rank: rank, size: size, stall: stall,
+			c := &Client{conn: conn, rank: cfg.Rank, size: cfg.Size, stall: cfg.Stall,
 				replies: make(chan message, 1), failed: make(chan struct{}), done: make(chan struct{})}
-			if err := c.hello(ctx, token); err != nil {
+			if err := c.hello(ctx, addr, cfg.Token); err != nil {
 				conn.Close()
 				return nil, err
 			}
@@ -70,8 +86,14 @@ func Dial(ctx context.Context, addr, token string, rank, size int, stall time.Du
 			go c.beat()
 			return c, nil
 		}
+		if cfg.Held && errors.Is(err, syscall.ECONNREFUSED) {
+			return nil, fmt.Errorf("the rendezvous at %s refused the connection: rank 0, which hosts it, has exited (its own output says why)", addr)
+		}
 		select {
 		case <-ctx.Done():
+			if interrupted(ctx) {
+				return nil, fmt.Errorf("interrupted while joining the rendezvous at %s: %w", addr, context.Cause(ctx))
+			}
 			return nil, fmt.Errorf("rendezvous at %s unreachable (rank 0 hosts it; has it started?): %w", addr, err)
 		case <-time.After(wait):
 		}
@@ -79,19 +101,43 @@ func Dial(ctx context.Context, addr, token string, rank, size int, stall time.Du
 	}
 }
 
-func (c *Client) hello(ctx context.Context, token string) error {
+// interrupted says ctx ended by cancellation (a signal, the caller), not
+// by its deadline.
+func interrupted(ctx context.Context) bool {
+	return ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded)
+}
+
+// hello presents the token and waits for the store's welcome, until ctx's
+// deadline, or at once when ctx is cancelled. What ended a wait without a
+// welcome is named: a refusal gives the store's reason; a connection
+// closed unanswered means rank 0 has gone (or the port is another
+// program's), not that the token was wrong.
+func (c *Client) hello(ctx context.Context, addr, token string) error {
 	if d, ok := ctx.Deadline(); ok {
 		c.conn.SetDeadline(d)
 	}
+	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
 	defer c.conn.SetDeadline(time.Time{})
-	if _, err := c.conn.Write(encode(message{kind: kindHello, token: token, rank: c.rank, size: c.size})); err != nil {
+	_, err := c.conn.Write(encode(message{kind: kindHello, token: token, rank: c.rank, size: c.size}))
+	var m message
+	if err == nil {
+		m, err = readMessage(c.conn)
+	}
+	switch {
+	case interrupted(ctx):
+		return fmt.Errorf("interrupted while waiting for the rendezvous at %s to answer: %w", addr, context.Cause(ctx))
+	case ctx.Err() != nil:
+		return fmt.Errorf("the rendezvous at %s accepted rank %d's connection but did not answer before the start-up deadline (rank 0 hosts it: is it stuck, or is another program listening there?)", addr, c.rank)
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
+		return fmt.Errorf("the rendezvous at %s closed the connection before answering: rank 0, which hosts it, has exited (its own output says why), or another program holds the port", addr)
+	case errors.Is(err, errFrame):
+		return fmt.Errorf("the rendezvous at %s answered in another protocol: another program holds the port", addr)
+	case err != nil:
 		return fmt.Errorf("rendezvous hello: %w", err)
-	}
-	m, err := readMessage(c.conn)
-	if err != nil {
-		return fmt.Errorf("rendezvous refused rank %d (wrong token, job size or a duplicate rank?): %w", c.rank, err)
-	}
-	if m.kind != kindWelcome {
+	case m.kind == kindFail:
+		return fmt.Errorf("the rendezvous refused rank %d: %s", c.rank, m.text)
+	case m.kind != kindWelcome:
 		return fmt.Errorf("rendezvous: unexpected reply to hello")
 	}
 	return nil

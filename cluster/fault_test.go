@@ -78,7 +78,7 @@ func TestStalledReaderDoesNotBlockOthers(t *testing.T) {
 		}
 	}()
 	for r := range clients {
-		if clients[r], err = Dial(ctx, addr, token, r, 3, 0); err != nil {
+		if clients[r], err = Dial(ctx, addr, DialConfig{Token: token, Rank: r, Size: 3}); err != nil {
 			t.Fatal(err)
 		}
 		defer clients[r].Close()

@@ -179,6 +179,10 @@ func intVar(getenv func(string) string, name string, required bool) (int, error)
 // listener its launcher opened for it (collbench launch does).
 const ListenerFDVar = "COLLBENCH_RENDEZVOUS_FD"
 
+// HeldVar, set to 1, tells every rank that the rendezvous listener was
+// open before any rank started (DialConfig.Held).
+const HeldVar = "COLLBENCH_RENDEZVOUS_HELD"
+
 // Vars lists every variable the job is read from, so that a launcher
 // starting ranks inside another launcher's job can clear them first.
 func Vars() []string {

@@ -190,6 +190,10 @@ func (s *Store) serve(c net.Conn) {
 	if err != nil {
 		if !errors.Is(err, net.ErrClosed) {
 			s.refusals.add(c.RemoteAddr().String(), err)
+			// The refused rank learns why, rather than see a closed
+			// connection, which means the store has gone.
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			c.Write(encode(message{kind: kindFail, text: err.Error()}))
 		}
 		c.Close()
 		return

@@ -50,7 +50,7 @@ func joinAll(t *testing.T, addr string, size int) []*Client {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			clients[r], errs[r] = Dial(ctx, addr, token, r, size, 0)
+			clients[r], errs[r] = Dial(ctx, addr, DialConfig{Token: token, Rank: r, Size: size})
 		}()
 	}
 	wg.Wait()
@@ -137,11 +137,11 @@ func TestRendezvousRefusesStrangers(t *testing.T) {
 	defer garbage.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := Dial(ctx, addr, "not-the-token", 0, 2, 0); err == nil {
-		t.Error("a wrong token was accepted")
+	if _, err := Dial(ctx, addr, DialConfig{Token: "not-the-token", Rank: 0, Size: 2}); err == nil || !strings.Contains(err.Error(), "refused rank 0: wrong job token") {
+		t.Errorf("a wrong token: %v, want the store's reason", err)
 	}
 	clients := joinAll(t, addr, 2)
-	if _, err := Dial(ctx, addr, token, 1, 2, 0); err == nil {
+	if _, err := Dial(ctx, addr, DialConfig{Token: token, Rank: 1, Size: 2}); err == nil {
 		t.Error("a second rank 1 was accepted")
 	}
 	errs := each(clients, func(r int, c *Client) error { return Peers{C: c}.Barrier(ctx) })
@@ -310,7 +310,7 @@ func TestWatchdogNamesTheRank(t *testing.T) {
 			defer cancel()
 			var clients []*Client
 			for r := 0; r < 2; r++ {
-				cl, err := Dial(ctx, addr, token, r, 3, c.stall)
+				cl, err := Dial(ctx, addr, DialConfig{Token: token, Rank: r, Size: 3, Stall: c.stall})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -339,7 +339,7 @@ func TestOnFailWakesBlockedRank(t *testing.T) {
 	s := startWatched(t, 2, 0, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cl, err := Dial(ctx, s.Addr().String(), token, 0, 2, 0)
+	cl, err := Dial(ctx, s.Addr().String(), DialConfig{Token: token, Rank: 0, Size: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -383,7 +383,7 @@ func TestClientNoticesSilentStore(t *testing.T) {
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	cl, err := Dial(ctx, ln.Addr().String(), token, 1, 2, 300*time.Millisecond)
+	cl, err := Dial(ctx, ln.Addr().String(), DialConfig{Token: token, Rank: 1, Size: 2, Stall: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

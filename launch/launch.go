@@ -92,7 +92,7 @@ func Env(base []string, rendezvous string) ([]string, *os.File, error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, nil, err
 	}
-	drop := append(cluster.Vars(), cluster.ListenerFDVar)
+	drop := append(cluster.Vars(), cluster.ListenerFDVar, cluster.HeldVar)
 	var env []string
 	for _, kv := range base {
 		name, _, _ := strings.Cut(kv, "=")
@@ -114,6 +114,14 @@ type launcher struct {
 	mu             sync.Mutex // one line at a time
 }
 
+// releaseRendezvous closes the launcher's copy of the rendezvous listener.
+func (l *launcher) releaseRendezvous() {
+	if l.rendezvous != nil {
+		l.rendezvous.Close()
+		l.rendezvous = nil
+	}
+}
+
 // exit is one rank's end.
 type exit struct {
 	rank, code int
@@ -124,8 +132,12 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 
-	if l.rendezvous != nil {
-		defer l.rendezvous.Close() // rank 0 holds its own copy once started
+	held := l.rendezvous != nil
+	if held {
+		// Once rank 0 holds its copy, the launcher's goes: a listener
+		// kept open here would queue the other ranks' connections
+		// after rank 0 has gone, and they would wait on it unanswered.
+		defer l.releaseRendezvous()
 	}
 	procs := make([]*exec.Cmd, 0, n)
 	exits := make(chan exit, n)
@@ -138,9 +150,12 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 			// The last NCCL_HOSTID wins over one the caller set.
 			cmd.Env = append(cmd.Env, fmt.Sprintf("NCCL_HOSTID=collbench-%d-rank%d", os.Getpid(), r))
 		}
-		if r == 0 && l.rendezvous != nil {
-			cmd.ExtraFiles = []*os.File{l.rendezvous} // descriptor 3
-			cmd.Env = append(cmd.Env, cluster.ListenerFDVar+"=3")
+		if held {
+			cmd.Env = append(cmd.Env, cluster.HeldVar+"=1")
+			if r == 0 {
+				cmd.ExtraFiles = []*os.File{l.rendezvous} // descriptor 3
+				cmd.Env = append(cmd.Env, cluster.ListenerFDVar+"=3")
+			}
 		}
 		// A rank must not outlive its launcher.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
@@ -165,6 +180,9 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 			return failed
 		}
 		procs = append(procs, cmd)
+		if r == 0 {
+			l.releaseRendezvous()
+		}
 		prefix := fmt.Sprintf("[rank %d] ", r)
 		outTo, outPrefix := l.stderr, prefix
 		if r == 0 {

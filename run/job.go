@@ -131,7 +131,8 @@ func (j *Job) connect(ctx context.Context) error {
 	dctx, cancel := context.WithTimeout(ctx, j.Limits.Bootstrap+3*time.Second)
 	defer cancel()
 	var err error
-	if j.client, err = cluster.Dial(dctx, j.Addr, token, j.Rank, j.Size, j.Limits.Stall); err != nil {
+	cfg := cluster.DialConfig{Token: token, Rank: j.Rank, Size: j.Size, Stall: j.Limits.Stall, Held: j.getenv(cluster.HeldVar) == "1"}
+	if j.client, err = cluster.Dial(dctx, j.Addr, cfg); err != nil {
 		return fmt.Errorf("joining the job as rank %d of %d: %w", j.Rank, j.Size, err)
 	}
 	return nil

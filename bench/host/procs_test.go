@@ -27,7 +27,7 @@ func procJob(t *testing.T, nprocs int) []*cluster.Client {
 	defer cancel()
 	clients := make([]*cluster.Client, nprocs)
 	for p := range clients {
-		if clients[p], err = cluster.Dial(ctx, ln.Addr().String(), "t", p, nprocs, 0); err != nil {
+		if clients[p], err = cluster.Dial(ctx, ln.Addr().String(), cluster.DialConfig{Token: "t", Rank: p, Size: nprocs}); err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { clients[p].Close() })

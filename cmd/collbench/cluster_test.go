@@ -634,3 +634,41 @@ func TestLaunchInterrupt(t *testing.T) {
 		t.Errorf("want all 3 ranks to exit 130: %q", p.err.String())
 	}
 }
+
+// When rank 0 ends before it serves the rendezvous, the other ranks of a
+// launch end too, promptly, by themselves, and say why: a refused output
+// (rank 0 exits at once; launch keeps no copy of the listener that would
+// queue the others unanswered), or a rendezvous port another program holds
+// and never answers on (the launcher's SIGTERM interrupts the wait). No
+// rank is left for SIGKILL (exit 137).
+func TestLaunchRendezvousGone(t *testing.T) {
+	t.Run("rank 0 refuses its output", func(t *testing.T) {
+		p := startRank(t, 0, 1, nil, nil, "launch", "-n", "4", "--grace", "20", "--", "allreduce", "-b", "8", "-e", "8",
+			"-J", "/nonexistent/x.json")
+		took := waitAll(t, 15*time.Second, p)
+		errs := p.err.String()
+		if p.code != exitUsage || !strings.Contains(errs, "[rank 0] collbench allreduce: cannot write /nonexistent/x.json") ||
+			strings.Contains(errs, "exit 137") || took > 10*time.Second {
+			t.Errorf("exit %d after %v, stderr:\n%s", p.code, took, errs)
+		}
+		for r := 1; r < 4; r++ {
+			if !strings.Contains(errs, fmt.Sprintf("[rank %d] collbench allreduce: ", r)) || !strings.Contains(errs, "rank 0, which hosts it, has exited") {
+				t.Errorf("rank %d does not say rank 0 has gone:\n%s", r, errs)
+			}
+		}
+	})
+	t.Run("port held by another program", func(t *testing.T) {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close() // connections queue; nothing answers
+		p := startRank(t, 0, 1, nil, nil, "launch", "-n", "3", "--grace", "1", "--rendezvous", ln.Addr().String(), "--",
+			"allreduce", "-b", "8", "-e", "8")
+		took := waitAll(t, 20*time.Second, p)
+		errs := p.err.String()
+		if p.code == 0 || strings.Contains(errs, "exit 137") || !strings.Contains(errs, "interrupted while waiting for the rendezvous") {
+			t.Errorf("exit %d after %v, stderr:\n%s", p.code, took, errs)
+		}
+	})
+}
