@@ -40,9 +40,14 @@ type Client struct {
 	onFail   atomic.Pointer[func(error)]
 	heard    atomic.Int64 // unix nanoseconds of the last message from the store
 	doing    atomic.Pointer[string]
+	nudge    chan struct{} // the call changed: beat now
 	closed   atomic.Bool
 	done     chan struct{}
 }
+
+// nudgeGap is the least time between two beats sent for changes of call,
+// so that a fast sweep does not flood the store.
+const nudgeGap = 5 * time.Millisecond
 
 // ErrPeerLost means another rank left the job, went silent or never came.
 var ErrPeerLost = errors.New("the job lost a rank")
@@ -75,7 +80,7 @@ func Dial(ctx context.Context, addr string, cfg DialConfig) (*Client, error) {
 	for {
 		conn, err := d.DialContext(ctx, "tcp", addr)
 		if err == nil {
-			c := &Client{conn: conn, rank: cfg.Rank, size: cfg.Size, stall: cfg.Stall,
+			c := &Client{conn: conn, rank: cfg.Rank, size: cfg.Size, stall: cfg.Stall, nudge: make(chan struct{}, 1),
 				replies: make(chan message, 1), failed: make(chan struct{}), done: make(chan struct{})}
 			if err := c.hello(ctx, addr, cfg.Token); err != nil {
 				conn.Close()
@@ -183,26 +188,34 @@ func (c *Client) read() {
 func (c *Client) beat() {
 	tick := time.NewTicker(pingInterval(c.stall))
 	defer tick.Stop()
+	var sent time.Time
 	for {
 		select {
 		case <-c.done:
 			return
 		case <-c.failed:
 			return
+		case <-c.nudge:
+			// The call changed: the store hears of it now, so that a
+			// rank lost before its next beat is named in the right one.
+			if wait := nudgeGap - time.Since(sent); wait > 0 {
+				time.Sleep(wait)
+			}
 		case now := <-tick.C:
 			if c.stall > 0 && now.Sub(time.Unix(0, c.heard.Load())) > c.stall {
 				why := fmt.Sprintf("rank 0 (hosting the rendezvous) stopped responding (silent for more than %v)", c.stall)
 				c.failFound(why)
 				return
 			}
-			doing := ""
-			if d := c.doing.Load(); d != nil {
-				doing = *d
-			}
-			if err := c.write(encode(message{kind: kindBeat, text: doing})); err != nil && !c.closed.Load() {
-				c.fail(fmt.Errorf("%w: cannot reach the rendezvous hosted by rank 0 (%v)", ErrPeerLost, err))
-				return
-			}
+		}
+		doing := ""
+		if d := c.doing.Load(); d != nil {
+			doing = *d
+		}
+		sent = time.Now()
+		if err := c.write(encode(message{kind: kindBeat, text: doing})); err != nil && !c.closed.Load() {
+			c.fail(fmt.Errorf("%w: cannot reach the rendezvous hosted by rank 0 (%v)", ErrPeerLost, err))
+			return
 		}
 	}
 }
@@ -256,9 +269,18 @@ func (c *Client) OnFail(f func(error)) {
 	}
 }
 
-// Doing tells the store, with the next heartbeat, what this rank is
-// doing, so a rank that stops can be reported with where it stopped.
-func (c *Client) Doing(what string) { c.doing.Store(&what) }
+// Doing tells the store what this rank is doing, at once when it changes
+// (a beat sent out of turn, at most one every nudgeGap), so a rank that
+// stops or dies can be reported with the call it was in.
+func (c *Client) Doing(what string) {
+	if old := c.doing.Swap(&what); old != nil && *old == what {
+		return
+	}
+	select {
+	case c.nudge <- struct{}{}:
+	default: // a beat is already due
+	}
+}
 
 // AllGather contributes data and returns every rank's contribution, in
 // rank order. It fails when ctx ends or the job fails.

@@ -408,3 +408,30 @@ func TestRankList(t *testing.T) {
 		}
 	}
 }
+
+// A rank that dies names the call it was in, not one from before its
+// last heartbeat: a change of call reaches the store at once (at most one
+// message every few milliseconds), not at the next beat.
+func TestLeftRankNamesItsLatestCall(t *testing.T) {
+	s := startWatched(t, 2, 0, 0) // heartbeats once a second
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var clients []*Client
+	for r := 0; r < 2; r++ {
+		cl, err := Dial(ctx, s.Addr().String(), DialConfig{Token: token, Rank: r, Size: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cl.Close()
+		clients = append(clients, cl)
+	}
+	clients[1].Doing("allreduce of 268435456 bytes (warm-up)")
+	time.Sleep(50 * time.Millisecond)
+	clients[1].Doing("allreduce of 65536 bytes (out-of-place)")
+	time.Sleep(100 * time.Millisecond)
+	clients[1].conn.Close() // killed: no goodbye
+	err := Peers{C: clients[0]}.Barrier(ctx)
+	if err == nil || !strings.Contains(err.Error(), "it was in allreduce of 65536 bytes (out-of-place)") {
+		t.Errorf("err = %v, want the call rank 1 was in", err)
+	}
+}

@@ -125,6 +125,35 @@ func (l *launcher) releaseRendezvous() {
 // exit is one rank's end.
 type exit struct {
 	rank, code int
+	at         time.Time // when the launcher learnt of it
+}
+
+// settle is how soon after the first failure another can still be its
+// cause: the launcher learns of exits a little out of order, and the
+// ranks that lose a peer follow it within milliseconds.
+const settle = 200 * time.Millisecond
+
+// consequence says a rank's exit code is what ranks report when a peer
+// fails them: 1 (the job lost a rank) or 4 (a rank stopped answering). A
+// signal, a usage error, wrong results or a failed export are a rank's
+// own.
+func consequence(code int) bool { return code == 1 || code == 4 }
+
+// culprit picks, from the failures in the order the launcher learnt of
+// them, the one that most likely caused the others: the first, unless a
+// failure of a rank's own came within settle of a first that looks like
+// a consequence.
+func culprit(failures []exit) exit {
+	first := failures[0]
+	if !consequence(first.code) {
+		return first
+	}
+	for _, f := range failures[1:] {
+		if f.at.Sub(first.at) <= settle && !consequence(f.code) {
+			return f
+		}
+	}
+	return first
 }
 
 func (l *launcher) run(exe string, sub, env []string, n int) int {
@@ -193,7 +222,7 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 		go func() { defer relays.Done(); l.relay(errR, l.stderr, prefix) }()
 		go func() {
 			err := cmd.Wait()
-			exits <- exit{rank: r, code: ExitStatus(cmd, err)}
+			exits <- exit{rank: r, code: ExitStatus(cmd, err), at: time.Now()}
 		}()
 	}
 	return l.wait(procs, exits, sigs, &relays)
@@ -201,23 +230,29 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 
 // wait collects the ranks' ends. After the first failure the others get
 // the grace period to stop by themselves (their watchdog sees the lost
-// rank); then they are terminated, and killed if they still linger.
+// rank); then they are terminated, and killed if they still linger. A
+// signal to the launcher goes to every rank, and the launch then ends as
+// that signal's.
 func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal, relays *sync.WaitGroup) int {
 	n := len(procs)
 	codes := make([]int, n)
 	done := make([]bool, n)
 	left := n
-	first := -1
+	var failures []exit
 	var stopped []int // ranks found stopped when the first one failed
 	var deadline <-chan time.Time
+	var signalled os.Signal
 	terminated := false
 	for left > 0 {
 		select {
 		case e := <-exits:
 			left--
 			codes[e.rank], done[e.rank] = e.code, true
-			if e.code != 0 && first < 0 {
-				first = e.rank
+			if e.code == 0 {
+				continue
+			}
+			failures = append(failures, e)
+			if len(failures) == 1 && signalled == nil {
 				deadline = time.After(l.grace)
 				// A stopped rank fails nobody by exiting: the others
 				// give up on it first. Look before the grace period
@@ -225,6 +260,9 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 				stopped = stoppedRanks(procs, done)
 			}
 		case s := <-sigs:
+			if signalled == nil {
+				signalled = s
+			}
 			for r, p := range procs {
 				if !done[r] {
 					p.Process.Signal(s)
@@ -246,7 +284,7 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 		}
 	}
 	relays.Wait()
-	if first < 0 {
+	if len(failures) == 0 {
 		return 0
 	}
 	var failed []string
@@ -255,16 +293,21 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 			failed = append(failed, fmt.Sprintf("%d (exit %d)", r, c))
 		}
 	}
-	what := fmt.Sprintf("rank %d failed first", first)
+	if sig, ok := signalled.(syscall.Signal); ok {
+		l.line(l.stderr, "collbench launch: stopped by %v, passed on to every rank; ranks with a non-zero exit: %s", sig, strings.Join(failed, ", "))
+		return 128 + int(sig)
+	}
+	first := culprit(failures)
+	what := fmt.Sprintf("rank %d failed first", first.rank)
 	if len(stopped) > 0 {
 		var names []string
 		for _, r := range stopped {
 			names = append(names, strconv.Itoa(r))
 		}
-		what = fmt.Sprintf("rank %s was stopped (SIGSTOP or a debugger) when rank %d failed", strings.Join(names, ", "), first)
+		what = fmt.Sprintf("rank %s was stopped (SIGSTOP or a debugger) when rank %d failed", strings.Join(names, ", "), failures[0].rank)
 	}
 	l.line(l.stderr, "collbench launch: %s; ranks with a non-zero exit: %s", what, strings.Join(failed, ", "))
-	return codes[first]
+	return first.code
 }
 
 // stoppedRanks lists the ranks still running whose process is stopped

@@ -58,3 +58,44 @@ func TestDistinctHosts(t *testing.T) {
 		}
 	}
 }
+
+// The launcher learns of exits a little out of order, and ranks that
+// lose a peer exit 1 (or 4) within milliseconds: a failure of a rank's
+// own (a usage error, a signal, wrong results) that comes just after such
+// a consequence is taken as its cause.
+func TestCulprit(t *testing.T) {
+	t0 := time.Now()
+	at := func(ms int) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }
+	tests := []struct {
+		name     string
+		failures []exit
+		want     int // rank
+	}{
+		{"one", []exit{{2, 3, at(0)}}, 2},
+		{"rank 0 refused, heard of second", []exit{{1, 1, at(0)}, {0, 2, at(3)}, {2, 1, at(4)}}, 0},
+		{"killed rank heard of first", []exit{{2, 137, at(0)}, {0, 1, at(5)}, {1, 1, at(6)}}, 2},
+		{"consequences only", []exit{{3, 1, at(0)}, {0, 1, at(2)}}, 3},
+		{"an own failure long after", []exit{{1, 1, at(0)}, {0, 2, at(900)}}, 1},
+		{"stall consequences", []exit{{0, 4, at(0)}, {1, 4, at(1)}}, 0},
+	}
+	for _, tt := range tests {
+		if got := culprit(tt.failures); got.rank != tt.want {
+			t.Errorf("%s: rank %d, want %d", tt.name, got.rank, tt.want)
+		}
+	}
+}
+
+// Rank 0 refusing its usage after another rank has already exited 1 for
+// want of it: the launch reports rank 0 and ends with its code.
+func TestRunNamesTheCause(t *testing.T) {
+	env, ln, err := Env(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := Run(Options{Procs: 3, Exe: "/bin/sh", Args: []string{"-c", `case $RANK in 0) sleep 0.05; exit 2;; *) exit 1;; esac`},
+		Stdout: &out, Stderr: &errOut, Grace: 5 * time.Second, Env: env, Listener: ln})
+	if code != 2 || !strings.Contains(errOut.String(), "rank 0 failed first") {
+		t.Errorf("exit %d, stderr %q; want rank 0's 2", code, errOut.String())
+	}
+}

@@ -198,7 +198,19 @@ func (j *Job) Explain(ctx context.Context, err error) error {
 	if err == nil || !j.Multi() || errors.As(err, &ue) || errors.As(err, &done) || errors.As(err, &seen) || errors.Is(err, context.Canceled) {
 		return err
 	}
-	interrupted := func() error { return &jobError{cause: context.Cause(ctx), local: err} }
+	// Interrupted, this rank stopped by its own signal: the peers it lost
+	// meanwhile stopped by theirs (a Ctrl-C reaches every rank), and a
+	// local error that already says it was interrupted needs nothing more.
+	interrupted := func() error {
+		cause := context.Cause(ctx)
+		switch {
+		case errors.Is(err, cluster.ErrPeerLost):
+			return explained{cause}
+		case errors.Is(err, cause):
+			return explained{err}
+		}
+		return &jobError{cause: cause, local: err}
+	}
 	select {
 	case <-ctx.Done():
 		return interrupted()

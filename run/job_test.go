@@ -1,6 +1,9 @@
 package run
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -71,5 +74,34 @@ func TestLaunchHoldsItsPort(t *testing.T) {
 	defer l.Close()
 	if l.Addr().String() != net.JoinHostPort(host, port) {
 		t.Errorf("inherited listener on %s, want %s:%s", l.Addr(), host, port)
+	}
+}
+
+// An interrupted rank records the interruption, not the peers it lost to
+// the same Ctrl-C: every rank of a job gets the signal, and one that
+// stops first leaves the others waiting for it.
+func TestExplainInterruption(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cluster.Serve(ln, cluster.StoreConfig{Token: "t", Size: 1})
+	defer s.Close()
+	c, err := cluster.Dial(t.Context(), ln.Addr().String(), cluster.DialConfig{Token: "t", Rank: 0, Size: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	j := &Job{client: c}
+	sig := errors.New("interrupt signal received")
+	ctx, cancel := context.WithCancelCause(t.Context())
+	cancel(sig)
+	lost := fmt.Errorf("%w: rank 3 finished while the others still waited for it", cluster.ErrPeerLost)
+	if got := j.Explain(ctx, lost).Error(); got != sig.Error() {
+		t.Errorf("peer lost to the same interrupt: %q, want %q", got, sig.Error())
+	}
+	local := fmt.Errorf("allreduce of 1048576 bytes: aborted: %w", sig)
+	if got := j.Explain(ctx, local).Error(); !strings.Contains(got, "allreduce of 1048576 bytes") || strings.Contains(got, "finished") {
+		t.Errorf("an interrupted call: %q", got)
 	}
 }

@@ -633,6 +633,10 @@ func TestLaunchInterrupt(t *testing.T) {
 	if n := strings.Count(p.err.String(), "(exit 130)"); n != 3 {
 		t.Errorf("want all 3 ranks to exit 130: %q", p.err.String())
 	}
+	// The operator stopped it: no rank is blamed.
+	if !strings.Contains(p.err.String(), "collbench launch: stopped by interrupt") || strings.Contains(p.err.String(), "failed first") {
+		t.Errorf("launch blames a rank for an interrupt: %q", p.err.String())
+	}
 }
 
 // When rank 0 ends before it serves the rendezvous, the other ranks of a
