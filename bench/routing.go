@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -101,6 +102,46 @@ func ReadRoutingFile(path string) ([]float64, error) {
 // (DeepSeek-V3 256, Switch-C 2048).
 const MaxExperts = 1 << 16
 
+// MaxDraws bounds a layer's routing draws: each is a table of n×n byte
+// counts for dispatch and one for combine, and a run cycles through them.
+const MaxDraws = 1 << 16
+
+// MaxTokens bounds a layer's tokens per rank per step: 16M, a step of
+// 2048 sequences of 8192 tokens.
+const MaxTokens = 1 << 24
+
+const (
+	// maxDrawBytes bounds the memory of a run's draws: 1 GiB of tables.
+	maxDrawBytes = 1 << 30
+	// maxPicks bounds the work of a run's draws, in experts picked for
+	// tokens: at some tens of nanoseconds each, about a minute.
+	maxPicks = 1 << 32
+)
+
+// CheckDraws says why draws routing draws for n ranks are more than a run
+// makes, or nil: at least 1 and at most MaxDraws; their tables (two of
+// n×n counts each) within 1 GiB; their picks (n × tokens × top-k per draw,
+// none when every expert is picked) within 2^32. It is the check to make
+// before any draw.
+func (r *Routing) CheckDraws(n, draws int) error {
+	picks := float64(draws) * float64(n) * float64(r.Tokens) * float64(r.TopK)
+	if r.TopK == r.Experts {
+		picks = 0
+	}
+	switch tables := float64(draws) * float64(n) * float64(n) * 16; {
+	case draws < 1:
+		return fmt.Errorf("routing draws must be at least 1 (got %d)", draws)
+	case draws > MaxDraws:
+		return fmt.Errorf("at most %d draws (got %d)", MaxDraws, draws)
+	case tables > maxDrawBytes:
+		return fmt.Errorf("%d draws on %d ranks take %.1f GiB of tables, more than 1 GiB (fewer draws)", draws, n, tables/(1<<30))
+	case picks > maxPicks:
+		return fmt.Errorf("%d draws of %d ranks × %d tokens × top-k %d are %.3g token picks, more than %d (fewer draws or tokens, or a smaller top-k)",
+			draws, n, r.Tokens, r.TopK, picks, int64(maxPicks))
+	}
+	return nil
+}
+
 // CheckShape says why experts and top-k cannot make a layer, or nil. It
 // is the check to make before anything is sized by the experts.
 func CheckShape(experts, topK int) error {
@@ -125,6 +166,8 @@ func (r *Routing) Check(n int) error {
 		return fmt.Errorf("%d experts do not split evenly over %d ranks", r.Experts, n)
 	case r.Tokens < 1 || r.Hidden < 1:
 		return fmt.Errorf("tokens and hidden size must be at least 1 (got %d, %d)", r.Tokens, r.Hidden)
+	case r.Tokens > MaxTokens:
+		return fmt.Errorf("at most %d tokens per rank (got %d)", MaxTokens, r.Tokens)
 	case float64(n)*float64(r.Tokens)*float64(r.TopK)*float64(r.Hidden)*8 > 1<<62:
 		// What a rank receives is at most n·T·K·H elements of up to 8
 		// bytes; beyond 2^62 the byte counts would wrap around.
@@ -153,21 +196,36 @@ func (r *Routing) Draw(n, k int) []int64 {
 	return counts
 }
 
+// checkEvery is how many expert picks a draw makes between looks at its
+// context: a few milliseconds of work.
+const checkEvery = 1 << 16
+
 // draw is Draw, given up with ctx's error when ctx ends: a draw takes
-// time in proportion to ranks × tokens × top-k, which a user may set
-// far beyond what any device holds.
+// time in proportion to ranks × tokens × top-k, which a user may set far
+// beyond what any device holds, so the context is checked by work done.
 func (r *Routing) draw(ctx context.Context, n, k int) ([]int64, error) {
-	rng := rand.New(rand.NewPCG(r.Seed, uint64(k)))
-	pick := newAlias(r.Weights)
 	perRank := r.Experts / n
 	counts := make([]int64, n*n)
+	if r.TopK == r.Experts {
+		// Every token picks every expert: nothing to draw.
+		for i := range counts {
+			counts[i] = r.Tokens * int64(perRank)
+		}
+		return counts, ctx.Err()
+	}
+	rng := rand.New(rand.NewPCG(r.Seed, uint64(k)))
+	p := newPicker(r.Weights)
 	chosen := make([]int, 0, r.TopK)
+	work := 0
 	for i := 0; i < n; i++ {
 		for t := int64(0); t < r.Tokens; t++ {
-			if t%4096 == 0 && ctx.Err() != nil {
-				return nil, ctx.Err()
+			if work += r.TopK; work >= checkEvery {
+				if err := ctx.Err(); err != nil {
+					return nil, err
+				}
+				work = 0
 			}
-			chosen = r.topK(rng, pick, chosen[:0])
+			chosen = p.topK(rng, r.TopK, chosen[:0])
 			for _, e := range chosen {
 				counts[i*n+e/perRank]++
 			}
@@ -176,54 +234,91 @@ func (r *Routing) draw(ctx context.Context, n, k int) ([]int64, error) {
 	return counts, nil
 }
 
-// topK picks TopK distinct experts: each next one from the weights of
-// those not yet chosen, by redrawing a repeat (falling back to an exact
-// walk over the remaining weights when repeats keep coming).
-func (r *Routing) topK(rng *rand.Rand, pick *alias, chosen []int) []int {
-	for len(chosen) < r.TopK {
-		e := -1
-		for try := 0; try < 32 && e < 0; try++ {
-			if c := pick.draw(rng); !contains(chosen, c) {
-				e = c
-			}
-		}
-		if e < 0 {
-			e = r.remaining(rng, chosen)
-		}
-		chosen = append(chosen, e)
-	}
-	return chosen
+// picker draws a token's top-k distinct experts, each next one in
+// proportion to the weights of those not yet chosen. While most of the
+// weight is left, a draw from all experts (alias) that is redrawn on a
+// repeat is cheap; past half, repeats would dominate, and the rest are
+// drawn from a Fenwick tree of the weights with the chosen ones taken
+// out, in logarithmic time each.
+type picker struct {
+	w     []float64
+	alias *alias
+	tree  []uint64 // Fenwick tree of the weights in fixed point (1-based)
+	fixed []uint64 // each expert's weight in the tree's units
+	total uint64
+	mark  []uint32 // mark[e] == stamp: e is chosen in this token
+	stamp uint32
 }
 
-// remaining draws one expert from the weights of those not in chosen.
-func (r *Routing) remaining(rng *rand.Rand, chosen []int) int {
-	var left float64
-	for e, w := range r.Weights {
-		if !contains(chosen, e) {
-			left += w
+func newPicker(w []float64) *picker {
+	p := &picker{w: w, alias: newAlias(w), tree: make([]uint64, len(w)+1), fixed: make([]uint64, len(w)), mark: make([]uint32, len(w))}
+	for e, x := range w {
+		if x > 0 {
+			// 2^52 units for the whole weight: exact sums, no drift as
+			// weights go out and back in; a positive weight keeps at
+			// least one unit.
+			p.fixed[e] = max(1, uint64(x*(1<<52)))
+			p.add(e, p.fixed[e])
+			p.total += p.fixed[e]
 		}
 	}
-	u := rng.Float64() * left
-	last := -1
-	for e, w := range r.Weights {
-		if contains(chosen, e) || w <= 0 {
+	return p
+}
+
+// add adds v (two's complement: also subtracts) to expert e's weight.
+func (p *picker) add(e int, v uint64) {
+	for i := e + 1; i < len(p.tree); i += i & -i {
+		p.tree[i] += v
+	}
+}
+
+// find is the expert at which the running sum of the weights passes u
+// (u below the tree's total).
+func (p *picker) find(u uint64) int {
+	pos := 0
+	for step := 1 << (bits.Len(uint(len(p.tree)-1)) - 1); step > 0; step >>= 1 {
+		if next := pos + step; next < len(p.tree) && p.tree[next] <= u {
+			pos = next
+			u -= p.tree[next]
+		}
+	}
+	return pos // 0-based expert = the 1-based position after pos, less one
+}
+
+func (p *picker) topK(rng *rand.Rand, k int, chosen []int) []int {
+	if p.stamp++; p.stamp == 0 { // wrapped: clear the marks of 2^32 tokens ago
+		clear(p.mark)
+		p.stamp = 1
+	}
+	var mass float64
+	for len(chosen) < k && mass < 0.5 {
+		e := p.alias.draw(rng)
+		if p.mark[e] == p.stamp {
 			continue
 		}
-		if last = e; u < w {
-			return e
-		}
-		u -= w
+		p.mark[e] = p.stamp
+		mass += p.w[e]
+		chosen = append(chosen, e)
 	}
-	return last
-}
-
-func contains(s []int, v int) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
+	if len(chosen) == k {
+		return chosen
 	}
-	return false
+	left := p.total
+	for _, e := range chosen {
+		p.add(e, -p.fixed[e])
+		left -= p.fixed[e]
+	}
+	for len(chosen) < k {
+		e := p.find(rng.Uint64N(left))
+		p.mark[e] = p.stamp
+		p.add(e, -p.fixed[e])
+		left -= p.fixed[e]
+		chosen = append(chosen, e)
+	}
+	for _, e := range chosen { // back in for the next token
+		p.add(e, p.fixed[e])
+	}
+	return chosen
 }
 
 // alias is Vose's alias table: one uniform draw picks an index with the
@@ -355,6 +450,16 @@ func (s *routedShares) ofCtx(ctx context.Context, r *Routing, n int) ([][]float6
 	}
 	s.by[n] = f
 	return f, nil
+}
+
+// CheckDraws says why routed traffic's draws for communicators of n
+// ranks are more than a run makes (Routing.CheckDraws); other traffic,
+// and a size the routing cannot run on, need none.
+func (t *Traffic) CheckDraws(n int) error {
+	if t == nil || t.Routed == nil || t.Routed.Check(n) != nil {
+		return nil
+	}
+	return t.Routed.CheckDraws(n, t.routed.draws)
 }
 
 // Prepare makes routed traffic's draws for communicators of n ranks

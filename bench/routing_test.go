@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -130,6 +131,7 @@ func TestRoutingCheck(t *testing.T) {
 		"fewer than top-k":    {Experts: 8, TopK: 2, Tokens: 16, Hidden: 4, Weights: []float64{1, 0, 0, 0, 0, 0, 0, 0}},
 		"than can be counted": {Experts: 8, TopK: 2, Tokens: 4, Hidden: 1 << 61, Weights: UniformWeights(8)},
 		"at most 65536":       {Experts: 1 << 17, TopK: 2, Tokens: 16, Hidden: 4, Weights: UniformWeights(8)},
+		"at most 16777216":    {Experts: 8, TopK: 2, Tokens: MaxTokens + 1, Hidden: 4, Weights: UniformWeights(8)},
 	} {
 		n := 4
 		if want == "do not split evenly" {
@@ -220,7 +222,7 @@ func TestTrafficStopsWithItsContext(t *testing.T) {
 // error and caches nothing; prepared under a live one, its uses read the
 // same shares as an unprepared traffic computes.
 func TestPrepareRoutedTraffic(t *testing.T) {
-	huge := RoutedTraffic(&Routing{Experts: 8, TopK: 2, Tokens: 1e9, Hidden: 4, Weights: UniformWeights(8)}, 4)
+	huge := RoutedTraffic(&Routing{Experts: 8, TopK: 2, Tokens: MaxTokens, Hidden: 4, Weights: UniformWeights(8)}, 4)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := huge.Prepare(ctx, 4); !errors.Is(err, context.Canceled) || len(huge.routed.by) != 0 {
@@ -266,5 +268,112 @@ func TestRoutedTrafficOnRanksItDoesNotFit(t *testing.T) {
 	}
 	if got := coll.BufferBytes(1<<20, 4, 4); got < 1<<20 {
 		t.Errorf("buffers on 4 ranks: %d", got)
+	}
+}
+
+// A layer whose tokens pick nearly every expert (top-k near the expert
+// count) stops within moments of its context ending: the draw checks the
+// context by work done, not once every 4096 tokens, which here took
+// seconds each.
+func TestNearAllTopKStopsWithItsContext(t *testing.T) {
+	r := &Routing{Experts: 1024, TopK: 1023, Tokens: 1 << 20, Hidden: 1, Weights: ZipfWeights(1024, 1.2)}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	if _, err := r.Traffic(ctx, 2, 4, 1); !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want the context's", err)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("stopped %v after the start", d)
+	}
+}
+
+// Picking the last experts of a token follows the weights of those left,
+// as picking the first does: the sampler that takes over once most of a
+// token's weight is chosen draws what a plain walk over the remaining
+// weights draws (two-sample chi-square over 8 experts, 7 degrees of
+// freedom, 99.9% point 24.32; seeded, so deterministic).
+func TestNearAllTopKFollowsTheWeights(t *testing.T) {
+	const experts, k, tokens = 8, 6, 20000
+	w := ZipfWeights(experts, 1.5)
+	r := &Routing{Experts: experts, TopK: k, Tokens: tokens, Hidden: 1, Weights: w, Seed: 5}
+	got := r.Draw(experts, 0)[:experts] // rank 0's picks, one expert per rank
+	// The reference: each pick a walk over the weights not yet chosen.
+	rng := rand.New(rand.NewPCG(99, 1))
+	ref := make([]int64, experts)
+	for tok := 0; tok < tokens; tok++ {
+		left := slices.Clone(w)
+		for p := 0; p < k; p++ {
+			var sum float64
+			for _, x := range left {
+				sum += x
+			}
+			u := rng.Float64() * sum
+			e := 0
+			for ; e < experts-1 && (left[e] == 0 || u >= left[e]); e++ {
+				u -= left[e]
+			}
+			ref[e]++
+			left[e] = 0
+		}
+	}
+	var x float64
+	for e := range got {
+		if n := float64(got[e] + ref[e]); n > 0 {
+			d := float64(got[e] - ref[e])
+			x += d * d / n
+		}
+	}
+	if x > 24.32 {
+		t.Errorf("chi-square %.1f: drawn %v, reference %v", x, got, ref)
+	}
+}
+
+// Every token of a layer with top-k equal to the experts picks all of
+// them, with no sampling at all: a million tokens draw at once.
+func TestAllExpertsDrawAtOnce(t *testing.T) {
+	r := &Routing{Experts: 1024, TopK: 1024, Tokens: 1 << 20, Hidden: 1, Weights: ZipfWeights(1024, 1.2)}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tr, err := r.Traffic(ctx, 4, 1, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range tr.Draws[1] {
+		if c != 1<<20*256 {
+			t.Fatalf("counts %v, want every token's 256 experts on each rank", tr.Draws[1])
+		}
+	}
+}
+
+// The draws a run may ask for are bounded before any is made: their
+// number, the memory their tables take on n ranks, and the picks they
+// cost.
+func TestCheckDraws(t *testing.T) {
+	r := &Routing{Experts: 64, TopK: 2, Tokens: 4096, Hidden: 1, Weights: UniformWeights(64)}
+	if err := r.CheckDraws(8, 20); err != nil {
+		t.Fatal(err)
+	}
+	near := *r
+	near.Experts, near.TopK, near.Weights = 1024, 1023, UniformWeights(1024)
+	all := near
+	all.TopK = 1024
+	for _, c := range []struct {
+		r     *Routing
+		n     int
+		draws int
+		want  string
+	}{
+		{r, 8, 0, "at least 1"},
+		{r, 8, MaxDraws + 1, "at most 65536 draws"},
+		{r, 1024, 1000, "GiB of tables"},
+		{&near, 64, 1000, "token picks"},
+	} {
+		if err := c.r.CheckDraws(c.n, c.draws); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%d ranks, %d draws: %v, want %q", c.n, c.draws, err, c.want)
+		}
+	}
+	if err := all.CheckDraws(64, 1000); err != nil {
+		t.Errorf("all experts cost no picks: %v", err)
 	}
 }

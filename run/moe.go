@@ -48,8 +48,8 @@ func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoER
 	if err := spec.Routing.Check(commRanks); err != nil {
 		return nil, Usagef("--moe: %v", err)
 	}
-	if spec.Draws < 1 {
-		return nil, Usagef("--draws must be at least 1 (got %d)", spec.Draws)
+	if err := spec.Routing.CheckDraws(commRanks, spec.Draws); err != nil {
+		return nil, Usagef("--moe: %v", err)
 	}
 	// The buffers hold the busiest rank of the heaviest draw; combine,
 	// the same exchange reversed, needs no more.

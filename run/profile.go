@@ -223,6 +223,13 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 	sizes := append([]int{world}, p.GroupSizes...)
 	for _, c := range spec.Colls {
 		for _, n := range sizes {
+			if err := c.Traffic.CheckDraws(n); err != nil {
+				return nil, Usagef("--moe: %v", err)
+			}
+		}
+	}
+	for _, c := range spec.Colls {
+		for _, n := range sizes {
 			if err := c.Traffic.Prepare(ctx, n); err != nil {
 				return nil, err
 			}

@@ -88,6 +88,12 @@ func (t *TrafficRequest) RoutingOf() (*bench.Routing, error) {
 	if len(r.Weights) != experts {
 		return nil, Usagef("--routing %s has %d experts; --moe says %d", t.Routing, len(r.Weights), experts)
 	}
+	switch {
+	case t.Tokens < 1 || t.Tokens > bench.MaxTokens:
+		return nil, Usagef("--tokens must be between 1 and %d (got %d)", bench.MaxTokens, t.Tokens)
+	case t.Draws < 0 || t.Draws > bench.MaxDraws:
+		return nil, Usagef("--draws must be between 1 and %d (got %d)", bench.MaxDraws, t.Draws)
+	}
 	return r, nil
 }
 

@@ -166,6 +166,11 @@ func TestMoERefusals(t *testing.T) {
 		{[]string{"--moe=-4,2"}, "experts and top-k must be at least 1"},
 		{[]string{"--moe", "2000000000,1"}, "at most 65536 experts"},
 		{[]string{"--moe", "8,2", "--hidden", "2305843009213693952", "--tokens", "4"}, "more bytes than can be counted"},
+		{[]string{"--moe", "8,2", "--tokens", "1000000000000"}, "--tokens must be between 1 and 16777216"},
+		{[]string{"--moe", "8,2", "--draws", "1000000000"}, "--draws must be between 1 and 65536"},
+		{[]string{"--moe", "8,2", "--draws", "-3"}, "--draws must be between"},
+		{[]string{"--moe", "1024,1023", "-g", "2", "--draws", "1000"}, "token picks, more than"},
+		{[]string{"--moe", "1024,2", "-g", "1024", "--draws", "2000", "--tokens", "1"}, "GiB of tables"},
 	} {
 		code, out, errOut := runCLI(append([]string{"alltoallv", "-n", "1"}, tc.args...)...)
 		lines := strings.Split(strings.TrimSpace(errOut), "\n")
@@ -175,13 +180,13 @@ func TestMoERefusals(t *testing.T) {
 	}
 }
 
-// A layer far larger than any device (a billion tokens a rank) is
+// A layer far larger than any device (16M tokens a rank) is
 // drawn before it is sized; an interruption ends the draw and the
 // command at once, with the interruption's exit code.
 func TestMoEDrawInterrupted(t *testing.T) {
 	for _, args := range [][]string{
-		{"alltoallv", "-g", "2", "--moe", "8,2", "--tokens", "1000000000"},
-		{"profile", "-g", "2", "--colls", "alltoallv", "--moe", "8,2", "--tokens", "1000000000", "--no-overlap", "-b", "1M", "-e", "2M"},
+		{"alltoallv", "-g", "2", "--moe", "8,2", "--tokens", "16777216"},
+		{"profile", "-g", "2", "--colls", "alltoallv", "--moe", "8,2", "--tokens", "16777216", "--no-overlap", "-b", "1M", "-e", "2M"},
 	} {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan int, 1)
