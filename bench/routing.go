@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/bits"
 	"math/rand/v2"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -84,17 +83,6 @@ func ReadRoutingHistogram(r io.Reader, source string) ([]float64, error) {
 		w[i] /= sum
 	}
 	return w, nil
-}
-
-// ReadRoutingFile reads a routing histogram from the file at path, as
-// ReadRoutingHistogram.
-func ReadRoutingFile(path string) ([]float64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return ReadRoutingHistogram(f, path)
 }
 
 // MaxExperts bounds a layer's experts: its weights and every draw's

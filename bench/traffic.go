@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 )
 
@@ -171,17 +170,6 @@ func (t *Traffic) check(n int, s Sweep) error {
 		return fmt.Errorf("-e must be at least %d bytes for traffic matrix %s (got %d)", need, t.Source, s.Max)
 	}
 	return nil
-}
-
-// ReadTrafficFile reads a traffic matrix from the file at path, as
-// ReadTrafficMatrix.
-func ReadTrafficFile(path string, scale float64) (*Traffic, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("traffic matrix: %w", err)
-	}
-	defer f.Close()
-	return ReadTrafficMatrix(f, scale, path)
 }
 
 // ReadTrafficMatrix reads a square matrix of whitespace-separated byte

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"strconv"
@@ -11,7 +12,7 @@ import (
 
 func testMatrix(t *testing.T, scale float64) *Traffic {
 	t.Helper()
-	tr, err := ReadTrafficFile("testdata/traffic5.txt", scale)
+	tr, err := readTrafficFile(t, "testdata/traffic5.txt", scale)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,4 +150,14 @@ func FuzzReadTrafficMatrix(f *testing.F) {
 			}
 		}
 	})
+}
+
+// readTrafficFile reads a traffic matrix file for a test.
+func readTrafficFile(t *testing.T, path string, scale float64) (*Traffic, error) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ReadTrafficMatrix(bytes.NewReader(data), scale, path)
 }

@@ -271,6 +271,37 @@ func TestReadFIFO(t *testing.T) {
 	w.Close()
 }
 
+// A FIFO whose writer opens it late is read once the writer comes, not
+// taken for empty; one no writer ever opens holds the reader only until
+// its context ends.
+func TestReadFIFOLateWriter(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Write([]byte("16 32\n"))
+			w.Close()
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if b, err := Read(ctx, fifo, MaxInput); err != nil || string(b) != "16 32\n" {
+		t.Errorf("late writer: %q, %v", b, err)
+	}
+	never, stop := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer stop()
+	start := time.Now()
+	if _, err := Read(never, fifo, MaxInput); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("no writer: %v, want the context's deadline", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("no writer: returned after %v", d)
+	}
+}
+
 func TestDistinct(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "r.svg")

@@ -26,11 +26,12 @@ func Read(ctx context.Context, path string, limit int64) ([]byte, error) {
 	if fi.IsDir() {
 		return nil, errors.New("it is a directory")
 	}
-	flags := os.O_RDONLY
+	var f *os.File
 	if fi.Mode()&fs.ModeNamedPipe != 0 {
-		flags |= syscall.O_NONBLOCK // open returns at once; reads wait in the poller
+		f, err = openFIFO(ctx, path)
+	} else {
+		f, err = os.Open(path)
 	}
-	f, err := os.OpenFile(path, flags, 0)
 	if err != nil {
 		return nil, unwrapPath(err)
 	}
@@ -56,6 +57,37 @@ func Read(ctx context.Context, path string, limit int64) ([]byte, error) {
 		case err != nil:
 			return nil, unwrapPath(err)
 		}
+	}
+}
+
+// openFIFO opens a FIFO for reading once a writer has opened it too, so a
+// writer that comes late is waited for (a FIFO opened without waiting
+// reads as empty until its writer comes). The open waits on its own
+// goroutine; when ctx ends first, the FIFO is opened for writing a moment
+// to let that open return, and ctx's cause is the error.
+func openFIFO(ctx context.Context, path string) (*os.File, error) {
+	type opened struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan opened, 1)
+	go func() {
+		f, err := os.OpenFile(path, os.O_RDONLY, 0)
+		ch <- opened{f, err}
+	}()
+	select {
+	case o := <-ch:
+		return o.f, o.err
+	case <-ctx.Done():
+		if w, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			w.Close()
+		}
+		go func() { // the reader's open, when it returns, is closed
+			if o := <-ch; o.f != nil {
+				o.f.Close()
+			}
+		}()
+		return nil, context.Cause(ctx)
 	}
 }
 

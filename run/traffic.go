@@ -1,12 +1,16 @@
 package run
 
 import (
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/fileio"
 )
 
 // TrafficRequest is an uneven all-to-all's pattern as a person states it:
@@ -22,6 +26,55 @@ type TrafficRequest struct {
 	Tokens, Hidden int64
 	Draws          int // routing draws, one per call; 0 is one per timed iteration
 	Seed           uint64
+
+	// The matrix and routing files' contents, once Load has read them.
+	matrix, histogram []byte
+	loaded            bool
+}
+
+// Load reads the files the request names, the matrix and a routing
+// histogram, at most limit bytes each, as collbench reads every input (a
+// FIFO waited for, never past ctx, which also ends the read); Pattern and
+// RoutingOf then parse what was read. Without Load they read the files
+// themselves, uninterruptibly.
+func (t *TrafficRequest) Load(ctx context.Context, limit int64) error {
+	var err error
+	if t.Matrix != "" {
+		if t.matrix, err = fileio.Read(ctx, t.Matrix, limit); err != nil {
+			return inputError("traffic matrix", t.Matrix, err)
+		}
+	}
+	if t.MoE != "" && t.routingFile() {
+		if t.histogram, err = fileio.Read(ctx, t.Routing, limit); err != nil {
+			return inputError("--routing", t.Routing, err)
+		}
+	}
+	t.loaded = true
+	return nil
+}
+
+// inputError says which input could not be read: an interruption as it
+// is, anything else as a usage error naming the file.
+func inputError(what, path string, err error) error {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return Usagef("%s %s: %v", what, path, err)
+}
+
+// routingFile says whether Routing names a histogram file rather than a
+// built-in routing.
+func (t *TrafficRequest) routingFile() bool {
+	name, _, _ := strings.Cut(t.Routing, ":")
+	return t.Routing != "uniform" && name != "zipf"
+}
+
+// read is a named file's contents: what Load read, or the file read now.
+func (t *TrafficRequest) read(path string, loaded []byte) ([]byte, error) {
+	if t.loaded {
+		return loaded, nil
+	}
+	return fileio.Read(context.Background(), path, fileio.MaxInput)
 }
 
 // FromEnv fills what the caller did not give (given says which settings
@@ -80,8 +133,11 @@ func (t *TrafficRequest) RoutingOf() (*bench.Routing, error) {
 		}
 		r.Weights = bench.ZipfWeights(experts, s)
 	default:
-		var err error
-		if r.Weights, err = bench.ReadRoutingFile(t.Routing); err != nil {
+		data, err := t.read(t.Routing, t.histogram)
+		if err == nil {
+			r.Weights, err = bench.ReadRoutingHistogram(bytes.NewReader(data), t.Routing)
+		}
+		if err != nil {
 			return nil, Usagef("--routing: %v (want uniform, zipf:S or a histogram file)", err)
 		}
 	}
@@ -105,7 +161,11 @@ func (t *TrafficRequest) Pattern() (*bench.Traffic, error) {
 		}
 		return &bench.Traffic{Spread: t.Spread, Scale: 1}, nil
 	}
-	tr, err := bench.ReadTrafficFile(t.Matrix, t.Scale)
+	data, err := t.read(t.Matrix, t.matrix)
+	if err != nil {
+		return nil, Usagef("traffic matrix %s: %v", t.Matrix, err)
+	}
+	tr, err := bench.ReadTrafficMatrix(bytes.NewReader(data), t.Scale, t.Matrix)
 	if err != nil {
 		return nil, UsageError{Err: err}
 	}

@@ -29,8 +29,13 @@ func (f *flags) measure(ctx context.Context, j *run.Job, argv []string, stdout, 
 	if err := j.Split(os.LookupEnv, f.fs.Changed("group-size") || f.fs.Changed("layout")); err != nil {
 		return false, err
 	}
-	if f.Traffic != nil && f.Traffic.MoE != "" {
-		return measureMoE(ctx, f, j, argv, stdout)
+	if f.Traffic != nil {
+		if err := f.Traffic.Load(ctx, inputLimit); err != nil {
+			return false, err
+		}
+		if f.Traffic.MoE != "" {
+			return measureMoE(ctx, f, j, argv, stdout)
+		}
 	}
 	return measureSweep(ctx, f, j, argv, stdout, stderr)
 }

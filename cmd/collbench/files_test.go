@@ -218,3 +218,63 @@ func TestInputsBoundedAndInterruptible(t *testing.T) {
 		cancel()
 	}
 }
+
+// The traffic matrix and a routing histogram are read as every input is:
+// with a cap, a FIFO with no writer given up on when interrupted (and one
+// whose writer comes late read whole), and from nccl-tests' variable too.
+func TestTrafficInputsBoundedAndInterruptible(t *testing.T) {
+	dir := t.TempDir()
+	defer func(was int64) { inputLimit = was }(inputLimit)
+	inputLimit = 8 << 20
+	for _, args := range [][]string{
+		{"alltoallv", "--matrix", "/dev/zero"},
+		{"alltoallv", "--moe", "4,2", "--routing", "/dev/zero"},
+		{"profile", "--colls", "alltoallv", "--moe", "4,2", "--routing", "/dev/zero", "-b", "1M", "-e", "1M"},
+	} {
+		code, _, errOut := runCLI(args...)
+		if code != exitUsage || !strings.Contains(errOut, "/dev/zero: larger than 8 MiB") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	interrupted := func(args []string, env string) {
+		t.Helper()
+		if env != "" {
+			t.Setenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE", env)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		time.AfterFunc(200*time.Millisecond, cancel)
+		done := make(chan int, 1)
+		var e bytes.Buffer
+		go func() { done <- cli(ctx, append([]string{"collbench"}, args...), io.Discard, &e) }()
+		select {
+		case code := <-done:
+			if code != exitSignal {
+				t.Errorf("%v interrupted: exit %d, %q; want %d", args, code, e.String(), exitSignal)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("%v ignored the interruption", args)
+		}
+	}
+	// No writer ever opens the FIFO.
+	interrupted([]string{"alltoallv", "--matrix", fifo, "-b", "1M", "-e", "1M"}, "")
+	interrupted([]string{"alltoallv", "--moe", "4,2", "--routing", fifo}, "")
+	interrupted([]string{"alltoallv", "-b", "1M", "-e", "1M"}, fifo)
+	t.Setenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE", "")
+	// A writer that opens the FIFO late.
+	go func() {
+		time.Sleep(200 * time.Millisecond)
+		if w, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			w.Write([]byte("0 4096\n4096 0\n"))
+			w.Close()
+		}
+	}()
+	code, out, errOut := runCLI("alltoallv", "-g", "2", "--matrix", fifo, "-b", "4096", "-e", "4096", "-n", "2")
+	if code != 0 || !strings.Contains(out, "alltoallv_perf") {
+		t.Errorf("late writer: exit %d, %q", code, errOut)
+	}
+}

@@ -82,6 +82,9 @@ func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) in
 // measure runs the profile, a line per curve and a progress bar on
 // stderr, and writes the profile and its exports.
 func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, stdout, stderr io.Writer) (bool, error) {
+	if err := f.Routing.Load(ctx, inputLimit); err != nil {
+		return false, err
+	}
 	spec, err := f.Spec(argv)
 	if err != nil {
 		return false, err
