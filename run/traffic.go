@@ -62,6 +62,22 @@ func inputError(what, path string, err error) error {
 	return Usagef("%s %s: %v", what, path, err)
 }
 
+// Files are the files the request reads: the matrix and a routing
+// histogram, where named.
+func (t *TrafficRequest) Files() []string {
+	if t == nil {
+		return nil
+	}
+	var out []string
+	if t.Matrix != "" {
+		out = append(out, t.Matrix)
+	}
+	if t.MoE != "" && t.routingFile() {
+		out = append(out, t.Routing)
+	}
+	return out
+}
+
 // routingFile says whether Routing names a histogram file rather than a
 // built-in routing.
 func (t *TrafficRequest) routingFile() bool {

@@ -52,7 +52,7 @@ func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdo
 	var table *report.Table
 	var bar *progress.Bar
 	res, err := j.Sweep(ctx, spec, run.SweepHooks{
-		Before: checkFiles(f.jsonFile),
+		Before: checkFiles(f.Traffic.Files(), f.jsonFile),
 		Start: func(s *run.Session, opts bench.Options, planned int) {
 			table = &report.Table{W: stdout, Info: report.Info{Version: version, Backend: s.Backend.Name(), TestName: coll.Label(),
 				NThreads: f.Threads, NGPUs: f.NGPUs, MinBytes: opts.Sweep.Min, MaxBytes: opts.Sweep.Max, StepFactor: opts.Sweep.Factor,
@@ -110,7 +110,7 @@ func measureMoE(ctx context.Context, f *flags, j *run.Job, argv []string, stdout
 	table := &report.Table{W: stdout}
 	failed := false
 	_, err = j.MoE(ctx, spec, run.MoEHooks{
-		Before: checkFiles(f.jsonFile),
+		Before: checkFiles(f.Traffic.Files(), f.jsonFile),
 		Start: func(s *run.Session, doc *document.MoERun) {
 			c := doc.Config
 			table.Info = report.Info{Version: version, Backend: s.Backend.Name(), TestName: "alltoallv_perf", NThreads: f.Threads,

@@ -278,3 +278,51 @@ func TestTrafficInputsBoundedAndInterruptible(t *testing.T) {
 		t.Errorf("late writer: exit %d, %q", code, errOut)
 	}
 }
+
+// No output may be one of the command's inputs, or another of its
+// outputs: writing it would destroy what was read, or what was just
+// written. Each is refused before anything runs, and the input is kept.
+func TestOutputsAreNotInputs(t *testing.T) {
+	dir := t.TempDir()
+	matrix := filepath.Join(dir, "m.txt")
+	routing := filepath.Join(dir, "rt.txt")
+	baseline := filepath.Join(dir, "h.svg") // a health record, named as an image may be
+	link := filepath.Join(dir, "link.txt")
+	os.Symlink(matrix, link)
+	code, _, errOut := runCLI("health", "-g", "2", "--budget", "5s", "-J", baseline)
+	if code > 1 {
+		t.Fatalf("a baseline: exit %d, %s", code, errOut)
+	}
+	record, _ := os.ReadFile(baseline)
+	for _, c := range []struct {
+		args  []string
+		input string
+	}{
+		{[]string{"alltoallv", "-g", "2", "--matrix", matrix, "-b", "4096", "-e", "4096", "-J", matrix}, matrix},
+		{[]string{"alltoallv", "-g", "2", "--matrix", matrix, "-b", "4096", "-e", "4096", "-J", link}, matrix},
+		{[]string{"alltoallv", "-g", "2", "--moe", "4,2", "--routing", routing, "-J", routing}, routing},
+		{[]string{"profile", "-g", "2", "--colls", "alltoallv", "--moe", "4,2", "--routing", routing, "-b", "1M", "-e", "1M", "-o", routing}, routing},
+		{[]string{"health", "-g", "2", "--baseline", baseline, "-J", baseline}, baseline},
+		{[]string{"health", "-g", "2", "--baseline", baseline, "--heatmap", baseline}, baseline},
+	} {
+		os.WriteFile(matrix, []byte("0 4096\n4096 0\n"), 0o644)
+		os.WriteFile(routing, []byte("3 1 1 1\n"), 0o644)
+		os.WriteFile(baseline, record, 0o644)
+		before, _ := os.ReadFile(c.input)
+		code, _, errOut := runCLI(c.args...)
+		after, _ := os.ReadFile(c.input)
+		if code != exitUsage || !strings.Contains(errOut, "is the input") || !bytes.Equal(before, after) {
+			t.Errorf("%v: exit %d, %q; input kept: %v", c.args, code, errOut, bytes.Equal(before, after))
+		}
+	}
+	out := filepath.Join(dir, "same.svg")
+	for _, args := range [][]string{
+		{"overlap", "-g", "2", "-b", "1M", "-e", "1M", "-J", out, "--galvatron", out},
+		{"health", "-g", "2", "-J", out, "--heatmap", filepath.Join(dir, ".", "same.svg")},
+	} {
+		code, _, errOut := runCLI(args...)
+		if code != exitUsage || !strings.Contains(errOut, "twice") {
+			t.Errorf("%v: exit %d, %q", args, code, errOut)
+		}
+	}
+}

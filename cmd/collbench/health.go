@@ -85,7 +85,7 @@ func (f *healthFlags) measure(ctx context.Context, j *run.Job, argv []string, st
 	}
 	var bar *progress.Bar
 	doc, err := j.Health(ctx, spec, run.HealthHooks{
-		Before: checkFiles(f.jsonFile, f.heatmap),
+		Before: checkFiles([]string{f.Baseline}, f.jsonFile, f.heatmap),
 		Start: func(_ *run.Session, _ *document.Health, planned int) {
 			bar = progress.New(stderr, f.quiet, "health", planned)
 		},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -98,21 +99,55 @@ func withLibFlag(err error) error {
 	return err
 }
 
-// checkFiles is a hook that fails early, before anything is measured,
-// when a file the user asked for cannot be written; empty names are
-// skipped, and "-" is standard output, which always can be.
-func checkFiles(paths ...string) func() error {
+// checkFiles refuses, before anything runs, an output that cannot be
+// written, one that is one of the inputs (writing it would destroy what
+// was read), and two outputs that are one file (the second would replace
+// the first).
+func checkFiles(inputs []string, outputs ...string) func() error {
 	return func() error {
-		for _, p := range paths {
+		var seen []string
+		for _, p := range outputs {
 			if p == "" || p == fileio.Stdout {
 				continue
 			}
 			if err := fileio.Check(p); err != nil {
 				return usageError{Err: err}
 			}
+			if err := fileio.Distinct(p, nonEmpty(inputs)); err != nil {
+				return usageError{Err: err}
+			}
+			for _, q := range seen {
+				if sameFile(p, q) {
+					return usagef("%s and %s are one file, written twice; name two", q, p)
+				}
+			}
+			seen = append(seen, p)
 		}
 		return nil
 	}
+}
+
+// sameFile says whether two names are one file: the same file where it
+// exists, else the same path once cleaned.
+func sameFile(a, b string) bool {
+	if fa, err := os.Stat(a); err == nil {
+		if fb, err := os.Stat(b); err == nil {
+			return os.SameFile(fa, fb)
+		}
+	}
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && aa == bb
+}
+
+func nonEmpty(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // emitJSON prints a document on stdout under --format json, and saves it

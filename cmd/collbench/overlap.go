@@ -77,7 +77,7 @@ func (f *overlapFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 	}
 	var bar *progress.Bar
 	_, err = j.Overlap(ctx, spec, run.OverlapHooks{
-		Before: checkFiles(f.jsonFile, f.galvatron),
+		Before: checkFiles(nil, f.jsonFile, f.galvatron),
 		Start: func(s *run.Session, doc *document.OverlapRun, planned int) {
 			if f.format == "table" {
 				report.OverlapHeader(stdout, doc, s.Notes)

@@ -92,7 +92,7 @@ func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 	var bar *progress.Bar
 	_, err = j.Profile(ctx, spec, run.ProfileHooks{
 		Before: func() error {
-			if err := checkFiles(f.output)(); err != nil {
+			if err := checkFiles(f.Routing.Files(), f.output)(); err != nil {
 				return err
 			}
 			return f.exports.checkDir()
