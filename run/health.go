@@ -32,6 +32,33 @@ type HealthSpec struct {
 	Baseline string // the file Expect's missing levels came from, for the record
 	Bisect   bool   // bisect on four nodes or more even when the job's all-reduce is not slow
 	Args     []string
+
+	base *document.Health // the baseline record, whose settings must be this check's
+}
+
+// sameSettings refuses a baseline measured at other settings than this
+// check's (sizes, data type, backend): bandwidth depends on all of them,
+// so its medians would be no expectation here.
+func (s HealthSpec) sameSettings(backend string) error {
+	if s.base == nil {
+		return nil
+	}
+	b := s.base.Config
+	differ := func(what string, was, is any) error {
+		return Usagef("--baseline %s was measured with %s of %v; this check uses %v: bandwidth depends on it, so the baseline's medians are no expectation here (measure one with the same settings, or give --expect)",
+			s.Baseline, what, was, is)
+	}
+	switch {
+	case b.PairBytes != s.PairBytes:
+		return differ("pair messages", fmt.Sprintf("%d bytes", b.PairBytes), s.PairBytes)
+	case b.ARBytes != s.ARBytes:
+		return differ("all-reduces", fmt.Sprintf("%d bytes", b.ARBytes), s.ARBytes)
+	case b.Type != s.Type.String():
+		return differ("data type", b.Type, s.Type)
+	case s.base.Backend != "" && s.base.Backend != backend:
+		return differ("backend", s.base.Backend, backend)
+	}
+	return nil
 }
 
 // HealthBytes is the default message size: large enough that a pair's
@@ -172,6 +199,9 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 	if spec.ARBytes == 0 {
 		spec.ARBytes = def
 	}
+	if err := spec.sameSettings(backend.Name()); err != nil {
+		return nil, err
+	}
 	big := max(spec.PairBytes, spec.ARBytes)
 	ctx, sess, err := j.Open(ctx, bench.Sweep{Min: big, Max: big, Factor: 2}, false, nil)
 	if err != nil {
@@ -181,6 +211,9 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 	if sess.Sweep.Max < big {
 		// The devices hold less: measure at what they hold.
 		spec.PairBytes, spec.ARBytes = min(spec.PairBytes, sess.Sweep.Max), min(spec.ARBytes, sess.Sweep.Max)
+		if err := spec.sameSettings(backend.Name()); err != nil {
+			return nil, err
+		}
 	}
 	nodes, err := j.healthNodes(ctx)
 	if err != nil {

@@ -56,6 +56,7 @@ func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (He
 		if err != nil {
 			return HealthSpec{}, err
 		}
+		s.base = base
 		for level, v := range HealthExpectations(base) {
 			if _, given := s.Expect[level]; !given {
 				s.Expect[level] = v

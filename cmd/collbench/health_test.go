@@ -380,3 +380,31 @@ func TestHealthUnderMpirun(t *testing.T) {
 			strings.Count(out.String(), "# Health:"), out.String())
 	}
 }
+
+// A baseline measured at other settings is no expectation: a link's
+// bandwidth at 4 KiB is not its bandwidth at 64 KiB. It is refused in one
+// line naming both, before anything is measured; the same settings are
+// taken.
+func TestHealthBaselineSettings(t *testing.T) {
+	dir := t.TempDir()
+	base := filepath.Join(dir, "base.json")
+	if code, _, errOut := runCLI("health", "-g", "2", "--pair-size", "64K", "--allreduce-size", "64K", "--budget", "5s", "-J", base); code > 1 {
+		t.Fatalf("baseline: exit %d: %s", code, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--pair-size", "4K", "--allreduce-size", "64K"}, "pair messages of 65536 bytes; this check uses 4096"},
+		{[]string{"--pair-size", "64K", "--allreduce-size", "4K"}, "all-reduces of 65536 bytes; this check uses 4096"},
+		{[]string{"--pair-size", "64K", "--allreduce-size", "64K", "-d", "half"}, "float; this check uses half"},
+	} {
+		code, _, errOut := runCLI(append([]string{"health", "-g", "2", "--baseline", base}, c.args...)...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%v: exit %d, %q; want one usage line with %q", c.args, code, errOut, c.want)
+		}
+	}
+	if code, _, errOut := runCLI("health", "-g", "2", "--pair-size", "64K", "--allreduce-size", "64K", "--budget", "5s", "--baseline", base); code > 1 {
+		t.Errorf("the same settings: exit %d: %s", code, errOut)
+	}
+}
