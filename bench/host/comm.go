@@ -38,9 +38,10 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if err := s.Groups.Validate(s.JobRanks); err != nil {
 		return nil, err
 	}
-	if err := checkMemory(s); err != nil {
+	if err := checkMemory(s, b.Transport); err != nil {
 		return nil, err
 	}
+	reapSegments()
 	var members []member
 	for l := 0; l < s.LocalRanks; l++ {
 		if group, gr, active := s.Place(l); active {
@@ -80,23 +81,55 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	return c, nil
 }
 
-// checkMemory refuses buffers that would not fit in available memory, so a
-// large -e fails with a sentence instead of the kernel's OOM killer.
-func checkMemory(s bench.Setup) error {
+// checkMemory refuses ranks whose memory would not fit, so that a large
+// -e or -g fails with a sentence instead of the kernel's OOM killer:
+// their buffers and, unless every link is TCP, the shared-memory
+// segments of their links, which grow with the square of the ranks.
+func checkMemory(s bench.Setup, t Transport) error {
 	const perRankBuffers = 3 // send, receive, and scratch at most as large
-	return fitMemory(float64(s.BufBytes+s.Pad)*perRankBuffers*float64(s.LocalRanks),
-		fmt.Sprintf("-e %d bytes on %d ranks", s.BufBytes, s.LocalRanks), "; lower -e or -g")
+	need := float64(s.BufBytes+s.Pad) * perRankBuffers * float64(s.LocalRanks)
+	what := fmt.Sprintf("-e %d bytes on %d ranks", s.BufBytes, s.LocalRanks)
+	hint := "; lower -e or -g"
+	if links, bytes := segmentFootprint(s, t); links > 0 {
+		need += bytes
+		what = fmt.Sprintf("-e %d bytes on %d ranks, with %d shared-memory links of %d KiB,", s.BufBytes, s.LocalRanks,
+			links, segmentSize(ringFor(s.Groups.Of(s.JobRanks)))>>10)
+		hint = "; lower -e or -g, or link the ranks over TCP"
+	}
+	return fitMemory(need, what, hint)
 }
 
-// fitMemory refuses what needs more than the available memory, in a
-// sentence naming it (what) and the remedy (hint, may be empty).
-func fitMemory(need float64, what, hint string) error {
-	avail, ok := availableMemory()
-	if ok && need > float64(avail) {
-		return fmt.Errorf("%w: %s needs %.1f GiB but only %.1f GiB of memory is available%s",
-			bench.ErrTooLarge, what, need/(1<<30), float64(avail)/(1<<30), hint)
+// segmentFootprint is the shared-memory segments this process's ranks
+// create, and their bytes: each rank dials, and offers a segment to,
+// every lower rank of its group (at most: a peer in another network
+// stack gets TCP).
+func segmentFootprint(s bench.Setup, t Transport) (links int, bytes float64) {
+	if t == TransportTCP {
+		return 0, 0
 	}
-	return nil
+	for l := 0; l < s.LocalRanks; l++ {
+		if _, gr, active := s.Place(l); active {
+			links += gr
+		}
+	}
+	return links, float64(links) * float64(segmentSize(ringFor(s.Groups.Of(s.JobRanks))))
+}
+
+// fitMemory refuses what needs more than this process may take, in a
+// sentence naming it (what), the room left under a cgroup's limit and the
+// machine's available memory, and the remedy (hint, may be empty).
+func fitMemory(need float64, what, hint string) error {
+	r := readMemoryRoom(rootFS)
+	overCgroup := r.limit > 0 && need > float64(r.left)
+	if !overCgroup && (r.avail == 0 || need <= float64(r.avail)) {
+		return nil
+	}
+	room := fmt.Sprintf("only %.1f GiB of memory is available", float64(r.avail)/(1<<30))
+	if r.limit > 0 {
+		room = fmt.Sprintf("the memory cgroup %s allows %.1f GiB more (limit %.1f GiB) and the machine has %.1f GiB available",
+			r.limitGroup, float64(r.left)/(1<<30), float64(r.limit)/(1<<30), float64(r.avail)/(1<<30))
+	}
+	return fmt.Errorf("%w: %s needs %.1f GiB but %s%s", bench.ErrTooLarge, what, need/(1<<30), room, hint)
 }
 
 // Comm is the host backend's communicators for the local ranks.

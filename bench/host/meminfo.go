@@ -1,34 +1,22 @@
 package host
 
 import (
-	"bufio"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 )
 
-// availableMemory reads MemAvailable from /proc/meminfo, in bytes.
-func availableMemory() (int64, bool) {
-	f, err := os.Open("/proc/meminfo")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fields := strings.Fields(sc.Text())
-		if len(fields) >= 2 && fields[0] == "MemAvailable:" {
-			kb, err := strconv.ParseInt(fields[1], 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
-}
+// rootFS is the file system the memory room is read from; tests point it
+// at fixtures.
+var rootFS = os.DirFS("/")
 
 // Resources is what the host backend runs on here: the CPUs this process
-// may use and the memory available for buffers (0 when unknown).
+// may use and the memory available for buffers (0 when unknown): the
+// machine's available memory, or less where a cgroup's limit leaves less.
 func Resources() (cpus int, availBytes int64) {
-	avail, _ := availableMemory()
+	r := readMemoryRoom(rootFS)
+	avail := r.avail
+	if r.limit > 0 && (avail == 0 || r.left < avail) {
+		avail = r.left
+	}
 	return runtime.GOMAXPROCS(0), avail
 }

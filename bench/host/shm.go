@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -201,6 +202,54 @@ type shmLink struct {
 
 func segmentSize(ring int) int { return headerBytes + 2*ring }
 
+// selfStart is this process's start time, in clock ticks after boot:
+// with the PID, what names a segment's creator, so that one left by a
+// process that is gone can be told from one whose PID was given again.
+var selfStart = procStart(os.Getpid())
+
+// procStart is a process's start time as /proc/PID/stat gives it (field
+// 22), or "" when there is no such process or it has ended (a zombie).
+func procStart(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// pid (comm) state ppid …: fields count from after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) <= 19 || f[0] == "Z" || f[0] == "X" { // a zombie has ended: its segments are free to go
+		return ""
+	}
+	return f[19]
+}
+
+// reapSegments removes the segments in shmDir whose creator is gone: a
+// segment is unlinked once its peer has mapped it, so only a process
+// killed in between leaves one, and every host set-up clears them.
+func reapSegments() {
+	entries, err := os.ReadDir(shmDir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		// collbench-PID-START-RANDOM; earlier releases wrote
+		// collbench-PID-RANDOM, whose creator lives while its PID does.
+		parts := strings.Split(e.Name(), "-")
+		if (len(parts) != 4 && len(parts) != 3) || parts[0] != "collbench" {
+			continue
+		}
+		pid, err := strconv.Atoi(parts[1])
+		start := procStart(pid)
+		if err != nil || start != "" && (len(parts) == 3 || start == parts[2]) {
+			continue // its creator lives
+		}
+		os.Remove(filepath.Join(shmDir, e.Name())) // another user's stays: not ours to remove
+	}
+}
+
 // createSegment makes, reserves and maps a new segment for rings of ring
 // bytes. The space is reserved with fallocate, so that a full tmpfs (a
 // container's small /dev/shm) fails here, in a sentence, instead of
@@ -214,7 +263,7 @@ func createSegment(ring int) (path string, mem, nonce []byte, err error) {
 	if _, err := rand.Read(nonce); err != nil {
 		return "", nil, nil, err
 	}
-	path = filepath.Join(shmDir, fmt.Sprintf("collbench-%d-%s", os.Getpid(), hex.EncodeToString(name)))
+	path = filepath.Join(shmDir, fmt.Sprintf("collbench-%d-%s-%s", os.Getpid(), selfStart, hex.EncodeToString(name)))
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("creating a shared-memory segment: %w", err)

@@ -327,3 +327,33 @@ func TestFutexSleepersKeepProcs(t *testing.T) {
 		t.Errorf("GOMAXPROCS %d, want at least %d", got, want)
 	}
 }
+
+// Segments whose creator is gone (killed between making a segment and its
+// peer's mapping it) are removed at the next set-up; a live process's,
+// and other files, stay. The creator is named by PID and start time, so a
+// PID given to another process does not keep a dead creator's segment.
+func TestReapSegments(t *testing.T) {
+	was := shmDir
+	shmDir = t.TempDir()
+	defer func() { shmDir = was }()
+	me := os.Getpid()
+	names := map[string]bool{ // name: kept
+		fmt.Sprintf("collbench-%d-%s-aa", me, selfStart): true,
+		fmt.Sprintf("collbench-%d-1-bb", me):             false, // our PID, another start: a dead creator's
+		"collbench-2147483646-5-cc":                      false, // no such process
+		"collbench-2147483646-dd":                        false, // an earlier release's, creator gone
+		fmt.Sprintf("collbench-%d-ee", me):               true,  // an earlier release's, creator alive
+		"notes.txt":                                      true,
+	}
+	for n := range names {
+		if err := os.WriteFile(filepath.Join(shmDir, n), []byte("x"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	reapSegments()
+	for n, kept := range names {
+		if _, err := os.Stat(filepath.Join(shmDir, n)); (err == nil) != kept {
+			t.Errorf("%s: kept %v, want %v", n, err == nil, kept)
+		}
+	}
+}
