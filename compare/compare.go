@@ -31,7 +31,7 @@ type Comparison struct {
 	Key               string  // collective, type, op, root, placement
 	Size              int64   // bytes
 	BaseTime, NewTime float64 // µs: medians of the per-iteration samples, else the runs' times
-	BaseBW, NewBW     float64 // busbw, GB/s
+	BaseBW, NewBW     float64 // busbw at those times, GB/s
 	TimeChange        float64 // new/base − 1
 	BWChange          float64
 	P                 float64 // two-sided p-value; NaN without samples
@@ -40,13 +40,16 @@ type Comparison struct {
 
 // Runs matches the rows of two runs by collective, type, reduction,
 // root, placement and size, and tests each pair's per-iteration times
-// with the Mann-Whitney rank-sum test.
-func Runs(base, next *document.Run, o Options) []Comparison {
+// with the Mann-Whitney rank-sum test. It also returns, one line each,
+// the rows it could not compare: without a time or a size, or in one run
+// only.
+func Runs(base, next *document.Run, o Options) ([]Comparison, []string) {
 	type key struct {
 		name string
 		size int64
 	}
-	rows := func(r *document.Run) map[key]sample {
+	var left []string
+	rows := func(r *document.Run, which string) map[key]sample {
 		m := map[key]sample{}
 		for _, res := range r.Results {
 			for _, pl := range []struct {
@@ -54,27 +57,35 @@ func Runs(base, next *document.Run, o Options) []Comparison {
 				m    document.Measure
 				it   []float64
 			}{{"out-of-place", res.OutOfPlace, res.OOPIter.Times}, {"in-place", res.InPlace, res.IPIter.Times}} {
-				if pl.m.Time <= 0 {
-					continue
-				}
 				name := fmt.Sprintf("%s %s %s", r.Collective, res.Type, res.RedOp)
 				if res.Root >= 0 {
 					name += fmt.Sprintf(" root %d", res.Root)
 				}
-				k := key{name + " " + pl.name, res.Size}
-				m[k] = sample{time: pl.m.Time, bw: pl.m.BusBW, times: pl.it}
+				name += " " + pl.name
+				switch {
+				case res.Size <= 0:
+					left = append(left, fmt.Sprintf("%s at %d bytes: no size in %s", name, res.Size, which))
+					continue
+				case !(pl.m.Time > 0):
+					if pl.name == "out-of-place" || pl.m.Time != 0 { // in place, 0 is a row measured out of place only
+						left = append(left, fmt.Sprintf("%s at %d bytes: no time in %s", name, res.Size, which))
+					}
+					continue
+				}
+				m[key{name, res.Size}] = sample{time: pl.m.Time, bw: pl.m.BusBW, times: pl.it}
 			}
 		}
 		return m
 	}
-	a, b := rows(base), rows(next)
+	a, b := rows(base, "base"), rows(next, "new")
 	var out []Comparison
 	for k, x := range a {
 		y, ok := b[k]
 		if !ok {
+			left = append(left, fmt.Sprintf("%s at %d bytes: not in new", k.name, k.size))
 			continue
 		}
-		c := Comparison{Key: k.name, Size: k.size, BaseTime: x.center(), NewTime: y.center(), BaseBW: x.bw, NewBW: y.bw, P: math.NaN()}
+		c := Comparison{Key: k.name, Size: k.size, BaseTime: x.center(), NewTime: y.center(), BaseBW: x.centerBW(), NewBW: y.centerBW(), P: math.NaN()}
 		c.TimeChange = c.NewTime/c.BaseTime - 1
 		if c.BaseBW > 0 {
 			c.BWChange = c.NewBW/c.BaseBW - 1
@@ -86,18 +97,34 @@ func Runs(base, next *document.Run, o Options) []Comparison {
 		}
 		out = append(out, c)
 	}
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			left = append(left, fmt.Sprintf("%s at %d bytes: not in base", k.name, k.size))
+		}
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Key != out[j].Key {
 			return out[i].Key < out[j].Key
 		}
 		return out[i].Size < out[j].Size
 	})
-	return out
+	sort.Strings(left)
+	return out, left
 }
 
 type sample struct {
 	time, bw float64
 	times    []float64
+}
+
+// centerBW is the bus bandwidth at the centre: the run's, scaled from its
+// time to the centre, so that a change of bandwidth is the change of time
+// seen the other way round.
+func (s sample) centerBW() float64 {
+	if c := s.center(); c > 0 {
+		return s.bw * s.time / c
+	}
+	return s.bw
 }
 
 // center is the median of the samples, or the run's time without them.

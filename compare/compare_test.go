@@ -2,7 +2,10 @@ package compare
 
 import (
 	"math"
+	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/document"
 )
 
 func TestRankSumP(t *testing.T) {
@@ -18,6 +21,54 @@ func TestRankSumP(t *testing.T) {
 	for _, c := range cases {
 		if got := RankSumP(c.x, c.y); math.Abs(got-c.want) > 1e-4 {
 			t.Errorf("RankSumP(%v, %v) = %v, want %v", c.x, c.y, got, c.want)
+		}
+	}
+}
+
+func run(coll string, rows ...document.Result) *document.Run {
+	return &document.Run{Collective: coll, Results: rows}
+}
+
+func row(size int64, time, busbw float64, iters ...float64) document.Result {
+	return document.Result{Size: size, Type: "float", RedOp: "sum", Root: -1,
+		OutOfPlace: document.Measure{Time: time, BusBW: busbw}, OOPIter: document.Stats{Times: iters}}
+}
+
+// The change in bus bandwidth is the change in time seen the other way
+// round: both come from the same centre (the median of the iterations
+// where they were kept), not the median for one and the run's mean for
+// the other.
+func TestBandwidthFollowsTheMedian(t *testing.T) {
+	base := run("allreduce", row(1<<20, 10, 100, 10, 10, 10, 10))
+	// A mean of 27.5 µs (one slow iteration) but a median of 20 µs,
+	// against a median of 10: the time doubles, the bandwidth halves.
+	next := run("allreduce", row(1<<20, 27.5, 1000/27.5, 20, 20, 20, 50))
+	cs, _ := Runs(base, next, Options{Threshold: 0.05, Alpha: 0.05})
+	if len(cs) != 1 {
+		t.Fatalf("%d comparisons", len(cs))
+	}
+	c := cs[0]
+	if math.Abs(c.TimeChange-1) > 1e-9 || math.Abs(c.BWChange-(-0.5)) > 1e-9 {
+		t.Errorf("Δtime %+.3f Δbusbw %+.3f, want +1.000 and -0.500", c.TimeChange, c.BWChange)
+	}
+	if math.Abs(c.NewBW-50) > 1e-9 || math.Abs(c.BaseBW-100) > 1e-9 {
+		t.Errorf("busbw %v → %v, want 100 → 50 at the medians", c.BaseBW, c.NewBW)
+	}
+}
+
+// Rows that cannot be compared are said, not dropped in silence: no time,
+// no size, or a size in one run only.
+func TestRowsLeftOutAreSaid(t *testing.T) {
+	base := run("allreduce", row(0, 0, 0), row(1024, 0, 0), row(2048, 5, 1), row(4096, 6, 1))
+	next := run("allreduce", row(0, 0, 0), row(1024, 3, 1), row(2048, 5, 1), row(8192, 7, 1))
+	cs, left := Runs(base, next, Options{Threshold: 0.05, Alpha: 0.05})
+	if len(cs) != 1 || cs[0].Size != 2048 {
+		t.Fatalf("compared %+v", cs)
+	}
+	all := strings.Join(left, "\n")
+	for _, want := range []string{"1024 bytes: no time in base", "4096 bytes: not in new", "8192 bytes: not in base", "0 bytes: no size"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("notes lack %q:\n%s", want, all)
 		}
 	}
 }

@@ -32,6 +32,14 @@ func CompareTable(w io.Writer, cs []compare.Comparison, o compare.Options) int {
 	return regressions
 }
 
+// LeftOut says, one comment line each, the rows a comparison could not
+// match.
+func LeftOut(w io.Writer, left []string) {
+	for _, l := range left {
+		fmt.Fprintf(w, "# left out: %s\n", l)
+	}
+}
+
 // Floor prints whether a run's average bus bandwidth avg is above floor
 // (both GB/s) and reports whether it is.
 func Floor(w io.Writer, avg, floor float64) bool {

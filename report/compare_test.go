@@ -47,7 +47,7 @@ func TestCompareVerdicts(t *testing.T) {
 					next.Results[0].OOPIter.Times[i] = 110 * (1 + c.noise*math.Cos(float64(i)*2.9))
 				}
 			}
-			cs := compare.Runs(base, next, o)
+			cs, _ := compare.Runs(base, next, o)
 			if len(cs) != 1 || cs[0].Verdict != c.verdict {
 				t.Fatalf("got %+v, want %s", cs, c.verdict)
 			}
@@ -63,7 +63,7 @@ func TestCompareVerdicts(t *testing.T) {
 func TestCompareWithoutSamples(t *testing.T) {
 	base, next := runWith(1, 0.01), runWith(1.5, 0.01)
 	next.Results[0].OOPIter.Times = nil
-	cs := compare.Runs(base, next, compare.Options{Threshold: 0.05, Alpha: 0.05})
+	cs, _ := compare.Runs(base, next, compare.Options{Threshold: 0.05, Alpha: 0.05})
 	if len(cs) != 1 || cs[0].Verdict != compare.NoSamples || !math.IsNaN(cs[0].P) {
 		t.Errorf("%+v", cs)
 	}

@@ -40,6 +40,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return usagef("want two run files (usage: %s)", synopsis)
 		case o.Threshold < 0 || o.Alpha <= 0 || o.Alpha >= 1:
 			return usagef("--threshold must be at least 0 and --alpha between 0 and 1")
+		case *minBW < 0:
+			return usagef("--min-busbw cannot be negative (got %g)", *minBW)
 		}
 		o.Threshold /= 100
 		base, err := loadRun(ctx, fs.Arg(0))
@@ -50,12 +52,13 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		if err != nil {
 			return err
 		}
-		cs := compare.Runs(base, next, o)
+		cs, left := compare.Runs(base, next, o)
 		if len(cs) == 0 {
 			return usagef("the runs have no size of the same collective, type and placement in common")
 		}
 		fmt.Fprintf(stdout, "# base %s (%s, %s) vs new %s (%s, %s)\n", fs.Arg(0), base.Collective, base.StartTime, fs.Arg(1), next.Collective, next.StartTime)
 		regressions := report.CompareTable(stdout, cs, o)
+		report.LeftOut(stdout, left)
 		floorOK := *minBW <= 0 || report.Floor(stdout, next.AvgBusBW.Bandwidth, *minBW)
 		if regressions > 0 || !floorOK {
 			return errRegressed
