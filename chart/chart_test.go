@@ -160,6 +160,27 @@ func TestFromRunLabels(t *testing.T) {
 	}
 }
 
+// A time axis from 0.1 µs to 1e308 µs (a call that never ended) has at
+// most about ten labels, not one a decade; an ordinary range keeps
+// gonum's decade ticks.
+func TestTimeTicks(t *testing.T) {
+	labelled := func(ticks []plot.Tick) int {
+		n := 0
+		for _, tk := range ticks {
+			if tk.Label != "" {
+				n++
+			}
+		}
+		return n
+	}
+	if n := labelled(timeTicks(0.1, 1e308)); n < 5 || n > 11 {
+		t.Errorf("0.1 to 1e308 µs: %d labels", n)
+	}
+	if got, want := timeTicks(1, 1000), (plot.LogTicks{Prec: -1}).Ticks(1, 1000); len(got) != len(want) || labelled(got) != labelled(want) {
+		t.Errorf("1 to 1000 µs: %d ticks, want gonum's %d", len(got), len(want))
+	}
+}
+
 func TestSizeTicks(t *testing.T) {
 	labels := func(ticks []plot.Tick) []string {
 		var out []string

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"strconv"
 	"path/filepath"
 	"strings"
 
@@ -141,7 +142,7 @@ func newPanel(series []Series, m Metric, legend bool) (*plot.Plot, error) {
 	case Time:
 		p.Y.Label.Text = "time (µs)"
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Y.Tick.Marker = plot.TickerFunc(timeTicks)
 	default:
 		return nil, fmt.Errorf("unknown metric %q", m)
 	}
@@ -186,6 +187,33 @@ func newPanel(series []Series, m Metric, legend bool) (*plot.Plot, error) {
 		}
 	}
 	return p, nil
+}
+
+// timeTicks are gonum's decade ticks where the times span up to ten
+// decades; beyond that, every 2nd, 5th, 10th … decade, each labelled, so
+// that a time far out (1e308 µs) does not write hundreds of labels over
+// each other.
+func timeTicks(lo, hi float64) []plot.Tick {
+	if lo <= 0 || hi <= 0 {
+		return nil
+	}
+	first, last := math.Floor(math.Log10(lo)), math.Ceil(math.Log10(hi))
+	if last-first <= 10 {
+		return plot.LogTicks{Prec: -1}.Ticks(lo, hi)
+	}
+	step := 2.0
+	for _, s := range []float64{2, 5, 10, 20, 50, 100} {
+		step = s
+		if (last-first)/s <= 10 {
+			break
+		}
+	}
+	var ticks []plot.Tick
+	for e := math.Ceil(first/step) * step; e <= last; e += step {
+		v := math.Pow(10, e)
+		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
+	}
+	return ticks
 }
 
 // sized is a text style and the point size it gets.
