@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 )
 
 // Document is a run (-J, --format json), a profile or a health record:
@@ -53,8 +54,24 @@ func readDocument(r io.Reader) (*versioned, error) {
 	if d.data, err = io.ReadAll(r); err != nil {
 		return nil, err
 	}
-	if err := json.Unmarshal(d.data, &d.head); err != nil {
+	// The schema is read first, as whatever JSON it is: another tool's
+	// file (a package.json with a "version" string) is not a collbench
+	// document, whatever else it holds.
+	var head struct {
+		Schema  json.RawMessage `json:"schema"`
+		Version json.RawMessage `json:"version"`
+	}
+	if err := json.Unmarshal(d.data, &head); err != nil {
 		return nil, jsonError(d.data, err)
+	}
+	if json.Unmarshal(head.Schema, &d.head.Schema) != nil || d.head.Schema == "" {
+		return nil, fmt.Errorf("not a collbench document: no \"schema\" key names one (collbench writes them with -J, -o and --format json)")
+	}
+	if !strings.HasPrefix(d.head.Schema, "collbench.") {
+		return d, nil // each kind's decoder names the schemas it reads
+	}
+	if err := json.Unmarshal(head.Version, &d.head.Version); err != nil {
+		return nil, fmt.Errorf("%s document whose \"version\" is not a whole number", d.head.Schema)
 	}
 	return d, nil
 }

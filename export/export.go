@@ -84,6 +84,14 @@ func (r *Request) Check() error {
 	if err := CheckBandwidthRef(r.GalvatronBW); err != nil {
 		return fmt.Errorf("--galvatron-bw: %w", err)
 	}
+	for _, g := range []struct {
+		name string
+		n    int
+	}{{"TP", r.TP}, {"DP", r.DP}, {"EP", r.EP}, {"PP", r.PP}} {
+		if g.n < 0 {
+			return fmt.Errorf("a SimAI %s group size cannot be negative (got %d)", g.name, g.n)
+		}
+	}
 	return nil
 }
 

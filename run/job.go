@@ -104,6 +104,16 @@ func NewJob(s Settings, getenv func(string) string, logf func(string, ...any)) (
 			return nil, UsageError{err}
 		}
 	}
+	if cj.Size == 1 && s.Rendezvous != "" {
+		// Nothing else would look at it: a host that does not resolve
+		// is a typo to say now.
+		host, _, _ := net.SplitHostPort(j.Addr)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if _, err := net.DefaultResolver.LookupHost(ctx, host); err != nil {
+			return nil, Usagef("--rendezvous %q: %v", s.Rendezvous, err)
+		}
+	}
 	return j, nil
 }
 

@@ -145,9 +145,18 @@ func (f *flags) check() error {
 	if err := checkFormat(f.format, "table", "json", "csv"); err != nil {
 		return err
 	}
+	if !f.coll.Rooted && f.fs.Changed("root") && f.Root != 0 && f.Root != -1 {
+		return usagef("-r %d: %s has no root (-r applies to broadcast, reduce, gather and scatter)", f.Root, f.coll.Name)
+	}
 	if t := f.Traffic; t != nil {
 		if err := t.FromEnv(f.fs.Changed, os.Getenv); err != nil {
 			return err
+		}
+		if err := routingOnlyWithMoE(f.fs, t.MoE); err != nil {
+			return err
+		}
+		if f.fs.Changed("matrix-scale") && t.Matrix == "" {
+			return usagef("--matrix-scale scales a --matrix (or NCCL_TESTS_ALLTOALLV_MATRIX_FILE), and none is given")
 		}
 		if t.MoE != "" {
 			if err := f.checkMoE(); err != nil {
@@ -177,6 +186,20 @@ func registerRouting(fs *pflag.FlagSet, t *run.TrafficRequest, moeUsage, tokensU
 	fs.StringVar(&t.Routing, "routing", "uniform", "with --moe: uniform, zipf:S (expert e chosen ∝ 1/(e+1)^S), or a file of counts per expert")
 	fs.IntVar(&t.Draws, "draws", 0, "with --moe: routing draws, one per call, cycled (default -n)")
 	fs.Uint64Var(&t.Seed, "seed", 1, "with --moe: seed of the routing draws")
+}
+
+// routingOnlyWithMoE refuses the routing flags without --moe, where
+// nothing reads them.
+func routingOnlyWithMoE(fs *pflag.FlagSet, moe string) error {
+	if moe != "" {
+		return nil
+	}
+	for _, name := range []string{"tokens", "hidden", "routing", "draws", "seed"} {
+		if fs.Lookup(name) != nil && fs.Changed(name) {
+			return usagef("--%s describes a --moe layer, and none is given", name)
+		}
+	}
+	return nil
 }
 
 // finiteFlags refuses NaN and infinities in every floating-point flag that

@@ -106,6 +106,7 @@ func TestBadInput(t *testing.T) {
 		{"group too large", []string{"allreduce", "-g", "2", "--group-size", "4"}, "larger than"},
 		{"bad layout", []string{"allreduce", "--layout", "diagonal"}, "unknown --layout"},
 		{"bad rendezvous port", []string{"allreduce", "--rendezvous", "node1:99999"}, "not a TCP port"},
+		{"rendezvous host that does not resolve", []string{"allreduce", "--rendezvous", "garbage.invalid", "-b", "8", "-e", "8"}, "--rendezvous \"garbage.invalid\": lookup garbage.invalid"},
 		{"root outside group", []string{"broadcast", "-g", "4", "--group-size", "2", "-r", "2"}, "out of range"},
 		{"launch without ranks", []string{"launch", "allreduce"}, "-n must be at least 1"},
 		{"launch without command", []string{"launch", "-n", "2"}, "no subcommand"},
@@ -116,6 +117,12 @@ func TestBadInput(t *testing.T) {
 		{"zero step", []string{"allreduce", "-b", "8", "-e", "16", "-i", "0"}, "step must be positive"},
 		{"blocking mode", []string{"allreduce", "-z", "4"}, "blocking mode"},
 		{"stray argument", []string{"allreduce", "extra"}, "unexpected argument"},
+		{"a root without one", []string{"hypercube", "-g", "2", "-r", "1"}, "-r 1: hypercube has no root"},
+		{"a root of all-reduce", []string{"allreduce", "-g", "2", "-r", "3"}, "-r 3: allreduce has no root"},
+		{"matrix scale alone", []string{"alltoallv", "--matrix-scale", "2"}, "--matrix-scale scales a --matrix"},
+		{"tokens without moe", []string{"alltoallv", "--tokens", "100"}, "--tokens describes a --moe layer"},
+		{"routing without moe", []string{"alltoallv", "--routing", "zipf:1"}, "--routing describes a --moe layer"},
+		{"profile tokens without moe", []string{"profile", "--tokens", "100"}, "--tokens describes a --moe layer"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { expectUsageError(t, tt.args, tt.want) })

@@ -71,6 +71,9 @@ func (f *profileFlags) check() error {
 	if err := f.ProfileRequest.Validate(); err != nil {
 		return err
 	}
+	if err := routingOnlyWithMoE(f.fs, f.Routing.MoE); err != nil {
+		return err
+	}
 	return f.exports.check()
 }
 

@@ -148,6 +148,8 @@ func TestProfileUsageErrors(t *testing.T) {
 		{[]string{"export", "--to", "galvatron"}, "want one profile file"},
 		{[]string{"export", "--to", "galvatron", bad}, "ends early"},
 		{[]string{"export", "--to", "hetu", bad}, "unknown export target"},
+		{[]string{"export", "--to", "simai", "--simai-ep", "-3", bad}, "SimAI EP group size cannot be negative"},
+		{[]string{"profile", "-g", "2", "--export", "simai", "--simai-tp", "-1"}, "SimAI TP group size cannot be negative"},
 		{[]string{"predict", "--model", "gpt2-1.5b"}, "--profile is required"},
 		{[]string{"predict", "--profile", bad, "--model", "gpt2-1.5b"}, "ends early"},
 		{[]string{"predict", "--profile", "/nonexistent/p.json", "--model", "gpt2-1.5b"}, "no such file"},
