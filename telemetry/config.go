@@ -3,6 +3,7 @@ package telemetry
 import (
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -61,7 +62,24 @@ func Check(endpoint string, getenv func(string) string) error {
 			return err
 		}
 	}
+	// The SDK reads these as whole numbers (milliseconds, or counts) and
+	// answers a bad one with a raw log line of its own, then a default.
+	for _, v := range numberVars {
+		if s := strings.TrimSpace(getenv(v)); s != "" {
+			if n, err := strconv.ParseInt(s, 10, 64); err != nil || n < 0 {
+				return fmt.Errorf("%s=%q is not a whole number ≥ 0 (milliseconds, or a count)", v, getenv(v))
+			}
+		}
+	}
 	return nil
+}
+
+// numberVars are the OTEL_* settings of the exporters and readers
+// collbench uses that hold a number.
+var numberVars = []string{
+	"OTEL_METRIC_EXPORT_INTERVAL", "OTEL_METRIC_EXPORT_TIMEOUT",
+	"OTEL_EXPORTER_OTLP_TIMEOUT", "OTEL_EXPORTER_OTLP_METRICS_TIMEOUT", "OTEL_EXPORTER_OTLP_TRACES_TIMEOUT",
+	"OTEL_BSP_SCHEDULE_DELAY", "OTEL_BSP_EXPORT_TIMEOUT", "OTEL_BSP_MAX_QUEUE_SIZE", "OTEL_BSP_MAX_EXPORT_BATCH_SIZE",
 }
 
 // signalURL is the URL of one signal (metrics or traces) under a base

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/go-logr/logr"
 	"math"
 	"os"
 	"runtime"
@@ -77,7 +78,11 @@ func Start(ctx context.Context, o Options) (*Recorder, error) {
 		return nil, err
 	}
 	if o.Warn != nil {
-		otel.SetErrorHandler(dedup(o.Warn))
+		h := dedup(o.Warn)
+		otel.SetErrorHandler(h)
+		// The SDK's own log lines (a setting it could not read) go the
+		// same way, one line each, instead of its raw logr format.
+		otel.SetLogger(logr.New(errorSink{h}))
 	}
 	res, err := newResource(ctx, o)
 	if err != nil {
@@ -191,6 +196,25 @@ func dedup(warn func(error)) otel.ErrorHandlerFunc {
 			warn(err)
 		}
 	}
+}
+
+// errorSink is a logr sink that passes the SDK's errors to the error
+// handler, with their message and values in one line, and drops its
+// informational lines.
+type errorSink struct{ h otel.ErrorHandlerFunc }
+
+func (errorSink) Init(logr.RuntimeInfo)            {}
+func (errorSink) Enabled(int) bool                 { return false }
+func (errorSink) Info(int, string, ...any)         {}
+func (s errorSink) WithValues(...any) logr.LogSink { return s }
+func (s errorSink) WithName(string) logr.LogSink   { return s }
+func (s errorSink) Error(err error, msg string, kv ...any) {
+	var b strings.Builder
+	b.WriteString(msg)
+	for i := 0; i+1 < len(kv); i += 2 {
+		fmt.Fprintf(&b, ", %v %v", kv[i], kv[i+1])
+	}
+	s.h(fmt.Errorf("%s: %w", b.String(), err))
 }
 
 // Span records a phase that started at start and returns the function

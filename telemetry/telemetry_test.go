@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"errors"
+	"github.com/go-logr/logr"
 	"net"
 	"strings"
 	"testing"
@@ -37,6 +38,10 @@ func TestConfiguredAndCheck(t *testing.T) {
 		{"bad variable", "", env("OTEL_EXPORTER_OTLP_ENDPOINT", "grpc://c"), true, "OTEL_EXPORTER_OTLP_ENDPOINT"},
 		{"gRPC asked", "", env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), true, "http/protobuf"},
 		{"protocol alone is not a configuration", "", env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), false, ""},
+		{"bad export interval", "http://c:4318", env("OTEL_METRIC_EXPORT_INTERVAL", "abc"), true, `OTEL_METRIC_EXPORT_INTERVAL="abc" is not a whole number`},
+		{"bad timeout", "http://c:4318", env("OTEL_EXPORTER_OTLP_TIMEOUT", "-5"), true, "OTEL_EXPORTER_OTLP_TIMEOUT"},
+		{"good interval", "http://c:4318", env("OTEL_METRIC_EXPORT_INTERVAL", "5000"), true, ""},
+		{"bad interval, telemetry off", "", env("OTEL_METRIC_EXPORT_INTERVAL", "abc"), false, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -184,5 +189,17 @@ func TestCollectorDown(t *testing.T) {
 	}
 	if d := time.Since(begin); d > 10*time.Second {
 		t.Errorf("Close took %v with a 2 s limit", d)
+	}
+}
+
+// The SDK's own log lines reach the warning handler as one line with
+// their values; its informational lines are dropped.
+func TestSDKLogLinesAreOneLine(t *testing.T) {
+	var got []error
+	l := logr.New(errorSink{func(err error) { got = append(got, err) }})
+	l.Info("starting")
+	l.Error(errors.New("invalid syntax"), "parse duration", "environment variable", "OTEL_METRIC_EXPORT_INTERVAL", "value", "abc")
+	if len(got) != 1 || got[0].Error() != "parse duration, environment variable OTEL_METRIC_EXPORT_INTERVAL, value abc: invalid syntax" {
+		t.Errorf("handled %v", got)
 	}
 }
