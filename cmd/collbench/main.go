@@ -90,8 +90,9 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 	}
 	if len(args) < 2 {
-		usage(stdout)
-		return exitOK
+		// Nothing asked for is a usage error; 'collbench help' asks.
+		usage(stderr)
+		return exitUsage
 	}
 	cmd, rest := args[1], args[2:]
 	if run, ok := commands[cmd]; ok {

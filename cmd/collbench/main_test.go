@@ -210,8 +210,11 @@ func TestJSONAndCSVOutputs(t *testing.T) {
 }
 
 func TestHelpAndVersion(t *testing.T) {
-	if code, out, _ := runCLI(); code != 0 || !strings.Contains(out, "Usage:") {
-		t.Errorf("no arguments: exit %d, %q", code, out)
+	if code, out, errOut := runCLI(); code != exitUsage || out != "" || !strings.Contains(errOut, "Usage:") {
+		t.Errorf("no arguments: exit %d, stdout %q; want the usage on stderr and exit 2", code, out)
+	}
+	if code, out, _ := runCLI("help"); code != 0 || !strings.Contains(out, "Usage:") {
+		t.Errorf("help: exit %d, %q", code, out)
 	}
 	if code, out, _ := runCLI("version"); code != 0 || !strings.HasPrefix(out, "collbench ") {
 		t.Errorf("version: exit %d, %q", code, out)
