@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"strconv"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
