@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -132,7 +133,7 @@ func (c *Client) hello(ctx context.Context, addr, token string) error {
 	switch {
 	case interrupted(ctx):
 		return fmt.Errorf("interrupted while waiting for the rendezvous at %s to answer: %w", addr, context.Cause(ctx))
-	case ctx.Err() != nil:
+	case ctx.Err() != nil, errors.Is(err, os.ErrDeadlineExceeded): // the connection's deadline is ctx's, and may pass first
 		return fmt.Errorf("the rendezvous at %s accepted rank %d's connection but did not answer before the start-up deadline (rank 0 hosts it: is it stuck, or is another program listening there?)", addr, c.rank)
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return fmt.Errorf("the rendezvous at %s closed the connection before answering: rank 0, which hosts it, has exited (its own output says why), or another program holds the port", addr)
