@@ -9,6 +9,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/internal/fixture"
 )
 
 // The per-rank summary of an uneven all-to-all reads as nccl-tests'
@@ -17,7 +18,7 @@ import (
 // pattern (4 ranks, count 1000 floats, spread 0.5, 123 µs) and for
 // bench/testdata/traffic5.txt at scale 1.5 (4 ranks, 42.7 µs).
 func TestRankSummaryMatchesNcclTests(t *testing.T) {
-	matrix, err := readTrafficFile(t, "../bench/testdata/traffic5.txt", 1.5)
+	matrix, err := fixture.TrafficFile(t, "../bench/testdata/traffic5.txt", 1.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,14 +132,4 @@ func TestMemoryLineMatchesNcclTests(t *testing.T) {
 			t.Errorf("%v:\n got %q\nwant %q", c, got, want[i])
 		}
 	}
-}
-
-// readTrafficFile reads a traffic matrix file for a test.
-func readTrafficFile(t *testing.T, path string, scale float64) (*bench.Traffic, error) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bench.ReadTrafficMatrix(bytes.NewReader(data), scale, path)
 }

@@ -1,15 +1,14 @@
 package host
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/internal/fixture"
 )
 
 var everyType = []numeric.DataType{numeric.Int8, numeric.Uint8, numeric.Int32, numeric.Uint32, numeric.Int64,
@@ -19,7 +18,7 @@ var everyType = []numeric.DataType{numeric.Int8, numeric.Uint8, numeric.Int32, n
 // alltoallv with spreads 0, 0.5 and 1 and with a matrix file, on 1 to 5
 // ranks and every type: every share lands where nccl-tests expects it.
 func TestAllToAllVVerifies(t *testing.T) {
-	matrix, err := readTrafficFile(t, "../testdata/traffic5.txt", 3)
+	matrix, err := fixture.TrafficFile(t, "../testdata/traffic5.txt", 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +61,7 @@ func TestAllToAllVVerifies(t *testing.T) {
 // The busiest rank's bytes set the size column and the bandwidth, with
 // the ring factor, as nccl-tests' AlltoAllvGetBw.
 func TestAllToAllVBandwidthIsTheBusiestRank(t *testing.T) {
-	matrix, err := readTrafficFile(t, "../testdata/traffic5.txt", 1.5)
+	matrix, err := fixture.TrafficFile(t, "../testdata/traffic5.txt", 1.5)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,14 +218,4 @@ func TestHyperCubeRefusesOddRanks(t *testing.T) {
 	if err := comm.Wait(context.Background()); err == nil || !strings.Contains(err.Error(), "power-of-two") {
 		t.Errorf("Wait: %v", err)
 	}
-}
-
-// readTrafficFile reads a traffic matrix file for a test.
-func readTrafficFile(t *testing.T, path string, scale float64) (*bench.Traffic, error) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bench.ReadTrafficMatrix(bytes.NewReader(data), scale, path)
 }

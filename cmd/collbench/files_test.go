@@ -202,20 +202,27 @@ func TestInputsBoundedAndInterruptible(t *testing.T) {
 		{"export", "--to", "galvatron", fifo, "-o", t.TempDir()},
 		{"predict", "--profile", fifo, "--model", "gpt2-1.5b"},
 	} {
-		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(100*time.Millisecond, cancel)
-		done := make(chan int, 1)
-		var e bytes.Buffer
-		go func() { done <- cli(ctx, append([]string{"collbench"}, args...), io.Discard, &e) }()
-		select {
-		case code := <-done:
-			if code != exitSignal {
-				t.Errorf("%v interrupted: exit %d, %q; want %d", args, code, e.String(), exitSignal)
-			}
-		case <-time.After(60 * time.Second):
-			t.Fatalf("%v ignored the interruption", args)
+		expectInterrupted(t, args, 100*time.Millisecond)
+	}
+}
+
+// expectInterrupted runs a command line that waits on an input, cancels
+// it after wait, and expects it to end with the interruption's exit code.
+func expectInterrupted(t *testing.T, args []string, wait time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	time.AfterFunc(wait, cancel)
+	done := make(chan int, 1)
+	var e bytes.Buffer
+	go func() { done <- cli(ctx, append([]string{"collbench"}, args...), io.Discard, &e) }()
+	select {
+	case code := <-done:
+		if code != exitSignal {
+			t.Errorf("%v interrupted: exit %d, %q; want %d", args, code, e.String(), exitSignal)
 		}
-		cancel()
+	case <-time.After(60 * time.Second):
+		t.Fatalf("%v ignored the interruption", args)
 	}
 }
 
@@ -245,20 +252,7 @@ func TestTrafficInputsBoundedAndInterruptible(t *testing.T) {
 		if env != "" {
 			t.Setenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE", env)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		time.AfterFunc(200*time.Millisecond, cancel)
-		done := make(chan int, 1)
-		var e bytes.Buffer
-		go func() { done <- cli(ctx, append([]string{"collbench"}, args...), io.Discard, &e) }()
-		select {
-		case code := <-done:
-			if code != exitSignal {
-				t.Errorf("%v interrupted: exit %d, %q; want %d", args, code, e.String(), exitSignal)
-			}
-		case <-time.After(30 * time.Second):
-			t.Fatalf("%v ignored the interruption", args)
-		}
+		expectInterrupted(t, args, 200*time.Millisecond)
 	}
 	// No writer ever opens the FIFO.
 	interrupted([]string{"alltoallv", "--matrix", fifo, "-b", "1M", "-e", "1M"}, "")
