@@ -423,4 +423,12 @@ func TestStallWatch(t *testing.T) {
 	if got := w.Bound(1); got != 50*time.Second {
 		t.Errorf("Bound(1 s) = %v, want 50 s", got)
 	}
+	// A run that cycles for ever (-N 0) measures its sizes again and
+	// again: the watch holds one figure a size, the quickest.
+	for i := 0; i < 1000; i++ {
+		w.Observe(1<<20, 2e-3)
+	}
+	if len(w.seen) != 2 || w.Predict(1<<20) != 1e-3 {
+		t.Errorf("after 1000 cycles: %d figures, 1 MiB predicted at %v s", len(w.seen), w.Predict(1<<20))
+	}
 }

@@ -38,19 +38,21 @@ const (
 // so far; the zero value (no floor) bounds nothing.
 type StallWatch struct {
 	Floor time.Duration
-	seen  []callTime
+	seen  map[int64]float64 // bytes: the least seconds a call of them took
 }
 
-// callTime is one measured size: seconds per call of bytes.
-type callTime struct {
-	bytes   int64
-	perCall float64
-}
-
-// Observe records that calls of bytes took perCall seconds each.
+// Observe records that calls of bytes took perCall seconds each. A size
+// measured again keeps its quickest time, so a run that cycles (-N 0)
+// holds one figure a size.
 func (w *StallWatch) Observe(bytes int64, perCall float64) {
-	if perCall > 0 {
-		w.seen = append(w.seen, callTime{bytes, perCall})
+	if perCall <= 0 {
+		return
+	}
+	if w.seen == nil {
+		w.seen = map[int64]float64{}
+	}
+	if old, ok := w.seen[bytes]; !ok || perCall < old {
+		w.seen[bytes] = perCall
 	}
 }
 
@@ -60,10 +62,10 @@ func (w *StallWatch) Observe(bytes int64, perCall float64) {
 // and before any, bytes at unmeasuredRate.
 func (w *StallWatch) Predict(bytes int64) float64 {
 	best := -1.0
-	for _, s := range w.seen {
-		t := s.perCall
-		if bytes > s.bytes && s.bytes > 0 {
-			t *= float64(bytes) / float64(s.bytes)
+	for b, perCall := range w.seen {
+		t := perCall
+		if bytes > b && b > 0 {
+			t *= float64(bytes) / float64(b)
 		}
 		if best < 0 || t < best {
 			best = t
