@@ -62,7 +62,8 @@ func TestCompareCommand(t *testing.T) {
 	if code, _, _ := runCLI("compare", base, base); code != exitFailure {
 		t.Errorf("NCCL_TESTS_MIN_BW ignored: exit %d", code)
 	}
-	for _, args := range [][]string{{"compare", base}, {"compare", base, filepath.Join(dir, "none.json")}, {"compare", base, base, "--alpha", "2"}} {
+	for _, args := range [][]string{{"compare", base}, {"compare", base, filepath.Join(dir, "none.json")}, {"compare", base, base, "--alpha", "2"},
+		{"compare", base, base, "--min-busbw", "-1"}} {
 		if code, _, errOut := runCLI(args...); code != exitUsage || strings.Count(errOut, "\n") != 1 {
 			t.Errorf("%v: exit %d, %q", args, code, errOut)
 		}
