@@ -130,6 +130,15 @@ func (g Grouping) validateSets(world int) error {
 	return nil
 }
 
+// RankNames names ranks for a message, runs folded into ranges:
+// "rank 3", "ranks 1, 4" or "ranks 1-15, 17".
+func RankNames(ranks []int) string {
+	if len(ranks) == 1 {
+		return fmt.Sprintf("rank %d", ranks[0])
+	}
+	return "ranks " + RankRanges(ranks, ", ")
+}
+
 // RankRanges writes ranks with runs folded into ranges, joined by sep:
 // "0-3,8" with ",". The ranks are taken in the order given.
 func RankRanges(ranks []int, sep string) string {

@@ -113,21 +113,13 @@ func (e *TimeoutError) Error() string {
 		fmt.Fprintf(&b, " (the stall watchdog's bound: %d× what the run's timings so far predict, or its floor)", stallFactor)
 	}
 	if len(e.Waiting) > 0 {
-		fmt.Fprintf(&b, "; %s still waiting", rankNames(e.Waiting))
+		fmt.Fprintf(&b, "; %s still waiting", RankNames(e.Waiting))
 	}
 	if e.Cause != "" {
 		fmt.Fprintf(&b, "; likely cause: %s", e.Cause)
 	}
 	b.WriteString("; communicators aborted")
 	return b.String()
-}
-
-// rankNames is "rank 3" or "ranks 0-3, 6".
-func rankNames(ranks []int) string {
-	if len(ranks) == 1 {
-		return fmt.Sprintf("rank %d", ranks[0])
-	}
-	return "ranks " + RankRanges(ranks, ", ")
 }
 
 // waitBounded drains c's streams within limit (0: none) and, when the wait

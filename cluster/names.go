@@ -1,6 +1,10 @@
 package cluster
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/collbench/collbench/bench"
+)
 
 // ProcName names a process of a job in messages. With one rank per
 // process the process is its rank ("rank 3"); with several it is named as
@@ -13,7 +17,7 @@ func ProcName(proc, perProc int) string {
 // procList names several processes, runs folded into ranges.
 func procList(procs []int, perProc int) string {
 	if perProc <= 1 {
-		return rankList(procs)
+		return bench.RankNames(procs)
 	}
 	var ranks []int
 	for _, p := range procs {
@@ -25,10 +29,10 @@ func procList(procs []int, perProc int) string {
 	if len(procs) > 1 {
 		word = "processes"
 	}
-	list := rankList(procs)
+	list := bench.RankNames(procs)
 	list = list[len("rank "):]
 	if len(procs) > 1 {
 		list = list[len("s "):]
 	}
-	return fmt.Sprintf("%s %s (%s)", word, list, rankList(ranks))
+	return fmt.Sprintf("%s %s (%s)", word, list, bench.RankNames(ranks))
 }

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"sync"
 	"time"
-
-	"github.com/collbench/collbench/bench"
 )
 
 // helloTimeout is how long a new connection has to introduce itself; a
@@ -383,13 +381,4 @@ func pingInterval(stall time.Duration) time.Duration {
 		return time.Second
 	}
 	return min(max(stall/5, 50*time.Millisecond), time.Second)
-}
-
-// rankList names ranks for a message, runs folded into ranges: "rank 3",
-// "ranks 1, 4" or "ranks 1-15, 17".
-func rankList(ranks []int) string {
-	if len(ranks) == 1 {
-		return fmt.Sprintf("rank %d", ranks[0])
-	}
-	return "ranks " + bench.RankRanges(ranks, ", ")
 }

@@ -403,7 +403,7 @@ func TestRankList(t *testing.T) {
 		{[]int{1, 4}, "ranks 1, 4"},
 		{[]int{1, 2, 3, 4, 5, 7, 9, 10}, "ranks 1-5, 7, 9-10"},
 	} {
-		if got := rankList(c.in); got != c.want {
+		if got := bench.RankNames(c.in); got != c.want {
 			t.Errorf("%v: %q, want %q", c.in, got, c.want)
 		}
 	}

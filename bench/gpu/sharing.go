@@ -138,7 +138,7 @@ func planCTAs(all []placement, me, asked, minCTAs int, env string) ctaPlan {
 	for _, sg := range plan.shared {
 		k := len(sg.ranks)
 		share := ctaShare(sg.sms, k)
-		where := fmt.Sprintf("%s share GPU %d (%s, %d SMs)", "ranks "+bench.RankRanges(sg.ranks, ", "), sg.ordinal, sg.bus, sg.sms)
+		where := fmt.Sprintf("%s share GPU %d (%s, %d SMs)", bench.RankNames(sg.ranks), sg.ordinal, sg.bus, sg.sms)
 		switch {
 		case env != "":
 			plan.notes = append(plan.notes, fmt.Sprintf("%s: NCCL_MAX_CTAS=%s from the environment limits each rank's CTAs", where, env))

@@ -113,7 +113,7 @@ func checkFiles(inputs []string, outputs ...string) func() error {
 			if err := fileio.Check(p); err != nil {
 				return usageError{Err: err}
 			}
-			if err := fileio.Distinct(p, nonEmpty(inputs)); err != nil {
+			if err := fileio.Distinct(p, inputs); err != nil { // an empty input names no file
 				return usageError{Err: err}
 			}
 			for _, q := range seen {
@@ -138,16 +138,6 @@ func sameFile(a, b string) bool {
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && aa == bb
-}
-
-func nonEmpty(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // emitJSON prints a document on stdout under --format json, and saves it
