@@ -11,8 +11,8 @@
 #   3. if time is left, the stall watchdog on ranks whose CTAs cannot all
 #      fit the GPU (exit 4 and its line, or the run completing).
 # It writes summary.txt (PASS/FAIL/SKIP per run, the side-by-side table)
-# and every log into the output folder, and packs the folder into
-# gpu-check.tgz beside it.
+# and every log into the output folder, and packs the folder, less the
+# builds, into gpu-check.tgz beside it.
 #
 # Usage: scripts/gpu-check.sh [--collbench BIN] [--nccl-tests SRC] [--nccl-src SRC]
 #                             [--out DIR] [--deadline SECONDS] [--host]
@@ -86,7 +86,9 @@ step() {
   return $rc
 }
 pack() {
-  tar -czf "$R.tgz" -C "$(dirname "$R")" "$(basename "$R")" 2>/dev/null && log "packed $R.tgz"
+  # The builds stay out of the pack: only logs and tables travel.
+  tar -czf "$R.tgz" --exclude=ntb --exclude=ncclb --exclude=ncclhome \
+    -C "$(dirname "$R")" "$(basename "$R")" 2>/dev/null && log "packed $R.tgz"
 }
 
 say "# gpu-check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
