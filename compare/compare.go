@@ -156,8 +156,9 @@ func verdict(c Comparison, o Options) string {
 }
 
 // RankSumP is the two-sided p-value of the Mann-Whitney U test that x and
-// y come from the same distribution: the normal approximation with the
-// tie correction and a continuity correction. Identical samples give 1.
+// y come from the same distribution: exact for samples of up to 20
+// without ties, else the normal approximation with the tie correction and
+// a continuity correction. Identical samples give 1.
 func RankSumP(x, y []float64) float64 {
 	n1, n2 := float64(len(x)), float64(len(y))
 	type obs struct {
@@ -190,6 +191,9 @@ func RankSumP(x, y []float64) float64 {
 	}
 	n := n1 + n2
 	u := r1 - n1*(n1+1)/2
+	if ties == 0 && len(x) <= exactLimit && len(y) <= exactLimit {
+		return exactRankSumP(u, len(x), len(y))
+	}
 	mu := n1 * n2 / 2
 	sigma := math.Sqrt(n1 * n2 / 12 * ((n + 1) - ties/(n*(n-1))))
 	if sigma == 0 {

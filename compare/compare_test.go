@@ -13,16 +13,73 @@ func TestRankSumP(t *testing.T) {
 		x, y []float64
 		want float64
 	}{
-		// scipy.stats.mannwhitneyu(x, y, method="asymptotic") gives 0.01219.
-		{[]float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}, 0.012186},
+		// Wholly apart, 5 against 5: 2 of the C(10, 5) = 252 arrangements
+		// are as extreme (scipy.stats.mannwhitneyu, method="exact").
+		{[]float64{1, 2, 3, 4, 5}, []float64{6, 7, 8, 9, 10}, 2.0 / 252},
+		// One pair swapped: U = 1, 4 arrangements each side at most as far.
+		{[]float64{1, 2, 3, 4, 6}, []float64{5, 7, 8, 9, 10}, 4.0 / 252},
+		// A tie: the normal approximation with its corrections, by hand:
+		// U = 0.5, σ = √(25/12 · (11 − 6/90)) = 4.7726, z = 11.5/σ.
+		{[]float64{1, 2, 3, 4, 6}, []float64{6, 7, 8, 9, 10}, 0.015971},
+		// More than 20 a side: the normal approximation.
+		{seq(1, 25), seq(26, 50), 1.4e-9},
 		{[]float64{1, 2, 3}, []float64{1, 2, 3}, 1},
 		{[]float64{5, 5, 5}, []float64{5, 5, 5}, 1},
 	}
 	for _, c := range cases {
-		if got := RankSumP(c.x, c.y); math.Abs(got-c.want) > 1e-4 {
+		if got := RankSumP(c.x, c.y); math.Abs(got-c.want) > 1e-4*math.Max(c.want, 1e-4) {
 			t.Errorf("RankSumP(%v, %v) = %v, want %v", c.x, c.y, got, c.want)
 		}
 	}
+}
+
+func seq(from, to int) []float64 {
+	var v []float64
+	for i := from; i <= to; i++ {
+		v = append(v, float64(i))
+	}
+	return v
+}
+
+// The exact distribution is checked against counting every arrangement.
+func TestExactRankSumAgainstEnumeration(t *testing.T) {
+	for _, n := range [][2]int{{1, 1}, {2, 3}, {4, 4}, {3, 6}, {6, 6}} {
+		n1, n2 := n[0], n[1]
+		counts := rankSumCounts(n1, n2)
+		want := make([]float64, n1*n2+1)
+		// Each subset of the n1+n2 ranks is a sample x; U counts the
+		// pairs with x above y.
+		for mask := 0; mask < 1<<(n1+n2); mask++ {
+			if bits(mask) != n1 {
+				continue
+			}
+			u, below := 0, 0
+			for i := 0; i < n1+n2; i++ {
+				if mask&(1<<i) != 0 {
+					u += below
+				} else {
+					below++
+				}
+			}
+			want[u]++
+		}
+		for u := range want {
+			if counts[u] != want[u] {
+				t.Fatalf("n1=%d n2=%d: %v arrangements with U=%d, want %v", n1, n2, counts[u], u, want[u])
+			}
+		}
+	}
+	if p := SmallestRankSumP(6, 6); math.Abs(p-2.0/924) > 1e-12 {
+		t.Errorf("smallest p at 6 against 6 = %v, want 2/924", p)
+	}
+}
+
+func bits(m int) int {
+	n := 0
+	for ; m > 0; m &= m - 1 {
+		n++
+	}
+	return n
 }
 
 func run(coll string, rows ...document.Result) *document.Run {
