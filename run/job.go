@@ -178,6 +178,21 @@ func listenStore(addr string, getenv func(string) string) (net.Listener, error) 
 	return ln, nil
 }
 
+// Join connects this process to the job's others, rank 0 hosting the
+// rendezvous, without choosing a backend or opening a communicator: for
+// a command whose processes coordinate programs of their own (ab).
+func (j *Job) Join(ctx context.Context) error { return j.connect(ctx) }
+
+// AllGather exchanges data with every process of a joined job and
+// returns their contributions in rank order; a job of one process gets
+// its own back.
+func (j *Job) AllGather(ctx context.Context, data []byte) ([][]byte, error) {
+	if j.client == nil {
+		return [][]byte{data}, nil
+	}
+	return j.client.AllGather(ctx, data)
+}
+
 // Multi says whether the job has other processes.
 func (j *Job) Multi() bool { return j.client != nil }
 

@@ -78,6 +78,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
 	"doctor": runDoctor, "launch": runLaunch, "overlap": runOverlap, "profile": runProfile, "export": runExport,
 	"predict": runPredict, "health": runHealth, "compare": runCompare, "plot": runPlot, "report": runReport,
+	"ab": runAB,
 }
 
 // dispatch runs the command a command line names.
@@ -123,7 +124,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func usage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("collbench measures collective communication the way nccl-tests does.\n\n")
-	b.WriteString("Usage:\n  collbench <collective> [flags]\n  collbench launch -n N [--] <collective|overlap|profile|health> [flags]\n  collbench overlap [flags]\n  collbench profile [-o profile.json] [--export galvatron,…] [flags]\n  collbench export --to TARGET profile.json [-o DIR]\n  collbench predict --profile profile.json [--model NAME] [--dp N --tp N --pp N …]\n  collbench compare base.json new.json [--threshold PCT] [--min-busbw GB/s]\n  collbench plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf]\n  collbench report run.json|profile.json|health.json [more.json …] [-o report.html|report.md]\n  collbench health [-J health.json] [--heatmap pairs.svg] [--expect inter=GB/s …]\n  collbench help <collective>\n  collbench doctor\n  collbench version\n\nCollectives:\n")
+	b.WriteString("Usage:\n  collbench <collective> [flags]\n  collbench launch -n N [--] <collective|overlap|profile|health|ab> [flags]\n  collbench overlap [flags]\n  collbench profile [-o profile.json] [--export galvatron,…] [flags]\n  collbench export --to TARGET profile.json [-o DIR]\n  collbench predict --profile profile.json [--model NAME] [--dp N --tp N --pp N …]\n  collbench compare base.json new.json [--threshold PCT] [--min-busbw GB/s]\n  collbench ab --arm SPEC --arm SPEC [--rounds N] [-J ab.json] -- <collective> [flags]\n  collbench plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf]\n  collbench report run.json|profile.json|health.json [more.json …] [-o report.html|report.md]\n  collbench health [-J health.json] [--heatmap pairs.svg] [--expect inter=GB/s …]\n  collbench help <collective>\n  collbench doctor\n  collbench version\n\nCollectives:\n")
 	for _, c := range bench.Collectives {
 		if c.TestName == "" {
 			fmt.Fprintf(&b, "  %-14s (also %s; not in nccl-tests)\n", c.Name, strings.Join(c.Aliases, ", "))
@@ -161,7 +162,8 @@ func exitCode(err error) int {
 // output (the findings, the failed targets, the regressions), so that the
 // command only exits with the code it calls for.
 func printed(err error) bool {
-	return errors.Is(err, errExportFailed) || errors.Is(err, errUnhealthy) || errors.Is(err, errIncomplete) || errors.Is(err, errRegressed)
+	return errors.Is(err, errExportFailed) || errors.Is(err, errUnhealthy) || errors.Is(err, errIncomplete) || errors.Is(err, errRegressed) ||
+		errors.Is(err, errArmsDiffer)
 }
 
 // newFlagSet is a subcommand's flags, listed in help in the order they

@@ -1,0 +1,468 @@
+package ab
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/collbench/collbench/cluster"
+	"github.com/collbench/collbench/document"
+)
+
+// Gatherer is the job of ab's own processes, one per rank of the sweep:
+// every exchange between them is an all-gather in rank order.
+type Gatherer interface {
+	AllGather(ctx context.Context, data []byte) ([][]byte, error)
+}
+
+// Options describe an A/B run from one process's side.
+type Options struct {
+	Exe     string   // the collbench program each arm's processes run
+	Command []string // the sweep: a collective and its flags
+	Arms    []Arm
+	Rounds  int
+	Env     []string // the environment the arms start from
+	// Rank and Size are this process's place among ab's processes (0
+	// and 1 without a launcher); Addr is their rendezvous, whose host
+	// the arms' rendezvous shares; Group links them when Size > 1.
+	Rank, Size int
+	Addr       string
+	Group      Gatherer
+	// LogDir, when set, keeps each arm process's output there, one file
+	// per round, arm and rank.
+	LogDir string
+	// Emit hears each probe and round as it ends (on every process; only
+	// rank 0's rounds carry the run).
+	Emit func(Event)
+}
+
+// Event is a probe or a round that ended.
+type Event struct {
+	Round    int // 1-based; 0 for the probe before the rounds
+	Position int // the arm's turn in its round, 1-based
+	Arm      int
+	Elapsed  time.Duration
+	Failed   string // why the arm dropped out; empty when it ran
+}
+
+// Outcome is what every arm did.
+type Outcome struct {
+	Arms []ArmOutcome
+}
+
+// ArmOutcome is one arm's probe and rounds.
+type ArmOutcome struct {
+	Arm
+	NCCLVersion string // the NCCL the arm loaded, as rank 0's probe found it
+	NCCLPath    string
+	NCCLError   string // why it found none
+	Failed      string // why the arm stopped; empty when every round ran
+	FailedRound int    // the round it stopped in; 0 at the probe
+	Runs        []*document.Run
+	Seconds     []float64 // each round's wall time
+}
+
+// maxDocument bounds the run document an arm writes each round.
+const maxDocument = 256 << 20
+
+// Run probes every arm, then runs the rounds: in each, every arm that has
+// not failed runs the sweep once, in an order rotated by one each round.
+// An arm that fails is reported and left out of the rounds after; the
+// others go on. Only rank 0's outcome carries the runs.
+func Run(ctx context.Context, o Options) (*Outcome, error) {
+	if o.Emit == nil {
+		o.Emit = func(Event) {}
+	}
+	tmp, err := os.MkdirTemp("", "collbench-ab-")
+	if err != nil {
+		return nil, fmt.Errorf("a folder for the arms' results: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	r := &runner{o: o, tmp: tmp}
+	out := &Outcome{}
+	for _, a := range o.Arms {
+		out.Arms = append(out.Arms, ArmOutcome{Arm: a})
+	}
+	if err := r.probe(ctx, out); err != nil {
+		return nil, err
+	}
+	for round := 1; round <= o.Rounds; round++ {
+		live := r.live(out)
+		if len(live) == 0 {
+			break
+		}
+		for pos := range live {
+			a := live[(pos+round-1)%len(live)]
+			start := time.Now()
+			doc, failed, err := r.round(ctx, out.Arms[a].Arm, a, round)
+			if err != nil {
+				return nil, err
+			}
+			ev := Event{Round: round, Position: pos + 1, Arm: a, Elapsed: time.Since(start), Failed: failed}
+			ao := &out.Arms[a]
+			if failed != "" {
+				ao.Failed, ao.FailedRound = failed, round
+			} else {
+				ao.Runs = append(ao.Runs, doc)
+				ao.Seconds = append(ao.Seconds, ev.Elapsed.Seconds())
+			}
+			o.Emit(ev)
+		}
+	}
+	return out, nil
+}
+
+type runner struct {
+	o   Options
+	tmp string
+}
+
+func (r *runner) live(out *Outcome) []int {
+	var live []int
+	for i, a := range out.Arms {
+		if a.Failed == "" {
+			live = append(live, i)
+		}
+	}
+	return live
+}
+
+// report is what one process says of an arm's turn.
+type report struct {
+	Code    int    `json:"code"`
+	Line    string `json:"line,omitempty"`
+	Version string `json:"version,omitempty"`
+	Path    string `json:"path,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// probe asks each arm's environment which NCCL it loads (collbench
+// doctor, in a process of its own), on every process. An arm whose lib=
+// does not load on some rank fails here.
+func (r *runner) probe(ctx context.Context, out *Outcome) error {
+	for i := range out.Arms {
+		a := &out.Arms[i]
+		start := time.Now()
+		args := []string{"doctor", "--json"}
+		if a.Lib != "" {
+			args = append(args, "--nccl-lib", a.Lib)
+		}
+		var rep report
+		cmd := r.command(ctx, args, r.env(a.Arm, nil))
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		runErr := cmd.Run()
+		if ctx.Err() != nil {
+			return context.Cause(ctx)
+		}
+		var d struct {
+			NCCL struct{ Path, Version, Error string } `json:"nccl"`
+		}
+		if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
+			rep.Code, rep.Line = 1, fmt.Sprintf("collbench doctor: %v", firstLine(runErr, stderr.Bytes()))
+		} else {
+			rep.Version, rep.Path, rep.Error = d.NCCL.Version, d.NCCL.Path, d.NCCL.Error
+		}
+		reps, err := r.gather(ctx, rep)
+		if err != nil {
+			return err
+		}
+		a.NCCLVersion, a.NCCLPath, a.NCCLError = reps[0].Version, reps[0].Path, reps[0].Error
+		for rank, p := range reps {
+			why := ""
+			switch {
+			case p.Code != 0:
+				why = p.Line
+			case a.Lib != "" && p.Error != "":
+				why = "NCCL from " + a.Lib + ": " + p.Error
+			}
+			if why != "" {
+				a.Failed = r.onRank(rank, "does not start: "+why)
+				break
+			}
+		}
+		r.o.Emit(Event{Arm: i, Elapsed: time.Since(start), Failed: a.Failed})
+	}
+	return nil
+}
+
+// onRank names the rank a failure came from when there are several.
+func (r *runner) onRank(rank int, why string) string {
+	if r.o.Size > 1 {
+		return fmt.Sprintf("rank %d: %s", rank, why)
+	}
+	return why
+}
+
+// round runs one arm's turn on this process and agrees with the others
+// on how it went: failed is the one line that says why it did not (the
+// culprit's, when several processes failed), and doc is rank 0's run.
+func (r *runner) round(ctx context.Context, a Arm, idx, round int) (doc *document.Run, failed string, err error) {
+	rv, err := r.rendezvous(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	args := slices.Concat(r.o.Command, a.Args)
+	jsonPath := ""
+	if r.o.Size > 1 {
+		args = append(args, "--rendezvous", rv.addr)
+	}
+	if r.o.Rank == 0 {
+		jsonPath = filepath.Join(r.tmp, fmt.Sprintf("round%d-arm%d.json", round, idx+1))
+		args = append(args, "-J", jsonPath)
+	}
+	cmd := r.command(ctx, args, r.env(a, rv))
+	if rv.listener != nil {
+		cmd.ExtraFiles = []*os.File{rv.listener} // descriptor 3
+	}
+	// Both streams in one log, in the order written; stderr also alone,
+	// for the line that says why the arm failed.
+	var output, stderr tail
+	cmd.Stdout, cmd.Stderr = &output, multi{&output, &stderr}
+	runErr := cmd.Start()
+	if rv.listener != nil {
+		rv.listener.Close() // the arm's rank 0 holds it now
+	}
+	if runErr == nil {
+		runErr = cmd.Wait()
+	}
+	if ctx.Err() != nil {
+		return nil, "", context.Cause(ctx)
+	}
+	if r.o.LogDir != "" {
+		name := fmt.Sprintf("round%d-arm%d-rank%d.log", round, idx+1, r.o.Rank)
+		if err := os.WriteFile(filepath.Join(r.o.LogDir, name), output.Bytes(), 0o644); err != nil {
+			return nil, "", fmt.Errorf("keeping the arm's output: %w", err)
+		}
+	}
+	rep := report{}
+	if runErr != nil {
+		rep.Code, rep.Line = exitCode(runErr), firstLine(runErr, stderr.lastLine())
+	} else if jsonPath != "" {
+		if doc, err = document.Load(ctx, jsonPath, maxDocument, document.DecodeRun); err != nil {
+			rep.Code, rep.Line = 1, "reading its results: "+err.Error()
+		}
+	}
+	reps, err := r.gather(ctx, rep)
+	if err != nil {
+		return nil, "", err
+	}
+	if rank, p, ok := culprit(reps); ok {
+		return nil, r.onRank(rank, fmt.Sprintf("failed in round %d (exit %d): %s", round, p.Code, p.Line)), nil
+	}
+	return doc, "", nil
+}
+
+// culprit picks the failure to report: the first rank whose exit is its
+// own (not 1 or 4, what ranks report when a peer fails them), else the
+// first that failed.
+func culprit(reps []report) (int, report, bool) {
+	first := -1
+	for i, p := range reps {
+		if p.Code == 0 {
+			continue
+		}
+		if p.Code != 1 && p.Code != 4 {
+			return i, p, true
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if first < 0 {
+		return 0, report{}, false
+	}
+	return first, reps[first], true
+}
+
+func (r *runner) gather(ctx context.Context, rep report) ([]report, error) {
+	if r.o.Size <= 1 {
+		return []report{rep}, nil
+	}
+	data, err := json.Marshal(rep)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := r.o.Group.AllGather(ctx, data)
+	if err != nil {
+		return nil, fmt.Errorf("agreeing with the other processes: %w", err)
+	}
+	reps := make([]report, len(parts))
+	for i, p := range parts {
+		if err := json.Unmarshal(p, &reps[i]); err != nil {
+			return nil, fmt.Errorf("rank %d's report: %w", i, err)
+		}
+	}
+	return reps, nil
+}
+
+// armRendezvous is where one turn's processes meet: rank 0 of ab opens
+// a fresh listener for every turn and hands it to its arm process.
+type armRendezvous struct {
+	addr, token string
+	listener    *os.File // rank 0 only
+}
+
+func (r *runner) rendezvous(ctx context.Context) (*armRendezvous, error) {
+	if r.o.Size <= 1 {
+		return &armRendezvous{}, nil
+	}
+	rv := &armRendezvous{}
+	var mine []byte
+	if r.o.Rank == 0 {
+		host, _, err := net.SplitHostPort(r.o.Addr)
+		if err != nil {
+			return nil, fmt.Errorf("the rendezvous %q: %w", r.o.Addr, err)
+		}
+		bind := net.JoinHostPort(host, "0")
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			bind = ":0"
+		}
+		l, err := net.Listen("tcp", bind)
+		if err != nil {
+			return nil, fmt.Errorf("opening the arms' rendezvous: %w", err)
+		}
+		_, port, _ := net.SplitHostPort(l.Addr().String())
+		f, err := l.(*net.TCPListener).File()
+		l.Close() // the duplicate in f stays open
+		if err != nil {
+			return nil, fmt.Errorf("opening the arms' rendezvous: %w", err)
+		}
+		secret := make([]byte, 16)
+		if _, err := rand.Read(secret); err != nil {
+			f.Close()
+			return nil, err
+		}
+		rv.listener = f
+		mine = []byte(net.JoinHostPort(host, port) + " " + hex.EncodeToString(secret))
+	}
+	parts, err := r.o.Group.AllGather(ctx, mine)
+	if err != nil {
+		if rv.listener != nil {
+			rv.listener.Close()
+		}
+		return nil, fmt.Errorf("agreeing on the arms' rendezvous: %w", err)
+	}
+	rv.addr, rv.token, _ = strings.Cut(string(parts[0]), " ")
+	return rv, nil
+}
+
+// env is the arm's environment: ab's own less what ab's launcher handed
+// it alone, with the arm's library and settings, and the turn's
+// rendezvous.
+func (r *runner) env(a Arm, rv *armRendezvous) []string {
+	drop := []string{cluster.ListenerFDVar, cluster.HeldVar}
+	var env []string
+	for _, kv := range r.o.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(drop, name) {
+			env = append(env, kv)
+		}
+	}
+	if a.Lib != "" {
+		env = append(env, "COLLBENCH_NCCL_LIB="+a.Lib)
+	}
+	env = append(env, a.Env...) // the last of a name wins
+	if rv != nil && rv.addr != "" {
+		env = append(env, "COLLBENCH_TOKEN="+rv.token, cluster.HeldVar+"=1")
+		if rv.listener != nil {
+			env = append(env, cluster.ListenerFDVar+"=3")
+		}
+	}
+	return env
+}
+
+func (r *runner) command(ctx context.Context, args, env []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, r.o.Exe, args...)
+	cmd.Env = env
+	// Interrupted, an arm's processes get SIGINT, as from a terminal,
+	// and a moment to abort their communicators; and none outlives ab.
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 10 * time.Second
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return 128 + int(ws.Signal())
+		}
+		return ee.ExitCode()
+	}
+	return 1
+}
+
+// firstLine is what a failed process said last, else how it ended.
+func firstLine(err error, said []byte) string {
+	if l := strings.TrimSpace(string(said)); l != "" {
+		if i := strings.LastIndexByte(l, '\n'); i >= 0 {
+			l = l[i+1:]
+		}
+		return l
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "no output"
+}
+
+// tail keeps the last 64 KiB written to it; the two streams of a process
+// write from goroutines of their own.
+type tail struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+const tailSize = 64 << 10
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 2*tailSize {
+		t.b = append([]byte(nil), t.b[len(t.b)-tailSize:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) Bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.b) > tailSize {
+		return t.b[len(t.b)-tailSize:]
+	}
+	return t.b
+}
+
+// lastLine is the last line that says something.
+func (t *tail) lastLine() []byte {
+	s := strings.TrimRight(string(t.Bytes()), "\n ")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return []byte(s)
+}
+
+type multi []*tail
+
+func (m multi) Write(p []byte) (int, error) {
+	for _, t := range m {
+		t.Write(p)
+	}
+	return len(p), nil
+}

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/collbench/collbench/ab"
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/compare"
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/fileio"
+	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/run"
+)
+
+// abFlags are the options of collbench ab.
+type abFlags struct {
+	arms, dims       []string
+	rounds           int
+	threshold, alpha float64
+	output, logs     string
+	rendezvous       string
+	quiet            bool
+}
+
+const abSynopsis = "collbench ab --arm SPEC --arm SPEC [flags] -- <collective> [flags]"
+
+// runAB is collbench ab: one sweep under several arms (NCCL builds,
+// environment settings, flags), each arm in processes of its own, the
+// arms taking turns round after round; each size of each arm judged
+// against the first arm. Exit 1 when an arm is significantly slower
+// beyond the threshold, or an arm failed.
+func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var f abFlags
+	fs := newFlagSet("ab")
+	fs.SetInterspersed(false) // the sweep after the flags is its own
+	fs.StringArrayVar(&f.arms, "arm", nil, "an arm: words name=LABEL, lib=PATH (libnccl.so.2 to load), NAME=VALUE (environment) and then collbench flags, e.g. 'lib=/opt/nccl/lib NCCL_PROTO=LL -x 1'; repeat it; the first is the base")
+	fs.StringArrayVar(&f.dims, "arms-matrix", nil, "NAME=V1,V2,…: a dimension of a grid of arms, an environment variable or lib; repeat it for more dimensions; its arms come after those of --arm")
+	fs.IntVar(&f.rounds, "rounds", 7, "rounds: each arm runs the sweep once a round, the arms in turn")
+	fs.Float64Var(&f.threshold, "threshold", 5, "change of time in percent beyond which a significant difference is faster or slower")
+	fs.Float64Var(&f.alpha, "alpha", 0.01, "significance level of the rank-sum test over the rounds")
+	fs.StringVarP(&f.output, "output_file", "J", "", "also write the arms, every round and the verdicts as JSON to this file")
+	fs.StringVar(&f.logs, "logs", "", "keep the output of every arm's process in this folder")
+	fs.StringVar(&f.rendezvous, "rendezvous", "", "host:port where ab's own processes meet (default MASTER_ADDR:MASTER_PORT, the first Slurm node, or this host)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line on stderr as each arm's turn ends")
+	if code, done := parseFlags(fs, args, abSynopsis, stdout, stderr); done {
+		return code
+	}
+	err := f.run(ctx, fs.Args(), stdout, stderr)
+	if err != nil && !printed(err) {
+		fmt.Fprintf(stderr, "collbench ab: %v\n", err)
+	}
+	return exitCode(err)
+}
+
+// errArmsDiffer is an A/B run in which an arm was significantly slower
+// than the first beyond the threshold, or an arm failed (exit 1); the
+// table says which.
+var errArmsDiffer = errors.New("an arm was slower than the first, or failed")
+
+func (f *abFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Writer) error {
+	j, err := run.NewJob(run.Settings{RanksPerProc: 1, Rendezvous: f.rendezvous, Version: version}, os.Getenv,
+		func(format string, a ...any) { fmt.Fprintf(stderr, "collbench ab: "+format+"\n", a...) })
+	if err != nil {
+		return err
+	}
+	arms, err := f.check(sweep, j.Size)
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this program: %w", err)
+	}
+	if j.Rank == 0 {
+		if err := checkFiles(nil, f.output)(); err != nil {
+			return err
+		}
+		if f.logs != "" {
+			if err := os.MkdirAll(f.logs, 0o755); err != nil {
+				return usagef("--logs %s: %v", f.logs, err)
+			}
+		}
+	}
+	if err := j.Join(ctx); err != nil {
+		return err
+	}
+	defer j.Close()
+	stamp := document.NewStamp(document.ABSchemaName, document.ABSchemaVersion, version, "", os.Args[1:])
+	say := func(ev ab.Event) {
+		if j.Rank != 0 {
+			return
+		}
+		a := arms[ev.Arm]
+		switch {
+		case ev.Failed != "":
+			fmt.Fprintf(stderr, "collbench ab: arm %s (%s) %s\n", ab.Letter(ev.Arm), a.Label, ev.Failed)
+		case ev.Round > 0 && !f.quiet:
+			fmt.Fprintf(stderr, "collbench ab: round %d/%d: arm %s (%s) in %.1f s\n", ev.Round, f.rounds, ab.Letter(ev.Arm), a.Label, ev.Elapsed.Seconds())
+		}
+	}
+	out, err := ab.Run(ctx, ab.Options{Exe: exe, Command: sweep, Arms: arms, Rounds: f.rounds, Env: os.Environ(),
+		Rank: j.Rank, Size: j.Size, Addr: j.Addr, Group: j, LogDir: f.logs, Emit: say})
+	if err != nil {
+		return err
+	}
+	if j.Rank != 0 {
+		return nil
+	}
+	stamp.Finish()
+	rec := ab.Judge(out, stamp, sweep, f.rounds, compare.ArmOptions{Threshold: f.threshold / 100, Alpha: f.alpha})
+	report.ABArms(stdout, rec)
+	report.ABTable(stdout, rec)
+	report.ABFailures(stdout, rec)
+	if f.output != "" {
+		if err := fileio.Save(ctx, f.output, stdout, rec.Encode); err != nil {
+			return err
+		}
+	}
+	if rec.Slower > 0 || len(rec.Errors) > 0 {
+		return errArmsDiffer
+	}
+	return nil
+}
+
+// check validates the flags and the sweep, and returns the arms: each
+// arm's flags are parsed with the sweep's by the collective's own flag
+// set, so that a typo fails now, not in the first round; procs is the
+// number of ab's processes, each starting one process of every arm.
+func (f *abFlags) check(sweep []string, procs int) ([]ab.Arm, error) {
+	switch {
+	case len(sweep) == 0:
+		return nil, usagef("no sweep given (usage: %s)", abSynopsis)
+	case f.rounds < 1:
+		return nil, usagef("--rounds must be at least 1 (got %d)", f.rounds)
+	case f.threshold < 0 || f.alpha <= 0 || f.alpha >= 1:
+		return nil, usagef("--threshold must be at least 0 and --alpha between 0 and 1")
+	}
+	if p := compare.SmallestRankSumP(f.rounds, f.rounds); p >= f.alpha {
+		need := f.rounds
+		for compare.SmallestRankSumP(need, need) >= f.alpha {
+			need++
+		}
+		return nil, usagef("--rounds %d cannot show a difference at p < %g: %d rounds a side give p ≥ %.3g at best; use at least %d", f.rounds, f.alpha, f.rounds, p, need)
+	}
+	coll, err := bench.LookupCollective(sweep[0])
+	if err != nil {
+		return nil, usagef("ab measures a collective's sweep; %q is not a collective (run 'collbench help' for the list)", sweep[0])
+	}
+	var arms []ab.Arm
+	for _, spec := range f.arms {
+		a, err := ab.ParseArm(spec)
+		if err != nil {
+			return nil, usageError{Err: err}
+		}
+		arms = append(arms, a)
+	}
+	grid, err := ab.Matrix(f.dims)
+	if err != nil {
+		return nil, usageError{Err: err}
+	}
+	if len(f.dims) > 0 {
+		arms = append(arms, grid...)
+	}
+	if len(arms) < 2 {
+		return nil, usagef("ab wants at least two arms (--arm, --arms-matrix); got %d", len(arms))
+	}
+	for i, a := range arms {
+		if err := checkArmSweep(coll, sweep[1:], a.Args, procs); err != nil {
+			return nil, usagef("arm %s (%s): %v", ab.Letter(i), a.Label, err)
+		}
+	}
+	return arms, nil
+}
+
+// checkArmSweep parses the sweep's flags and an arm's with the
+// collective's flag set, and refuses the flags ab sets itself.
+func checkArmSweep(coll *bench.Collective, sweep, armArgs []string, procs int) error {
+	fl := newFlags(coll)
+	fs, _ := fl.flags()
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(append(append([]string(nil), sweep...), armArgs...)); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	for _, name := range []string{"output_file", "rendezvous", "help"} {
+		if fs.Changed(name) {
+			return fmt.Errorf("--%s is ab's to set (ab's own -J writes every arm's results)", name)
+		}
+	}
+	if fl.Cycles != 1 {
+		return fmt.Errorf("-N %d: each round runs the sweep once", fl.Cycles)
+	}
+	if err := fl.check(); err != nil {
+		return err
+	}
+	o, err := fl.Options(coll, fl.JobRequest, fs.Changed("op"))
+	if err != nil {
+		return err
+	}
+	// The sweep's own checks, against the ranks it will have: this job's
+	// processes, each with the arm's threads and GPUs (split into groups,
+	// the groups' size is the arm processes' to check).
+	if fs.Changed("group-size") {
+		return o.Sweep.Validate()
+	}
+	_, err = o.Validate(procs * fl.Threads * fl.NGPUs)
+	return err
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/collbench/collbench/document"
+)
+
+// abRowRE matches one arm's line of the ab table: size, arm, median,
+// interval, level, busbw, ratio, p, verdict.
+var abRowRE = regexp.MustCompile(`^ *(\d+) +([A-Z]+) +[0-9.]+ +[0-9.]+–[0-9.]+ +\d+% +[0-9.]+ +([0-9.]+|-) +(\S+) +(base|same|faster|slower|no base)$`)
+
+// abVerdicts maps each size to each arm's verdict in an ab table.
+func abVerdicts(out string) map[string]map[string]string {
+	v := map[string]map[string]string{}
+	for _, line := range strings.Split(out, "\n") {
+		if m := abRowRE.FindStringSubmatch(line); m != nil {
+			if v[m[1]] == nil {
+				v[m[1]] = map[string]string{}
+			}
+			v[m[1]][m[2]] = m[5]
+		}
+	}
+	return v
+}
+
+// Two arms of ranks in two processes, shared memory against TCP: at 1-16
+// KiB TCP's system calls take several times as long, and ab says so with
+// the right sign whichever arm comes first; exit 1 when the second arm is
+// the slower one. The record has every round of both arms.
+func TestABTellsArmsApart(t *testing.T) {
+	selfEnv(t)
+	dir := t.TempDir()
+	sweep := []string{"--", "allreduce", "-b", "1K", "-e", "16K", "-f", "4", "-n", "50", "-w", "5"}
+	for _, tc := range []struct {
+		first, second, want string
+		code                int
+	}{
+		{"shm", "tcp", "slower", exitFailure},
+		{"tcp", "shm", "faster", exitOK},
+	} {
+		path := filepath.Join(dir, tc.first+".json")
+		args := append([]string{"launch", "-n", "2", "--", "ab", "-q", "--arm", "--transport " + tc.first, "--arm", "--transport " + tc.second,
+			"--rounds", "8", "-J", path}, sweep...)
+		code, out, errOut := runCLI(args...)
+		verdicts := abVerdicts(out)
+		if len(verdicts) != 3 {
+			t.Fatalf("%s first: %d sizes judged, want 3 (exit %d)\n%s\n%s", tc.first, len(verdicts), code, out, errOut)
+		}
+		right := 0
+		for size, v := range verdicts {
+			switch {
+			case v["A"] != "base":
+				t.Errorf("%s first, %s B: arm A is %q", tc.first, size, v["A"])
+			case v["B"] == tc.want:
+				right++
+			case v["B"] != "same":
+				t.Errorf("%s first, %s B: %q, the wrong sign\n%s", tc.first, size, v["B"], out)
+			}
+		}
+		if right < 2 {
+			t.Errorf("%s first: %s at %d of 3 sizes, want at least 2\n%s", tc.first, tc.want, right, out)
+		}
+		if code != tc.code {
+			t.Errorf("%s first: exit %d, want %d\n%s", tc.first, code, tc.code, errOut)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc document.ABRun
+		if err := json.Unmarshal(data, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Schema != document.ABSchemaName || doc.Version != document.ABSchemaVersion || len(doc.Arms) != 2 ||
+			len(doc.Arms[0].Rounds) != 8 || len(doc.Arms[1].Rounds) != 8 || len(doc.Rows) != 3 || doc.Arms[1].Args[1] != tc.second {
+			t.Errorf("%s first: record %s", tc.first, data)
+		}
+	}
+}
+
+// Identical arms are called the same: at p < 0.01 on one size, at least
+// 19 repetitions of 20.
+func TestABIdenticalArmsAgree(t *testing.T) {
+	selfEnv(t)
+	differ := 0
+	for i := 0; i < 20; i++ {
+		code, out, errOut := runCLI("ab", "-q", "--arm", "-g 2", "--arm", "-g 2", "--rounds", "6", "--",
+			"allreduce", "-b", "4K", "-e", "4K", "-n", "20", "-w", "2")
+		v := abVerdicts(out)
+		if len(v) != 1 {
+			t.Fatalf("repetition %d: exit %d\n%s\n%s", i, code, out, errOut)
+		}
+		if v["4096"]["B"] != "same" {
+			differ++
+			t.Logf("repetition %d: %q\n%s", i, v["4096"]["B"], out)
+		}
+	}
+	if differ > 1 {
+		t.Errorf("identical arms told apart in %d of 20 repetitions", differ)
+	}
+}
+
+// An arm whose library does not load, and one the backend refuses, each
+// fail in one line of their own; the other arms finish and are judged.
+func TestABArmsThatFail(t *testing.T) {
+	selfEnv(t)
+	code, out, errOut := runCLI("ab", "-q", "--arm", "-g 2", "--arm", "lib=/nonexistent/libnccl.so.2 -g 2",
+		"--arm", "name=gpu --backend nccl -g 2", "--arm", "name=again -g 2", "--rounds", "6", "--",
+		"allreduce", "-b", "1K", "-e", "4K", "-f", "4", "-n", "5")
+	if code != exitFailure {
+		t.Errorf("exit %d, want %d", code, exitFailure)
+	}
+	lines := strings.Split(strings.TrimSpace(errOut), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], "arm B (lib=/nonexistent/libnccl.so.2 -g 2) does not start: NCCL from /nonexistent/libnccl.so.2: ") ||
+		!strings.Contains(lines[1], "arm C (gpu) failed in round 1 (exit 1): collbench allreduce: the nccl backend is not available") {
+		t.Errorf("stderr, want one line for each failed arm:\n%s", errOut)
+	}
+	v := abVerdicts(out)
+	for _, size := range []string{"1024", "4096"} {
+		if v[size]["A"] != "base" || v[size]["D"] == "" || v[size]["B"] != "" || v[size]["C"] != "" {
+			t.Errorf("%s: verdicts %v, want A and D only\n%s", size, v[size], out)
+		}
+	}
+	if !strings.Contains(out, "# arm B does not start:") || !strings.Contains(out, "# arm C failed in round 1") {
+		t.Errorf("the table does not say which arms failed:\n%s", out)
+	}
+}
+
+func TestABBadInput(t *testing.T) {
+	selfEnv(t) // should a case slip through, its arms run collbench, not the tests
+	two := []string{"ab", "--arm", "-g 2", "--arm", "-g 2"}
+	sweep := []string{"--", "allreduce", "-b", "8", "-e", "8"}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{two, "no sweep given"},
+		{append([]string{"ab", "--arm", "-g 2"}, sweep...), "ab wants at least two arms"},
+		{append([]string{"ab", "--arm", "NCCL_PROTO", "--arm", ""}, sweep...), `"NCCL_PROTO" is neither name=, lib=, NAME=VALUE nor a flag`},
+		{append([]string{"ab", "--arms-matrix", "NCCL_PROTO"}, sweep...), "want NAME=VALUE1,VALUE2"},
+		{append(append(two, "--rounds", "4"), sweep...), "--rounds 4 cannot show a difference at p < 0.01"},
+		{append(append(two, "--alpha", "1"), sweep...), "--alpha between 0 and 1"},
+		{append(two, "--", "profile"), `"profile" is not a collective`},
+		{append([]string{"ab", "--arm", "--bogus", "--arm", ""}, sweep...), "arm A (--bogus): unknown flag: --bogus"},
+		{append(two, "--", "allreduce", "-J", "x.json"), "--output_file is ab's to set"},
+		{append(two, "--", "allreduce", "--rendezvous", "h:1"), "--rendezvous is ab's to set"},
+		{append([]string{"ab", "--arm", "-N 0", "--arm", ""}, sweep...), "-N 0: each round runs the sweep once"},
+		{append(two, "--", "allreduce", "-b", "1M", "-e", "8"), "arm A (-g 2): minimum size 1048576 is larger than maximum size 8"},
+		{append(two, "--", "broadcast", "-r", "2", "-b", "8", "-e", "8"), "arm A (-g 2): root 2 is out of range for 2 ranks"},
+		{append(append(two, "-J", "/nonexistent/ab.json"), sweep...), "cannot write /nonexistent/ab.json"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) { expectUsageError(t, c.args, c.want) })
+	}
+}
+
+// An interrupt stops the arm's process and ab promptly, exit 130, with
+// no arm process left behind.
+func TestABInterrupt(t *testing.T) {
+	p := startRank(t, 0, 1, nil, nil, "ab", "--arm", "-g 2", "--arm", "-g 2", "--rounds", "6", "--",
+		"allreduce", "-b", "64K", "-e", "8M", "-f", "2", "-n", "200")
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(p.err.String(), "round 1/6") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	p.cmd.Process.Signal(syscall.SIGINT)
+	waitAll(t, 15*time.Second, p)
+	if p.code != exitSignal {
+		t.Errorf("exit %d, want %d; stderr %q", p.code, exitSignal, p.err.String())
+	}
+}
