@@ -8,7 +8,7 @@ import (
 	"github.com/collbench/collbench/document"
 )
 
-// Judge compares every arm's rounds with the first arm's and makes the
+// Judge compares every arm's rounds with the base arm's and makes the
 // record: the arms with their rounds, each row's figures, the best arm
 // per size band. stamp begins the record; command is the sweep.
 func Judge(out *Outcome, stamp document.Stamp, command []string, rounds int, o compare.ArmOptions) *document.ABRun {
@@ -42,7 +42,16 @@ func Judge(out *Outcome, stamp document.Stamp, command []string, rounds int, o c
 		}
 		rec.Arms = append(rec.Arms, arm)
 	}
-	rows := compare.Arms(times, o)
+	// The base is the first arm that ran: with the first failed, the
+	// others are still compared with each other.
+	rec.Base = -1
+	for i, a := range out.Arms {
+		if a.Failed == "" {
+			rec.Base = i
+			break
+		}
+	}
+	rows := compare.Arms(times, rec.Base, o)
 	for _, r := range rows {
 		row := document.ABRow{Name: r.Name, Size: r.Size}
 		for _, f := range r.Figures {

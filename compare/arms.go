@@ -8,9 +8,10 @@ import (
 	"github.com/collbench/collbench/document"
 )
 
-// Verdicts of an arm against the first arm of an A/B run.
+// Verdicts of an arm against the base arm of an A/B run: the first arm
+// that ran.
 const (
-	ArmBase   = "base"   // the first arm, which the others are measured against
+	ArmBase   = "base"   // the arm the others are measured against
 	ArmSame   = "same"   // within the threshold, or not significant
 	ArmFaster = "faster" // significantly faster by more than the threshold
 	ArmSlower = "slower" // significantly slower by more than the threshold
@@ -49,8 +50,8 @@ type ArmFigure struct {
 	Low, High float64 // the median's distribution-free interval, µs
 	Level     float64 // that interval's confidence (at least 0.95 from 6 rounds)
 	BusBW     float64 // GB/s at the median
-	Ratio     float64 // Median ÷ the first arm's; 0 without the first arm
-	P         float64 // rank-sum p-value against the first arm's rounds; NaN for the first arm
+	Ratio     float64 // Median ÷ the base arm's; 0 without the base arm
+	P         float64 // rank-sum p-value against the base arm's rounds; NaN for the base arm
 	Verdict   string
 }
 
@@ -66,10 +67,10 @@ type ArmOptions struct {
 	Threshold, Alpha float64
 }
 
-// Arms judges each arm's rounds against the first arm's, row by row.
+// Arms judges each arm's rounds against the base arm's, row by row.
 // rounds[a] holds arm a's rounds, each a run's RowTimes; a failed arm
-// has none. The first arm's median is the base of every ratio.
-func Arms(rounds [][]map[Row][2]float64, o ArmOptions) []ArmRow {
+// has none. The base arm's median is the base of every ratio.
+func Arms(rounds [][]map[Row][2]float64, base int, o ArmOptions) []ArmRow {
 	rows := map[Row]bool{}
 	for _, arm := range rounds {
 		for _, r := range arm {
@@ -81,8 +82,18 @@ func Arms(rounds [][]map[Row][2]float64, o ArmOptions) []ArmRow {
 	var out []ArmRow
 	for k := range rows {
 		ar := ArmRow{Row: k}
-		var base []float64
+		var baseTimes []float64
 		baseMedian := 0.0
+		if base >= 0 && base < len(rounds) {
+			for _, r := range rounds[base] {
+				if v, ok := r[k]; ok {
+					baseTimes = append(baseTimes, v[0])
+				}
+			}
+			if len(baseTimes) > 0 {
+				baseMedian = median(baseTimes)
+			}
+		}
 		for a, arm := range rounds {
 			var times, bws []float64
 			for _, r := range arm {
@@ -102,14 +113,11 @@ func Arms(rounds [][]map[Row][2]float64, o ArmOptions) []ArmRow {
 				// its mean over the figures, at the median time.
 				f.BusBW = mean(bws) / f.Median
 			}
-			if a == 0 {
-				base, baseMedian = times, f.Median
+			if a == base {
 				f.Ratio, f.Verdict = 1, ArmBase
 			} else if baseMedian > 0 {
 				f.Ratio = f.Median / baseMedian
-				if len(base) > 0 {
-					f.P = RankSumP(base, times)
-				}
+				f.P = RankSumP(baseTimes, times)
 				f.Verdict = armVerdict(f, o)
 			}
 			ar.Figures = append(ar.Figures, f)
@@ -190,7 +198,7 @@ type Band struct {
 	Name     string
 	From, To int64 // bytes, To exclusive; 0 = no upper end
 	Best     int   // arm index; -1 when no arm has figures in the band
-	// Ratio is the best arm's geometric mean ratio to the first arm
+	// Ratio is the best arm's geometric mean ratio to the base arm
 	// over the band's rows; Faster counts the rows where it was
 	// significantly faster.
 	Ratio  float64
@@ -208,8 +216,8 @@ var Bands = []Band{
 }
 
 // BestPerBand names, for each band with rows, the arm whose times were
-// lowest relative to the first arm (geometric mean of its ratios over the
-// rows both measured); the first arm is best when no other is below 1.
+// lowest relative to the base arm (geometric mean of its ratios over the
+// rows both measured); the base arm is best when no other is below 1.
 func BestPerBand(rows []ArmRow, arms int) []Band {
 	var out []Band
 	for _, b := range Bands {

@@ -28,7 +28,7 @@ func TestArmVerdicts(t *testing.T) {
 		{"beyond the threshold, not significant", rounds(1024, 9, 14, 9.5, 13, 10, 12, 9.7), ArmSame, 1.0},
 	}
 	for _, c := range cases {
-		rows := Arms([][]map[Row][2]float64{base, c.arm}, ArmOptions{Threshold: 0.05, Alpha: 0.01})
+		rows := Arms([][]map[Row][2]float64{base, c.arm}, 0, ArmOptions{Threshold: 0.05, Alpha: 0.01})
 		if len(rows) != 1 || len(rows[0].Figures) != 2 {
 			t.Fatalf("%s: rows %+v", c.name, rows)
 		}
@@ -50,9 +50,9 @@ func TestArmVerdicts(t *testing.T) {
 }
 
 // A failed arm (no rounds) is absent from the rows; an arm without the
-// first arm beside it has no ratio and no verdict.
+// base arm beside it has no ratio and no verdict.
 func TestArmsWithoutRounds(t *testing.T) {
-	rows := Arms([][]map[Row][2]float64{nil, rounds(64, 1, 2, 3)}, ArmOptions{Threshold: 0.05, Alpha: 0.01})
+	rows := Arms([][]map[Row][2]float64{nil, rounds(64, 1, 2, 3)}, 0, ArmOptions{Threshold: 0.05, Alpha: 0.01})
 	if len(rows) != 1 || len(rows[0].Figures) != 1 {
 		t.Fatalf("rows %+v", rows)
 	}
@@ -91,7 +91,7 @@ func TestBestPerBand(t *testing.T) {
 		}
 		return out
 	}
-	rows := Arms([][]map[Row][2]float64{mk(10, 100), mk(5, 100), mk(10, 50)}, ArmOptions{Threshold: 0.05, Alpha: 0.01})
+	rows := Arms([][]map[Row][2]float64{mk(10, 100), mk(5, 100), mk(10, 50)}, 0, ArmOptions{Threshold: 0.05, Alpha: 0.01})
 	bands := BestPerBand(rows, 3)
 	if len(bands) != 2 {
 		t.Fatalf("bands %+v, want the small and the large one", bands)
@@ -101,5 +101,20 @@ func TestBestPerBand(t *testing.T) {
 	}
 	if b := bands[1]; b.Best != 2 || math.Abs(b.Ratio-0.5) > 0.01 || b.Faster != 1 {
 		t.Errorf("large band %+v, want arm 2 at 0.5×", b)
+	}
+}
+
+// With the first arm failed, the next one is the base of the ratios.
+func TestArmsAgainstAnotherBase(t *testing.T) {
+	rows := Arms([][]map[Row][2]float64{nil, rounds(64, 10, 10.1, 9.9, 10, 10.2, 9.8), rounds(64, 20, 20.1, 19.9, 20, 20.2, 19.8)}, 1,
+		ArmOptions{Threshold: 0.05, Alpha: 0.01})
+	if len(rows) != 1 || len(rows[0].Figures) != 2 {
+		t.Fatalf("rows %+v", rows)
+	}
+	if f := rows[0].Figures[0]; f.Arm != 1 || f.Verdict != ArmBase || f.Ratio != 1 {
+		t.Errorf("base figure %+v", f)
+	}
+	if f := rows[0].Figures[1]; f.Arm != 2 || f.Verdict != ArmSlower || math.Abs(f.Ratio-2) > 1e-9 {
+		t.Errorf("figure %+v, want arm 2 slower at 2×", f)
 	}
 }

@@ -12,7 +12,7 @@ const (
 )
 
 // ABRun is the record of an A/B run: the arms, every round each of them
-// ran, and each row judged against the first arm.
+// ran, and each row judged against the base arm.
 type ABRun struct {
 	Stamp
 	Command   []string `json:"command"` // the sweep every arm ran
@@ -20,10 +20,13 @@ type ABRun struct {
 	Threshold float64  `json:"threshold"` // relative, e.g. 0.05
 	Alpha     float64  `json:"alpha"`
 	Arms      []ABArm  `json:"arms"`
-	Rows      []ABRow  `json:"rows"`
-	Bands     []ABBand `json:"bands"`
+	// Base is the arm the others are judged against: the first that
+	// ran, -1 when none did.
+	Base  int      `json:"base"`
+	Rows  []ABRow  `json:"rows"`
+	Bands []ABBand `json:"bands"`
 	// Slower counts the rows where an arm was significantly slower than
-	// the first beyond the threshold.
+	// the base beyond the threshold.
 	Slower int      `json:"slower"`
 	Errors []string `json:"errors"`
 }
@@ -68,8 +71,8 @@ type ABRow struct {
 
 // ABFigure is one arm at one row: the median of its rounds (µs) with
 // the median's interval and that interval's confidence, the ratio to the
-// first arm's median, the rank-sum p-value against the first arm's
-// rounds (null for the first arm), and the verdict.
+// base arm's median, the rank-sum p-value against the base arm's
+// rounds (null for the base arm), and the verdict.
 type ABFigure struct {
 	Arm     int      `json:"arm"`
 	Rounds  int      `json:"rounds"`
@@ -89,7 +92,7 @@ type ABBand struct {
 	From   int64   `json:"from"`
 	To     int64   `json:"to"` // exclusive; 0 = no upper end
 	Best   int     `json:"best"`
-	Ratio  float64 `json:"ratio"` // the best arm's geometric mean ratio to the first
+	Ratio  float64 `json:"ratio"` // the best arm's geometric mean ratio to the base
 	Faster int     `json:"faster"`
 	Rows   int     `json:"rows"`
 }

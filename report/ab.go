@@ -44,7 +44,7 @@ func ABFailures(w io.Writer, rec *document.ABRun) {
 }
 
 // ABTable prints every row judged: per size and arm, the median of the
-// rounds with its interval, the ratio to arm A, the p-value and the
+// rounds with its interval, the ratio to the base arm, the p-value and the
 // verdict; then the best arm per size band and the count of slower rows.
 func ABTable(w io.Writer, rec *document.ABRun) {
 	names := map[string]bool{}
@@ -59,8 +59,15 @@ func ABTable(w io.Writer, rec *document.ABRun) {
 	} else {
 		fmt.Fprintln(w, "# out-of-place time: each arm's median of the rounds (µs) and the interval of that median;")
 	}
-	fmt.Fprintf(w, "# ratio to arm A's median, rank-sum p over the rounds against arm A, verdict beyond %g %% at p < %g\n",
-		rec.Threshold*100, rec.Alpha)
+	base := "no arm"
+	if rec.Base >= 0 && rec.Base < len(rec.Arms) {
+		base = "arm " + rec.Arms[rec.Base].Letter
+	}
+	if rec.Base > 0 {
+		fmt.Fprintf(w, "# the base is %s, the first arm that ran\n", base)
+	}
+	fmt.Fprintf(w, "# ratio to %s's median, rank-sum p over the rounds against %s, verdict beyond %g %% at p < %g\n",
+		base, base, rec.Threshold*100, rec.Alpha)
 	if len(rec.Rows) == 0 {
 		fmt.Fprintln(w, "# no row to judge: no arm finished a round")
 		return
@@ -98,8 +105,8 @@ func ABTable(w io.Writer, rec *document.ABRun) {
 			continue
 		}
 		best := rec.Arms[b.Best]
-		fmt.Fprintf(w, "# best %s: arm %s (%s), %.3f× arm A's time (geometric mean over %d size(s)); significantly faster at %d\n",
-			b.Name, best.Letter, best.Label, b.Ratio, b.Rows, b.Faster)
+		fmt.Fprintf(w, "# best %s: arm %s (%s), %.3f× %s's time (geometric mean over %d size(s)); significantly faster at %d\n",
+			b.Name, best.Letter, best.Label, b.Ratio, base, b.Rows, b.Faster)
 	}
-	fmt.Fprintf(w, "# %d row(s) slower than arm A beyond %g %% at p < %g\n", rec.Slower, rec.Threshold*100, rec.Alpha)
+	fmt.Fprintf(w, "# %d row(s) slower than %s beyond %g %% at p < %g\n", rec.Slower, base, rec.Threshold*100, rec.Alpha)
 }

@@ -50,3 +50,36 @@ func TestABTable(t *testing.T) {
 	ABFailures(&b, rec)
 	golden.Check(t, "ab.golden", b.Bytes())
 }
+
+// The first arm failed before its first round: the next arm is the base,
+// and the table says so, as testdata/ab_base.golden holds it.
+func TestABTableAnotherBase(t *testing.T) {
+	out := &ab.Outcome{}
+	nvls, _ := ab.ParseArm("name=NVLS NCCL_ALGO=NVLS")
+	simple, _ := ab.ParseArm("NCCL_PROTO=Simple")
+	ll, _ := ab.ParseArm("NCCL_PROTO=LL")
+	out.Arms = []ab.ArmOutcome{{Arm: nvls, NCCLVersion: "2.30.7", NCCLPath: "libnccl.so.2",
+		Failed: "failed in round 1 (exit 1): collbench allreduce: ncclGroupEnd: ncclInvalidUsage", FailedRound: 1},
+		{Arm: simple, NCCLVersion: "2.30.7", NCCLPath: "libnccl.so.2"}, {Arm: ll, NCCLVersion: "2.30.7", NCCLPath: "libnccl.so.2"}}
+	for i := 0; i < 7; i++ {
+		d := float64(i) * 0.1
+		row := func(tm float64) *document.Run {
+			return &document.Run{Collective: "allreduce", Results: []document.Result{{Size: 2 << 20, Type: "float", RedOp: "sum", Root: -1,
+				OutOfPlace: document.Measure{Time: tm, BusBW: float64(2<<20) / tm / 1e3}}}}
+		}
+		out.Arms[1].Runs = append(out.Arms[1].Runs, row(47+d))
+		out.Arms[1].Seconds = append(out.Arms[1].Seconds, 1)
+		out.Arms[2].Runs = append(out.Arms[2].Runs, row(26+d))
+		out.Arms[2].Seconds = append(out.Arms[2].Seconds, 1)
+	}
+	rec := ab.Judge(out, document.Stamp{Collbench: "test"}, []string{"allreduce", "-g", "2", "-b", "2M", "-e", "2M"}, 7,
+		compare.ArmOptions{Threshold: 0.05, Alpha: 0.01})
+	if rec.Base != 1 {
+		t.Errorf("base %d, want 1", rec.Base)
+	}
+	var b bytes.Buffer
+	ABArms(&b, rec)
+	ABTable(&b, rec)
+	ABFailures(&b, rec)
+	golden.Check(t, "ab_base.golden", b.Bytes())
+}
