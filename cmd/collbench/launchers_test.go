@@ -278,3 +278,52 @@ func TestK8sManifest(t *testing.T) {
 		}
 	}
 }
+
+// ab under each cluster launcher: its processes meet as the collectives'
+// ranks do, every round's arm processes meet at a rendezvous of their
+// own, and rank 0 prints one table with both arms at every size. The
+// arms are alike and the threshold wide, so the exit is 0 whatever the
+// noise.
+func TestABUnderLaunchers(t *testing.T) {
+	ab := []string{"ab", "-q", "--arm", "name=one -c 1", "--arm", "name=two -c 1", "--rounds", "5", "--threshold", "1000", "--alpha", "0.05",
+		"--", "allreduce", "-b", "1K", "-e", "16K", "-f", "4", "-n", "5"}
+	check := func(t *testing.T, what, out string) {
+		t.Helper()
+		v := abVerdicts(out)
+		if len(v) != 3 {
+			t.Fatalf("%s: %d sizes judged, want 3:\n%s", what, len(v), out)
+		}
+		for size, arms := range v {
+			if arms["A"] != "base" || arms["B"] != "same" {
+				t.Errorf("%s: %s: verdicts %v:\n%s", what, size, arms, out)
+			}
+		}
+	}
+	t.Run("mpirun", func(t *testing.T) {
+		mpirun := mpirunPath(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		defer cancel()
+		cmd := mpirunRanks(ctx, mpirun, 2, ab...)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
+		}
+		check(t, "mpirun", out.String())
+	})
+	t.Run("mpiexec.mpich", func(t *testing.T) {
+		mpiexec := realLauncher(t, "mpiexec.mpich", "mpich")
+		check(t, "mpiexec.mpich", runLauncher(t, "mpiexec.mpich ab", nil, mpiexec, append([]string{"-n", "2", os.Args[0]}, ab...)...))
+	})
+	t.Run("torchrun", func(t *testing.T) {
+		torchrun := realLauncher(t, "torchrun", "python3-torch")
+		args := append([]string{"--nproc_per_node", "2", "--master_port", strconv.Itoa(freePort(t)), "--no_python", "--redirects", "2",
+			"--tee", "2", "--log_dir", t.TempDir(), os.Args[0]}, ab...)
+		check(t, "torchrun", runLauncher(t, "torchrun ab", nil, torchrun, args...))
+	})
+	t.Run("srun", func(t *testing.T) {
+		realLauncher(t, "srun", "slurm-wlm")
+		env := slurmCluster(t)
+		check(t, "srun", runLauncher(t, "srun ab", env, "srun", append([]string{"-n", "2", os.Args[0]}, ab...)...))
+	})
+}
