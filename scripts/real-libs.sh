@@ -168,4 +168,14 @@ check "doctor names NCCL" 1 'NCCL 2\.29\.7|2\.29\.7' -- doctor
 check "doctor --nccl-lib missing" 1 'given by the caller' -- doctor --nccl-lib /nonexistent/libnccl.so.2
 check "--backend nccl" 1 'nccl backend is not available.*CUDA_ERROR_NO_DEVICE' -- allreduce -b 8 -e 8 --backend nccl
 check "auto falls back" 0 'Backend: host \(auto: ' -- allreduce -b 8 -e 8 -g 2
+# ab with Debian's two NCCLs as its arms: both load and are named by
+# version, and both fail in their first round, one line each (no GPU).
+code=0
+as LD_LIBRARY_PATH="$LD_LIBRARY_PATH" "$bin/collbench" ab --rounds 5 --arm "lib=$old/$lib/libnccl.so.2" --arm "lib=$new/$lib/libnccl.so.2" \
+  -- allreduce -b 8 -e 8 --backend nccl >"$bin/out" 2>"$bin/err" || code=$?
+if [ "$code" -ne 1 ] || ! grep -q "^# arm A: .*; NCCL ${NCCL_OLD%%-*} (" "$bin/out" || ! grep -q "^# arm B: .*; NCCL ${NCCL_NEW%%-*} (" "$bin/out" ||
+  [ "$(wc -l <"$bin/err")" -ne 2 ] || [ "$(grep -c 'failed in round 1 (exit 1): collbench allreduce: the nccl backend is not available.*CUDA_ERROR_NO_DEVICE' "$bin/err")" -ne 2 ]; then
+  log "ab with both NCCLs: exit $code (want 1); stdout:"; cat "$bin/out" >&2; log "stderr:"; cat "$bin/err" >&2; fail "ab"
+fi
+log "ok: ab: $(grep -h '^# arm' "$bin/out" | tr '\n' ' ' | head -c 300)"
 log "all checks passed"
