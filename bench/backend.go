@@ -208,6 +208,15 @@ type Comm interface {
 	Close() error
 }
 
+// Estimator is a backend that can say what a call would take without
+// running it: NCCL's own cost model (ncclGroupSimulateEnd).
+type Estimator interface {
+	// Estimate returns the estimated time of one call of op in µs; ok is
+	// false when there is no figure for it. Every rank asks at the same
+	// point of the run.
+	Estimate(op Op) (us float64, ok bool, err error)
+}
+
 // RotationShift is the byte offset of iteration iter's buffers: nccl-tests
 // walks the buffers in steps of the call's footprint to defeat caches.
 func RotationShift(footprint, bufBytes int64, iter int) int64 {

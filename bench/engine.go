@@ -158,6 +158,25 @@ func (e *Engine) wait(ctx context.Context, op Op, size int64, calls int) error {
 	return waitBounded(ctx, e.Comm, op, size, limit, stalled)
 }
 
+// estimate is the backend's own estimate of one out-of-place call of op
+// in µs, when asked for and the backend has one; 0 otherwise. Every rank
+// asks at the same point (after the synchronising call), as the backend
+// may connect what the call needs.
+func (e *Engine) estimate(op Op) (float64, error) {
+	est, ok := e.Comm.(Estimator)
+	if !e.Opts.Estimate || !ok || op.InPlace {
+		return 0, nil
+	}
+	us, ok, err := est.Estimate(op)
+	if err != nil {
+		return 0, abortOn(e.Comm, fmt.Errorf("estimating %s of %d bytes: %w", op.Coll.Name, op.Footprint(), err))
+	}
+	if !ok {
+		return 0, nil
+	}
+	return us, nil
+}
+
 // benchTime measures one placement of one size: a synchronising call, the
 // timed loop, the cross-process combination of the time, then the checks.
 func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement, error) {
@@ -172,6 +191,10 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 		return Placement{}, err
 	}
 	if err := e.peers().Barrier(ctx); err != nil {
+		return Placement{}, err
+	}
+	estimate, err := e.estimate(op)
+	if err != nil {
 		return Placement{}, err
 	}
 
@@ -191,7 +214,7 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 	}
 
 	samples = samples[min(o.IterSkip, len(samples)):]
-	p := Placement{Time: deltaSec * 1e6, Iter: Summarize(samples)}
+	p := Placement{Time: deltaSec * 1e6, Iter: Summarize(samples), Estimate: estimate}
 	if o.CPUTime {
 		p.Time = cpuSec * 1e6
 	}

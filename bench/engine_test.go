@@ -432,3 +432,49 @@ func TestStallWatch(t *testing.T) {
 		t.Errorf("after 1000 cycles: %d figures, 1 MiB predicted at %v s", len(w.seen), w.Predict(1<<20))
 	}
 }
+
+// estimatingComm is a nullComm whose backend has its own model: each
+// call's estimate is its size in µs.
+type estimatingComm struct {
+	nullComm
+	asked []Op
+}
+
+func (c *estimatingComm) Estimate(op Op) (float64, bool, error) {
+	c.asked = append(c.asked, op)
+	return float64(op.Footprint()), true, nil
+}
+
+// With Options.Estimate every out-of-place placement carries the
+// backend's estimate, asked once per size; in place and without the
+// option nothing is asked.
+func TestEngineEstimates(t *testing.T) {
+	for _, asked := range []bool{true, false} {
+		o := testOptions("allreduce")
+		o.Estimate = asked
+		c := &estimatingComm{nullComm: nullComm{ranks: 2}}
+		e := Engine{Comm: c, CommRanks: 2, Opts: o}
+		var rows []Row
+		if _, err := e.Run(context.Background(), func(r Row) { rows = append(rows, r) }); err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range rows {
+			want := 0.0
+			if asked {
+				want = float64(r.Size)
+			}
+			if r.OutOfPlace.Estimate != want || r.InPlace.Estimate != 0 {
+				t.Errorf("asked %v, %d bytes: estimates %v out of place, %v in place; want %v and 0", asked, r.Size,
+					r.OutOfPlace.Estimate, r.InPlace.Estimate, want)
+			}
+		}
+		if n := len(c.asked); (asked && n != len(rows)) || (!asked && n != 0) {
+			t.Errorf("asked %v: %d estimates for %d rows", asked, n, len(rows))
+		}
+		for _, op := range c.asked {
+			if op.InPlace {
+				t.Errorf("estimate asked in place: %+v", op)
+			}
+		}
+	}
+}

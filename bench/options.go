@@ -38,6 +38,10 @@ type Options struct {
 	// bounded by what the run has measured, never below this floor,
 	// and within Timeout when that is set; 0 leaves waits to Timeout.
 	StallFloor time.Duration
+	// Estimate asks the backend, where it is an Estimator, for its own
+	// estimate of every out-of-place call before timing it (NCCL's
+	// model); the row carries it beside the measured time.
+	Estimate bool
 }
 
 // Validate checks the options against communicators of nranks ranks and

@@ -10,6 +10,9 @@ type Placement struct {
 	Wrong   int64     // wrong elements over all ranks; meaningful if Checked
 	Checked bool      // false prints N/A
 	Iter    IterStats // per-iteration times, max over ranks
+	// Estimate is the backend's own estimate of one call in µs (NCCL's
+	// model, with Options.Estimate), 0 when there is none.
+	Estimate float64
 	// Procs is each process's own time in µs, in process order, when the
 	// job has several processes; -1 for a process with no measured rank.
 	Procs []float64

@@ -78,11 +78,20 @@ func readDocument(r io.Reader) (*versioned, error) {
 
 // decode fills v, refusing another schema or version and unknown keys.
 func (d *versioned) decode(schema string, version int, what string, v any) error {
+	return d.decodeSince(schema, version, version, what, v)
+}
+
+// decodeSince is decode for a schema whose versions from oldest to newest
+// each add keys to the one before: a newer reader reads them all.
+func (d *versioned) decodeSince(schema string, oldest, newest int, what string, v any) error {
 	if d.head.Schema != schema {
 		return fmt.Errorf("not a %s (schema %q, want %q)", what, d.head.Schema, schema)
 	}
-	if d.head.Version != version {
-		return fmt.Errorf("%s version %d is not supported (this collbench reads version %d)", what, d.head.Version, version)
+	if d.head.Version < oldest || d.head.Version > newest {
+		if oldest == newest {
+			return fmt.Errorf("%s version %d is not supported (this collbench reads version %d)", what, d.head.Version, newest)
+		}
+		return fmt.Errorf("%s version %d is not supported (this collbench reads versions %d to %d)", what, d.head.Version, oldest, newest)
 	}
 	dec := json.NewDecoder(bytes.NewReader(d.data))
 	dec.DisallowUnknownFields()
@@ -94,7 +103,7 @@ func (d *versioned) decode(schema string, version int, what string, v any) error
 
 func (d *versioned) run() (*Run, error) {
 	var run Run
-	if err := d.decode(SchemaName, SchemaVersion, "collbench run", &run); err != nil {
+	if err := d.decodeSince(SchemaName, 1, SchemaVersion, "collbench run", &run); err != nil {
 		return nil, err
 	}
 	return &run, nil

@@ -9,9 +9,10 @@ import (
 )
 
 // SchemaName and SchemaVersion identify the run document; see docs/json.md.
+// Version 2 added nccl_estimate_us; version 1 documents are still read.
 const (
 	SchemaName    = "collbench.run"
-	SchemaVersion = 1
+	SchemaVersion = 2
 )
 
 // Run is the machine-readable record of a run: the -J file and the
@@ -96,6 +97,9 @@ type Measure struct {
 	AlgBW  float64 `json:"alg_bw"`
 	BusBW  float64 `json:"bus_bw"`
 	NWrong *int64  `json:"nwrong"`
+	// NCCLEstimate is NCCL's own estimate of one call in µs
+	// (ncclGroupSimulateEnd, with --nccl-estimate), out of place only.
+	NCCLEstimate *float64 `json:"nccl_estimate_us,omitempty"`
 	// ProcTimes is each process's own time in µs (null for a process
 	// with no measured rank) when the job has several processes.
 	ProcTimes []*float64 `json:"process_times,omitempty"`
@@ -144,6 +148,10 @@ func fmtBusID(b [3]int) string {
 func MakeResult(r bench.Row) Result {
 	m := func(p bench.Placement) Measure {
 		out := Measure{Time: p.Time, AlgBW: p.AlgBW, BusBW: p.BusBW}
+		if p.Estimate > 0 {
+			e := p.Estimate
+			out.NCCLEstimate = &e
+		}
 		if p.Checked {
 			w := p.Wrong
 			out.NWrong = &w

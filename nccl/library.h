@@ -52,7 +52,8 @@ typedef struct CUstream_st* cudaStream_t;
   X(ncclSend, (const void* s, size_t n, ncclDataType_t t, int peer, ncclComm_t c, cudaStream_t st), (s, n, t, peer, c, st)) \
   X(ncclRecv, (void* r, size_t n, ncclDataType_t t, int peer, ncclComm_t c, cudaStream_t st), (r, n, t, peer, c, st)) \
   X(ncclGroupStart, (void), ()) \
-  X(ncclGroupEnd, (void), ())
+  X(ncclGroupEnd, (void), ()) \
+  X(ncclGroupSimulateEnd, (void* simInfo), (simInfo))
 
 #define CB_NCCL_DECLARE(name, params, args) ncclResult_t cb_##name params;
 CB_NCCL_FUNCS(CB_NCCL_DECLARE)

@@ -79,6 +79,14 @@ func TestRealHeaderLayout(t *testing.T) {
 			for r := Success; r <= InProgress; r++ {
 				enums[r.Name()] = int(r)
 			}
+			if v >= Since("ncclGroupSimulateEnd") {
+				// ncclSimInfo_t as the GPU backend lays it out, and the
+				// initializer's magic.
+				b.WriteString("  { ncclSimInfo_t s = NCCL_SIM_INFO_INITIALIZER;\n")
+				b.WriteString("    printf(\"sim size %zu\\n\", sizeof(ncclSimInfo_t));\n")
+				b.WriteString("    printf(\"sim time %zu\\n\", offsetof(ncclSimInfo_t, estimatedTime));\n")
+				b.WriteString("    printf(\"sim magic %u\\n\", s.magic); }\n")
+			}
 			for name := range enums {
 				fmt.Fprintf(&b, "  printf(\"enum %s %%d\\n\", (int)%s);\n", name, name)
 			}
@@ -87,6 +95,7 @@ func TestRealHeaderLayout(t *testing.T) {
 			b.WriteString("  _Static_assert(__builtin_types_compatible_p(__typeof__(&ncclGetErrorString), const char* (*)(ncclResult_t)), \"ncclGetErrorString\");\n")
 			b.WriteString("  _Static_assert(__builtin_types_compatible_p(__typeof__(&ncclGetLastError), const char* (*)(ncclComm_t)), \"ncclGetLastError\");\n")
 			b.WriteString("  return 0;\n}\n")
+			sim := 0
 			for _, line := range strings.Split(strings.TrimSpace(compileProbe(t, dir, b.String())), "\n") {
 				f := strings.Fields(line)
 				switch {
@@ -96,7 +105,16 @@ func TestRealHeaderLayout(t *testing.T) {
 					t.Errorf("NCCL %s: offsetof %s = %s, binding's layout %d", v, f[1], f[2], l.Offsets[f[1]])
 				case f[0] == "enum" && f[2] != strconv.Itoa(enums[f[1]]):
 					t.Errorf("NCCL %s: %s = %s, binding says %d", v, f[1], f[2], enums[f[1]])
+				case f[0] == "sim":
+					want := map[string]int{"size": SimInfoSize, "time": SimInfoTimeOffset, "magic": SimInfoMagic}[f[1]]
+					if f[2] != strconv.Itoa(want) {
+						t.Errorf("NCCL %s: ncclSimInfo_t %s = %s, binding says %d", v, f[1], f[2], want)
+					}
+					sim++
 				}
+			}
+			if v >= Since("ncclGroupSimulateEnd") && sim != 3 {
+				t.Errorf("NCCL %s: %d of ncclSimInfo_t's 3 figures checked", v, sim)
 			}
 		})
 	}

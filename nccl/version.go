@@ -43,6 +43,7 @@ var since = map[string]Version{
 	"ncclCommFinalize":         V(2, 14, 0),
 	"ncclCommSplit":            V(2, 18, 0),
 	"ncclMemAlloc":             V(2, 19, 0),
+	"ncclGroupSimulateEnd":     V(2, 22, 0),
 	"ncclMemFree":              V(2, 19, 0),
 	"ncclCommRegister":         V(2, 19, 0),
 	"ncclCommDeregister":       V(2, 19, 0),

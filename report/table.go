@@ -52,6 +52,9 @@ type Table struct {
 	Info Info
 	// MemoryUse, when set, adds nccl-tests' -M line to the footer.
 	MemoryUse *bench.MemoryUse
+	// estimates are the rows that carried the backend's own estimate
+	// (--nccl-estimate), for the block under the footer.
+	estimates []bench.Row
 }
 
 // Preamble writes the comment block and column headers.
@@ -115,6 +118,9 @@ func (t *Table) columns() {
 
 // Row writes one result line.
 func (t *Table) Row(r bench.Row) {
+	if r.OutOfPlace.Estimate > 0 {
+		t.estimates = append(t.estimates, r)
+	}
 	op := r.Op.String()
 	if c := t.Info.Coll; c != nil {
 		op = c.OpName(r.Op)
@@ -156,6 +162,7 @@ func (t *Table) Footer(s bench.Summary) {
 		}
 	}
 	fmt.Fprintf(t.W, "# %-20s : %s %s\n", "Avg bus bandwidth", CFormatG(s.AvgBusBW, 0), verdict)
+	t.estimateBlock()
 	fmt.Fprintf(t.W, "#\n")
 	fmt.Fprintf(t.W, "# Collective test concluded: %s\n", t.Info.TestName)
 	if t.MemoryUse != nil {

@@ -116,9 +116,14 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 		set  bool
 		name string
 	}{{spec.Register != 0, "-R"}, {spec.CTAPolicy != 0, "-x"}, {spec.StreamNull, "-y"}, {spec.InitThreads > 0, "-p"},
-		{spec.MinCTAs != 0 || spec.MaxCTAs != 0, "--nccl-min-ctas/--nccl-max-ctas"}} {
+		{spec.MinCTAs != 0 || spec.MaxCTAs != 0, "--nccl-min-ctas/--nccl-max-ctas"}, {opts.Estimate, "--nccl-estimate"}} {
 		if f.set && !sess.OnGPU() {
 			return nil, Usagef("%s applies to the nccl backend only", f.name)
+		}
+	}
+	if opts.Estimate {
+		if err := nccl.Has("ncclGroupSimulateEnd"); err != nil {
+			sess.Notes = append(sess.Notes, fmt.Sprintf("no NCCL estimates: %v", err))
 		}
 	}
 	reporter, reports := sess.Comm.(bench.MemoryReporter)

@@ -26,6 +26,9 @@ type SweepRequest struct {
 	// MinCTAs and MaxCTAs bound NCCL's CTAs per collective (0: NCCL's
 	// default, or the share of a GPU that several ranks use).
 	MinCTAs, MaxCTAs int
+	// Estimate records NCCL's own estimate of every out-of-place call
+	// beside its measured time (ncclGroupSimulateEnd, NCCL 2.22 and later).
+	Estimate bool
 	// Traffic is an uneven all-to-all's pattern; nil for the others.
 	Traffic *TrafficRequest
 }
@@ -81,6 +84,7 @@ func (r *SweepRequest) Options(coll *bench.Collective, job JobRequest, opChanged
 		Iters: r.Iters, Warmup: r.Warmup, Agg: r.Agg, Cycles: r.Cycles, Check: r.Check,
 		Root: r.Root, Blocking: r.Blocking, Graph: r.Graph, Average: r.Average,
 		CPUTime: r.CPUTime != 0, IterTiming: r.IterTiming != 0, IterSkip: r.IterSkip, Unalign: r.Unalign,
+		Estimate: r.Estimate,
 	}
 	var err error
 	if o.Timeout, err = Seconds("-T", job.Timeout); err != nil {

@@ -480,6 +480,7 @@ func (c *Comm) useProcs(lookup func(name string) unsafe.Pointer) error {
 		{&p.alltoAll, "ncclAlltoAll"}, {&p.gather, "ncclGather"}, {&p.scatter, "ncclScatter"},
 		{&p.premulCreate, "ncclRedOpCreatePreMulSum"}, {&p.redOpDestroy, "ncclRedOpDestroy"},
 		{&p.asyncError, "ncclCommGetAsyncError"}, {&p.lastError, "ncclGetLastError"},
+		{&p.groupSimulateEnd, "ncclGroupSimulateEnd"},
 	}
 	for _, o := range optional {
 		*o.dst = (*[0]byte)(lookup(o.name))

@@ -203,6 +203,25 @@ int cb_enqueue(cb_comms* c, const cb_op* o, cb_status* st) {
   return 0;
 }
 
+// cb_simulate asks NCCL what one call of the batch would take, without
+// running it: the call on every local GPU inside one group, closed by
+// ncclGroupSimulateEnd instead of ncclGroupEnd. *us is NCCL's estimate in
+// µs, or negative when NCCL gives none. version is the loaded NCCL's code.
+int cb_simulate(cb_comms* c, const cb_op* o, unsigned int version, float* us, cb_status* st) {
+  const cb_procs* p = &c->p;
+  *us = -1.0f;
+  NCCL("ncclGroupStart", p->groupStart(), -1);
+  int rc = 0;
+  for (int d = 0; rc == 0 && d < c->ndev; d++)
+    if (one(c, o, d, o->first_iter, st) != 0) rc = -1;
+  cb_sim_info info = { sizeof(cb_sim_info), CB_SIM_MAGIC, version, -1.0f };
+  ncclResult_t r = p->groupSimulateEnd(&info);
+  if (r != 0) { set(p, st, 1, r, -1, "ncclGroupSimulateEnd", NULL); return -1; }
+  if (rc != 0) return -1;
+  *us = info.estimatedTime;
+  return 0;
+}
+
 int cb_capture(cb_comms* c, const cb_op* o, void** execs, cb_status* st) {
   for (int d = 0; d < c->ndev; d++) execs[d] = NULL;
   for (int d = 0; d < c->ndev; d++)

@@ -40,6 +40,7 @@ typedef struct {
   CUresult (*graphExecDestroy)(void*);
   CUresult (*memcpyD2D)(unsigned long long, unsigned long long, size_t, stream_t);
   const char* (*lastError)(ncclComm_t); // may be NULL (before NCCL 2.13)
+  ncclResult_t (*groupSimulateEnd)(void*); // may be NULL (before NCCL 2.22)
 } cb_procs;
 
 // The local GPUs of one process, their communicators and buffers. All
@@ -88,7 +89,18 @@ typedef struct {
   char last[256];
 } cb_status;
 
+// NCCL's ncclSimInfo_t (ncclSimInfo_v22200, NCCL 2.22 and later), which
+// ncclGroupSimulateEnd reads and fills; magic is NCCL_SIM_INFO_INITIALIZER's.
+typedef struct {
+  size_t size;
+  unsigned int magic;
+  unsigned int version;
+  float estimatedTime; // µs; NCCL_UNDEF_FLOAT (-1) when NCCL gives none
+} cb_sim_info;
+#define CB_SIM_MAGIC 0x74685283u
+
 int cb_enqueue(cb_comms* c, const cb_op* op, cb_status* st);
+int cb_simulate(cb_comms* c, const cb_op* op, unsigned int version, float* us, cb_status* st);
 int cb_capture(cb_comms* c, const cb_op* op, void** execs, cb_status* st);
 int cb_graph_launch(cb_comms* c, void** execs, int launches, cb_status* st);
 void cb_graph_free(cb_comms* c, void** execs);

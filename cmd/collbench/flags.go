@@ -115,6 +115,7 @@ func newFlags(coll *bench.Collective) *flags {
 	fs.IntVarP(&r.CTAPolicy, "cta_policy", "x", 0, "NCCL's CTA policy: 0 default, 1 efficiency (NCCL 2.27), 2 zero (2.28); nccl backend")
 	fs.IntVar(&r.MaxCTAs, "nccl-max-ctas", 0, "NCCL config maxCTAs: at most this many CTAs (channels) per collective (nccl backend; 0 = NCCL's default, or each rank's share of a GPU that several ranks use)")
 	fs.IntVar(&r.MinCTAs, "nccl-min-ctas", 0, "NCCL config minCTAs: at least this many CTAs per collective (nccl backend; 0 = NCCL's default)")
+	fs.BoolVar(&r.Estimate, "nccl-estimate", false, "also ask NCCL's own model what each out-of-place call should take (ncclGroupSimulateEnd, NCCL 2.22+): in the JSON and under the table with the ratio (nccl backend)")
 	if coll.Traffic != nil {
 		r.Traffic = &run.TrafficRequest{}
 		registerTraffic(fs, r.Traffic)

@@ -34,13 +34,26 @@ static int endCapture(void* st, void** g) { *g = st; return traceCall(TR_ENDCAPT
 static int graphInstantiate(void** e, void* g, unsigned long long flags) { *e = g; return 0; }
 static int graphLaunch(void* e, void* st) { return traceCall(TR_GRAPHLAUNCH, U(e), 0, 0, 0, -1, -1, 0, U(st)); }
 static int graphDestroy(void* g) { return 0; }
+// groupSimulateEnd stands for ncclGroupSimulateEnd: it records the
+// ncclSimInfo_t it is given (size, magic, version) and, when the size
+// and magic are NCCL_SIM_INFO_INITIALIZER's, reports TRACE_ESTIMATE;
+// otherwise it fails as NCCL does (ncclInvalidArgument).
+typedef struct { size_t size; unsigned int magic; unsigned int version; float estimatedTime; } simInfo;
+static int groupSimulateEnd(void* p) {
+  simInfo* info = (simInfo*)p;
+  int r = traceCall(TR_SIMULATE, info->size, info->magic, info->version, 0, -1, -1, 0, 0);
+  if (r != 0) return r;
+  if (info->size != sizeof(simInfo) || info->magic != 0x74685283u) return 4;
+  info->estimatedTime = TRACE_ESTIMATE;
+  return 0;
+}
 static int memcpyD2D(unsigned long long dst, unsigned long long src, size_t n, void* st) { return traceCall(TR_MEMCPY, U(src), U(dst), n, 0, -1, -1, 0, U(st)); }
 
 // lastError stands for ncclGetLastError: it names the most recent traced
 // call, failed or not, so a test can tell when it was read.
 static const char* kindNames[] = {"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Gather",
   "Scatter", "Send", "Recv", "GroupStart", "GroupEnd", "PreMulSum", "RedOpDestroy", "EventRecord", "BeginCapture",
-  "EndCapture", "GraphLaunch", "Memcpy"};
+  "EndCapture", "GraphLaunch", "Memcpy", "GroupSimulateEnd"};
 static char lastText[64];
 static const char* lastError(void* c) {
   int k = traceLastKind();
@@ -55,5 +68,5 @@ void* trace_procs[TR_PROCS] = {
   (void*)groupStart, (void*)groupEnd, (void*)premulCreate, (void*)redOpDestroy, (void*)asyncError,
   (void*)eventRecord, (void*)streamQuery, (void*)ctxSetCurrent, (void*)beginCapture, (void*)endCapture,
   (void*)graphInstantiate, (void*)graphLaunch, (void*)graphDestroy, (void*)graphDestroy, (void*)lastError,
-  (void*)memcpyD2D,
+  (void*)memcpyD2D, (void*)groupSimulateEnd,
 };

@@ -21,11 +21,12 @@ var Names = []string{
 	"ncclGroupStart", "ncclGroupEnd", "ncclRedOpCreatePreMulSum", "ncclRedOpDestroy", "ncclCommGetAsyncError",
 	"cuEventRecord", "cuStreamQuery", "cuCtxSetCurrent", "cuStreamBeginCapture", "cuStreamEndCapture",
 	"cuGraphInstantiate", "cuGraphLaunch", "cuGraphDestroy", "cuGraphExecDestroy", "ncclGetLastError",
-	"cuMemcpyDtoDAsync",
+	"cuMemcpyDtoDAsync", "ncclGroupSimulateEnd",
 }
 
 var kinds = []string{"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Gather", "Scatter",
-	"Send", "Recv", "GroupStart", "GroupEnd", "PreMulSum", "RedOpDestroy", "EventRecord", "BeginCapture", "EndCapture", "GraphLaunch", "Memcpy"}
+	"Send", "Recv", "GroupStart", "GroupEnd", "PreMulSum", "RedOpDestroy", "EventRecord", "BeginCapture", "EndCapture", "GraphLaunch", "Memcpy",
+	"GroupSimulateEnd"}
 
 // Procs returns every recording entry point by name.
 func Procs() map[string]unsafe.Pointer {
