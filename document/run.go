@@ -6,10 +6,12 @@ import (
 	"io"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/judge"
 )
 
 // SchemaName and SchemaVersion identify the run document; see docs/json.md.
-// Version 2 added nccl_estimate_us; version 1 documents are still read.
+// Version 2 added nccl_estimate_us and judgement; version 1 documents are
+// still read.
 const (
 	SchemaName    = "collbench.run"
 	SchemaVersion = 2
@@ -33,7 +35,10 @@ type Run struct {
 	Results     []Result     `json:"results"`
 	OutOfBounds OutOfBounds  `json:"out_of_bounds"`
 	AvgBusBW    AvgBandwidth `json:"average_bus_bandwidth"`
-	Errors      []string     `json:"errors"`
+	// Judgement, with --judge, is each size against the wire, published
+	// figures and NCCL's estimate (docs/judge.md).
+	Judgement *judge.Judgement `json:"judgement,omitempty"`
+	Errors    []string         `json:"errors"`
 }
 
 // Config echoes the settings of the run.

@@ -27,6 +27,11 @@ type GPU struct {
 	SM          string `json:"compute_capability"`
 	UUID        string `json:"uuid,omitempty"`
 	NVLinks     int    `json:"nvlinks_active"`
+	// PCIeGen and PCIeWidth are the GPU's PCIe link: the highest
+	// generation it trains to (an idle link drops to a lower one) and its
+	// current width (a link trained narrower is a fault worth seeing).
+	PCIeGen   int `json:"pcie_gen,omitempty"`
+	PCIeWidth int `json:"pcie_width,omitempty"`
 }
 
 // Report is everything doctor found.

@@ -88,6 +88,12 @@ func inspectNVML(r *Report) {
 			if u, ret := d.GetUUID(); ret == nvml.SUCCESS {
 				r.GPUs[i].UUID = u
 			}
+			if g, ret := d.GetMaxPcieLinkGeneration(); ret == nvml.SUCCESS {
+				r.GPUs[i].PCIeGen = g
+			}
+			if w, ret := d.GetCurrPcieLinkWidth(); ret == nvml.SUCCESS {
+				r.GPUs[i].PCIeWidth = w
+			}
 		}
 	}
 	nv := make([][]int, len(devs))

@@ -52,6 +52,9 @@ type Table struct {
 	Info Info
 	// MemoryUse, when set, adds nccl-tests' -M line to the footer.
 	MemoryUse *bench.MemoryUse
+	// Judgement, when set (--judge), is the line under the footer's
+	// average that judges the run.
+	Judgement string
 	// estimates are the rows that carried the backend's own estimate
 	// (--nccl-estimate), for the block under the footer.
 	estimates []bench.Row
@@ -163,6 +166,9 @@ func (t *Table) Footer(s bench.Summary) {
 	}
 	fmt.Fprintf(t.W, "# %-20s : %s %s\n", "Avg bus bandwidth", CFormatG(s.AvgBusBW, 0), verdict)
 	t.estimateBlock()
+	if t.Judgement != "" {
+		fmt.Fprintf(t.W, "# %-20s : %s\n", "Judgement", t.Judgement)
+	}
 	fmt.Fprintf(t.W, "#\n")
 	fmt.Fprintf(t.W, "# Collective test concluded: %s\n", t.Info.TestName)
 	if t.MemoryUse != nil {

@@ -28,6 +28,9 @@ type SweepSpec struct {
 	StreamNull bool
 	// MemoryReport reads the devices' memory use after the sweep (-M).
 	MemoryReport bool
+	// Judge, when set, judges the results against the wire, the
+	// reference tables and NCCL's estimate (rank 0, into the document).
+	Judge *JudgeSpec
 	// InitThreads initialises the communicators from this many threads
 	// at once (-p with -t); 0 is one group, and no -p.
 	InitThreads int
@@ -174,6 +177,9 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
 	sum.MinBusBW = spec.MinBusBW
 	doc.Finish(sum)
+	if spec.Judge != nil && j.Rank == 0 && runErr == nil {
+		doc.Judgement = j.judgeRun(sess, spec.Judge, coll.Name, doc)
+	}
 	if runErr = j.Explain(outer, runErr); runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())
 	}

@@ -49,6 +49,13 @@ func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdo
 	if err != nil {
 		return false, err
 	}
+	if f.judge || len(f.references) > 0 {
+		tables, err := referenceTables(ctx, f.references)
+		if err != nil {
+			return false, err
+		}
+		spec.Judge = &run.JudgeSpec{Tables: tables}
+	}
 	var table *report.Table
 	var bar *progress.Bar
 	res, err := j.Sweep(ctx, spec, run.SweepHooks{
@@ -89,6 +96,9 @@ func writeRun(ctx context.Context, f *flags, r *run.SweepResult, table *report.T
 	case "table":
 		if r.Err == nil && table != nil {
 			table.MemoryUse = r.Memory
+			if r.Doc.Judgement != nil {
+				table.Judgement = r.Doc.Judgement.Summary
+			}
 			table.Footer(r.Summary)
 			table.Spread(r.Rows, report.ProcLabels(nprocs, f.PerProc()))
 		}

@@ -69,6 +69,9 @@ type flags struct {
 	jsonFile    string
 	format      string
 	unsupported map[string]*int
+	// judge and references: --judge and the site's reference tables.
+	judge      bool
+	references []string
 }
 
 // unsupportedFlags are nccl-tests options collbench recognises but does not
@@ -115,6 +118,8 @@ func newFlags(coll *bench.Collective) *flags {
 	fs.IntVarP(&r.CTAPolicy, "cta_policy", "x", 0, "NCCL's CTA policy: 0 default, 1 efficiency (NCCL 2.27), 2 zero (2.28); nccl backend")
 	fs.IntVar(&r.MaxCTAs, "nccl-max-ctas", 0, "NCCL config maxCTAs: at most this many CTAs (channels) per collective (nccl backend; 0 = NCCL's default, or each rank's share of a GPU that several ranks use)")
 	fs.IntVar(&r.MinCTAs, "nccl-min-ctas", 0, "NCCL config minCTAs: at least this many CTAs per collective (nccl backend; 0 = NCCL's default)")
+	fs.BoolVar(&f.judge, "judge", false, "judge each size against the wire (NVLink, PCIe, NICs; memory copies on the host backend), published figures for this system and, with --nccl-estimate, NCCL's estimate: under the table and in the JSON (docs/judge.md)")
+	fs.StringArrayVar(&f.references, "references", nil, "a site's reference table (JSON, as 'collbench references --json' prints) used beside the built-in one; repeat for more (implies --judge)")
 	fs.BoolVar(&r.Estimate, "nccl-estimate", false, "also ask NCCL's own model what each out-of-place call should take (ncclGroupSimulateEnd, NCCL 2.22+): in the JSON and under the table with the ratio (nccl backend)")
 	if coll.Traffic != nil {
 		r.Traffic = &run.TrafficRequest{}

@@ -78,7 +78,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
 	"doctor": runDoctor, "launch": runLaunch, "overlap": runOverlap, "profile": runProfile, "export": runExport,
 	"predict": runPredict, "health": runHealth, "compare": runCompare, "plot": runPlot, "report": runReport,
-	"ab": runAB,
+	"ab": runAB, "references": runReferences,
 }
 
 // dispatch runs the command a command line names.
@@ -124,7 +124,7 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 func usage(w io.Writer) {
 	var b strings.Builder
 	b.WriteString("collbench measures collective communication the way nccl-tests does.\n\n")
-	b.WriteString("Usage:\n  collbench <collective> [flags]\n  collbench launch -n N [--] <collective|overlap|profile|health|ab> [flags]\n  collbench overlap [flags]\n  collbench profile [-o profile.json] [--export galvatron,…] [flags]\n  collbench export --to TARGET profile.json [-o DIR]\n  collbench predict --profile profile.json [--model NAME] [--dp N --tp N --pp N …]\n  collbench compare base.json new.json [--threshold PCT] [--min-busbw GB/s]\n  collbench ab --arm SPEC --arm SPEC [--rounds N] [-J ab.json] -- <collective> [flags]\n  collbench plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf]\n  collbench report run.json|profile.json|health.json [more.json …] [-o report.html|report.md]\n  collbench health [-J health.json] [--heatmap pairs.svg] [--expect inter=GB/s …]\n  collbench help <collective>\n  collbench doctor\n  collbench version\n\nCollectives:\n")
+	b.WriteString("Usage:\n  collbench <collective> [flags]\n  collbench launch -n N [--] <collective|overlap|profile|health|ab> [flags]\n  collbench overlap [flags]\n  collbench profile [-o profile.json] [--export galvatron,…] [flags]\n  collbench export --to TARGET profile.json [-o DIR]\n  collbench predict --profile profile.json [--model NAME] [--dp N --tp N --pp N …]\n  collbench compare base.json new.json [--threshold PCT] [--min-busbw GB/s]\n  collbench ab --arm SPEC --arm SPEC [--rounds N] [-J ab.json] -- <collective> [flags]\n  collbench plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf]\n  collbench report run.json|profile.json|health.json [more.json …] [-o report.html|report.md]\n  collbench health [-J health.json] [--heatmap pairs.svg] [--expect inter=GB/s …]\n  collbench references [--references FILE] [--json]\n  collbench help <collective>\n  collbench doctor\n  collbench version\n\nCollectives:\n")
 	for _, c := range bench.Collectives {
 		if c.TestName == "" {
 			fmt.Fprintf(&b, "  %-14s (also %s; not in nccl-tests)\n", c.Name, strings.Join(c.Aliases, ", "))

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/judge"
+)
+
+// --judge on the host backend: the line under the footer gives the best
+// size's share of the machine's memory copy rate, and the JSON the
+// judgement of every size; without --judge the table has no such line.
+func TestJudgeOnHost(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "run.json")
+	code, out, errOut := runCLI("allreduce", "-g", "4", "-b", "64K", "-e", "1M", "-f", "4", "-n", "5", "--judge", "-J", path)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(out, "# Judgement            : peak ") || !strings.Contains(out, " of memory copy: ") ||
+		!strings.Contains(out, "no published figure for this system and size") {
+		t.Errorf("no judgement under the table:\n%s", out)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := document.DecodeRun(strings.NewReader(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jd := doc.Judgement
+	if jd == nil || jd.Limit == nil || jd.Limit.What != "memory copy" || !(jd.Limit.GBps > 0) || len(jd.Rows) != 3 || !(jd.Rows[2].WireShare > 0) {
+		t.Errorf("judgement %s", data)
+	}
+	_, out, _ = runCLI("allreduce", "-g", "4", "-b", "64K", "-e", "64K", "-n", "2")
+	if strings.Contains(out, "Judgement") {
+		t.Errorf("a judgement without --judge:\n%s", out)
+	}
+}
+
+// collbench references lists the built-in table and a site's; --json
+// prints the format --references reads; a file that is not a table is
+// one line and exit 2, for references and for a collective alike.
+func TestReferences(t *testing.T) {
+	dir := t.TempDir()
+	code, js, errOut := runCLI("references", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	tbl, err := judge.ReadTable(strings.NewReader(js))
+	if err != nil || len(tbl.Entries) != len(judge.Builtin().Entries) {
+		t.Fatalf("--json does not read back: %v", err)
+	}
+	tbl.Entries = []judge.Reference{{ID: "site-a100", GPU: "A100", Link: "NVLink3", GPUsPerNode: 8, NodesMin: 1, NodesMax: 1,
+		Collective: "allreduce", MinBytes: 1 << 30, BusBW: 230, Conditions: "our DGX A100s, 2026-10", Source: "site acceptance run", Date: "2026-10"}}
+	site := filepath.Join(dir, "site.json")
+	b, _ := json.Marshal(tbl)
+	if err := os.WriteFile(site, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI("references", "--references", site)
+	if code != 0 || !strings.Contains(out, "h100x8-ar-nvls") || !strings.Contains(out, "site-a100 (site)") {
+		t.Errorf("exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte(`{"version": 1, "entries": [{"id": "x", "gpu": "H100", "link": "NVLink4", "gpus_per_node": 8, "nodes_min": 1, "collective": "allreduce", "busbw_gbps": 1}]}`), 0o644)
+	expectUsageError(t, []string{"references", "--references", bad}, bad+": entry 1 (\"x\"): no source")
+	expectUsageError(t, []string{"allreduce", "-b", "8", "-e", "8", "--references", bad}, bad+": entry 1")
+	expectUsageError(t, []string{"references", "extra"}, `unexpected argument "extra"`)
+}

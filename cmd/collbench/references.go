@@ -1,0 +1,89 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/fileio"
+	"github.com/collbench/collbench/judge"
+)
+
+// referenceTables is the built-in reference table and the site's, read
+// from files (each one line naming the file when it is not a table).
+func referenceTables(ctx context.Context, files []string) ([]judge.Table, error) {
+	tables := []judge.Table{judge.Builtin()}
+	for _, path := range files {
+		data, err := fileio.Read(ctx, path, inputLimit)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			return nil, &document.InputError{Path: path, Err: err}
+		}
+		t, err := judge.ReadTable(bytes.NewReader(data))
+		if err != nil {
+			return nil, &document.InputError{Path: path, Err: err}
+		}
+		for i := range t.Entries {
+			t.Entries[i].Site = true
+		}
+		tables = append(tables, t)
+	}
+	return tables, nil
+}
+
+// runReferences is collbench references: the published figures the
+// judgement compares with, the built-in table and a site's.
+func runReferences(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("references")
+	files := fs.StringArray("references", nil, "a site's reference table to list beside the built-in one; repeat for more")
+	asJSON := fs.Bool("json", false, "print the built-in table as JSON, the format --references reads")
+	return fileCommand(fs, args, "collbench references [--references FILE] [--json]", stdout, stderr, func() error {
+		if fs.NArg() > 0 {
+			return usagef("unexpected argument %q", fs.Arg(0))
+		}
+		tables, err := referenceTables(ctx, *files)
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return encodeJSON(stdout, tables[0])
+		}
+		b := tables[0]
+		fmt.Fprintf(stdout, "# built-in reference table, version %d, updated %s; bus bandwidth in GB/s\n", b.Version, b.Updated)
+		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "id\tsystem\tcollective\tsizes\tbusbw\tconditions\tsource\t")
+		for _, t := range tables {
+			for _, e := range t.Entries {
+				id := e.ID
+				if e.Site {
+					id += " (site)"
+				}
+				nodes := fmt.Sprint(e.NodesMin)
+				if e.NodesMax != e.NodesMin {
+					nodes += "+"
+					if e.NodesMax != 0 {
+						nodes = fmt.Sprintf("%d-%d", e.NodesMin, e.NodesMax)
+					}
+				}
+				system := fmt.Sprintf("%s×%d %s, %s node(s)", e.GPU, e.GPUsPerNode, e.Link, nodes)
+				if e.NIC != "" {
+					system += ", " + e.NIC
+				}
+				sizes := "≥ " + bench.FormatSize(e.MinBytes)
+				if e.MaxBytes != 0 {
+					sizes = bench.FormatSize(e.MinBytes) + "–" + bench.FormatSize(e.MaxBytes)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%g\t%s\t%s\t\n", id, system, e.Collective, sizes, e.BusBW,
+					strings.ReplaceAll(e.Conditions, "\t", " "), e.Source)
+			}
+		}
+		return tw.Flush()
+	})
+}

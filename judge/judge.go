@@ -1,0 +1,162 @@
+package judge
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Verdicts of a bus bandwidth against the published figures that apply.
+const (
+	Normal = "normal" // within the published range, less 10 %, plus 15 %
+	Low    = "low"    // below every figure by more than 10 %
+	High   = "high"   // above every figure by more than 15 %: suspicious
+)
+
+// Bounds of a normal figure against the lowest and highest reference.
+const (
+	lowBound  = 0.90
+	highBound = 1.15
+)
+
+// Row is one measured size.
+type Row struct {
+	Size     int64
+	BusBW    float64 // GB/s
+	Time     float64 // µs
+	Estimate float64 // NCCL's estimate of the call, µs; 0 none
+}
+
+// RowJudgement is one size judged.
+type RowJudgement struct {
+	Size      int64      `json:"size"`
+	WireShare float64    `json:"wire_share,omitempty"` // busbw ÷ the wire limit
+	Reference *Reference `json:"reference,omitempty"`  // the figure judged against
+	RefRatio  float64    `json:"reference_ratio,omitempty"`
+	Verdict   string     `json:"verdict,omitempty"`
+	// EstimateRatio is the measured time ÷ NCCL's estimate.
+	EstimateRatio float64 `json:"estimate_ratio,omitempty"`
+}
+
+// Judgement is a run judged: the wire limit, each size, and the line
+// that sums it up.
+type Judgement struct {
+	Limit *Limit         `json:"limit,omitempty"`
+	Rows  []RowJudgement `json:"rows"`
+	// Summary is the footer's line: the best size's share of the wire,
+	// the verdict at the largest size a reference covers, the median
+	// ratio to NCCL's estimate.
+	Summary string `json:"summary"`
+}
+
+// Judge judges a collective's rows on a system: limit (ok false: none
+// known) and the references that match (tables, system).
+func Judge(collective string, rows []Row, limit Limit, hasLimit bool, tables []Table, s System) Judgement {
+	j := Judgement{Rows: []RowJudgement{}}
+	if hasLimit {
+		l := limit
+		j.Limit = &l
+	}
+	var best *RowJudgement
+	var bestBW float64
+	var judged *RowJudgement
+	var ratios []float64
+	for _, r := range rows {
+		rj := RowJudgement{Size: r.Size}
+		if hasLimit && limit.GBps > 0 && r.BusBW > 0 {
+			rj.WireShare = r.BusBW / limit.GBps
+		}
+		if refs := Matches(tables, s, collective, r.Size); len(refs) > 0 && r.BusBW > 0 {
+			ref, verdict := against(r.BusBW, refs)
+			rj.Reference, rj.Verdict, rj.RefRatio = &ref, verdict, r.BusBW/ref.BusBW
+		}
+		if r.Estimate > 0 && r.Time > 0 {
+			rj.EstimateRatio = r.Time / r.Estimate
+			ratios = append(ratios, rj.EstimateRatio)
+		}
+		j.Rows = append(j.Rows, rj)
+		last := &j.Rows[len(j.Rows)-1]
+		if r.BusBW > bestBW {
+			best, bestBW = last, r.BusBW
+		}
+		if last.Verdict != "" {
+			judged = last
+		}
+	}
+	j.Summary = summary(best, bestBW, judged, ratios, j.Limit)
+	return j
+}
+
+// against picks, among the references that apply, the one to judge by:
+// below them all, the lowest; above them all, the highest; in between,
+// the nearest.
+func against(bw float64, refs []Reference) (Reference, string) {
+	lo, hi := refs[0], refs[0]
+	for _, r := range refs[1:] {
+		if r.BusBW < lo.BusBW {
+			lo = r
+		}
+		if r.BusBW > hi.BusBW {
+			hi = r
+		}
+	}
+	switch {
+	case bw < lowBound*lo.BusBW:
+		return lo, Low
+	case bw > highBound*hi.BusBW:
+		return hi, High
+	}
+	near := refs[0]
+	for _, r := range refs[1:] {
+		if abs(bw-r.BusBW) < abs(bw-near.BusBW) {
+			near = r
+		}
+	}
+	return near, Normal
+}
+
+func summary(best *RowJudgement, bestBW float64, judged *RowJudgement, ratios []float64, limit *Limit) string {
+	var parts []string
+	if best != nil && limit != nil && best.WireShare > 0 {
+		parts = append(parts, fmt.Sprintf("peak %.4g GB/s at %d B is %.0f %% of %s", bestBW, best.Size, best.WireShare*100, limit))
+	} else if limit == nil {
+		parts = append(parts, "no wire limit known")
+	}
+	if judged != nil {
+		r := judged.Reference
+		v := judged.Verdict
+		switch v {
+		case Low:
+			v = fmt.Sprintf("LOW (%.0f %% below)", (1-judged.RefRatio)*100)
+		case High:
+			v = fmt.Sprintf("HIGH (%.0f %% above: suspicious)", (judged.RefRatio-1)*100)
+		}
+		parts = append(parts, fmt.Sprintf("%s at %d B: %.2f× the published %.4g GB/s (%s; %s)", v, judged.Size, judged.RefRatio, r.BusBW, r.Conditions, r.Source))
+	} else {
+		parts = append(parts, "no published figure for this system and size")
+	}
+	if len(ratios) > 0 {
+		parts = append(parts, fmt.Sprintf("%.2f× NCCL's estimate (median)", medianOf(ratios)))
+	}
+	out := parts[0]
+	for _, p := range parts[1:] {
+		out += "; " + p
+	}
+	return out
+}
+
+func abs(x float64) float64 {
+	if x < 0 {
+		return -x
+	}
+	return x
+}
+
+func medianOf(v []float64) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

@@ -1,0 +1,131 @@
+package judge
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Reference is one published figure: the bus bandwidth a system of this
+// kind reaches for a collective in a size band, under conditions, with
+// its source.
+type Reference struct {
+	ID          string  `json:"id"`
+	GPU         string  `json:"gpu"`  // matched against the GPU's name: "H100"
+	Link        string  `json:"link"` // the intra-node link: "NVLink4", "PCIe Gen5"
+	GPUsPerNode int     `json:"gpus_per_node"`
+	NodesMin    int     `json:"nodes_min"`
+	NodesMax    int     `json:"nodes_max"` // 0 = no upper end
+	NIC         string  `json:"nic,omitempty"`
+	Collective  string  `json:"collective"`
+	MinBytes    int64   `json:"min_bytes"`
+	MaxBytes    int64   `json:"max_bytes,omitempty"` // 0 = no upper end
+	BusBW       float64 `json:"busbw_gbps"`
+	Conditions  string  `json:"conditions"`
+	Source      string  `json:"source"`
+	Date        string  `json:"date"`
+	Site        bool    `json:"-"` // from --references, not the built-in table
+}
+
+// Table is a versioned set of references.
+type Table struct {
+	Version int         `json:"version"`
+	Updated string      `json:"updated"`
+	Entries []Reference `json:"entries"`
+}
+
+// TableVersion is the version of the reference file this collbench reads.
+const TableVersion = 1
+
+//go:embed references.json
+var builtin []byte
+
+// Builtin is the table inside the binary.
+func Builtin() Table {
+	t, err := ReadTable(bytes.NewReader(builtin))
+	if err != nil {
+		panic("judge: the built-in reference table: " + err.Error()) // a test keeps this from shipping
+	}
+	return t
+}
+
+// ReadTable reads a reference file (the built-in one's format), refusing
+// unknown keys, another version and entries that do not validate.
+func ReadTable(r io.Reader) (Table, error) {
+	var t Table
+	dec := json.NewDecoder(r)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&t); err != nil {
+		return t, fmt.Errorf("not a reference table: %w", err)
+	}
+	if t.Version != TableVersion {
+		return t, fmt.Errorf("reference table version %d is not supported (this collbench reads version %d)", t.Version, TableVersion)
+	}
+	seen := map[string]bool{}
+	for i, e := range t.Entries {
+		if err := e.Validate(); err != nil {
+			return t, fmt.Errorf("entry %d (%q): %w", i+1, e.ID, err)
+		}
+		if seen[e.ID] {
+			return t, fmt.Errorf("entry %d: id %q is used twice", i+1, e.ID)
+		}
+		seen[e.ID] = true
+	}
+	return t, nil
+}
+
+// Validate refuses an entry that could not be matched or judged by.
+func (e Reference) Validate() error {
+	switch {
+	case e.ID == "" || e.GPU == "" || e.Link == "" || e.Collective == "":
+		return fmt.Errorf("id, gpu, link and collective are required")
+	case e.Source == "":
+		return fmt.Errorf("no source: every figure says where it comes from")
+	case !(e.BusBW > 0):
+		return fmt.Errorf("busbw_gbps must be above 0")
+	case e.GPUsPerNode < 1 || e.NodesMin < 1 || (e.NodesMax != 0 && e.NodesMax < e.NodesMin):
+		return fmt.Errorf("gpus_per_node and nodes_min must be at least 1, nodes_max 0 or at least nodes_min")
+	case e.MinBytes < 0 || (e.MaxBytes != 0 && e.MaxBytes < e.MinBytes):
+		return fmt.Errorf("min_bytes must be at least 0, max_bytes 0 or at least min_bytes")
+	}
+	return nil
+}
+
+// System is what a reference is matched against.
+type System struct {
+	GPU         string // the GPU's name
+	Link        string // "NVLink4", from the wire limit; empty when unknown
+	GPUsPerNode int
+	Nodes       int
+}
+
+// Matches returns the entries of the tables that describe this system,
+// collective and size.
+func Matches(tables []Table, s System, collective string, size int64) []Reference {
+	var out []Reference
+	for _, t := range tables {
+		for _, e := range t.Entries {
+			if !nameHas(s.GPU, e.GPU) || s.Link == "" || !strings.HasPrefix(s.Link, e.Link) ||
+				e.GPUsPerNode != s.GPUsPerNode || s.Nodes < e.NodesMin || (e.NodesMax != 0 && s.Nodes > e.NodesMax) ||
+				e.Collective != collective || size < e.MinBytes || (e.MaxBytes != 0 && size > e.MaxBytes) {
+				continue
+			}
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// nameHas says whether a GPU's name has model as one of its words:
+// "NVIDIA H100 80GB HBM3" is an H100, "NVIDIA GH200 480GB" is not an H200.
+func nameHas(name, model string) bool {
+	for _, w := range strings.FieldsFunc(name, func(r rune) bool { return r == ' ' || r == '-' || r == '_' }) {
+		if strings.EqualFold(w, model) {
+			return true
+		}
+	}
+	return false
+}

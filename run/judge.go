@@ -1,0 +1,80 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/host"
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/judge"
+	"github.com/collbench/collbench/machine"
+)
+
+// JudgeSpec asks for a run's numbers to be judged: against the wire,
+// the reference tables (the built-in one and a site's) and NCCL's estimate.
+type JudgeSpec struct {
+	Tables []judge.Table
+}
+
+// judgeRun judges a finished run on rank 0: the topology of rank 0's node
+// (its GPUs through NVML, its network ports in sysfs, or for the host
+// backend its memory copy rate), the job's nodes and ranks per node from
+// the devices, and each result's out-of-place bus bandwidth, time and
+// NCCL estimate. Nodes are taken to be alike.
+func (j *Job) judgeRun(s *Session, spec *JudgeSpec, coll string, doc *document.Run) *judge.Judgement {
+	topo := s.topology(j.Settings.NCCLLib)
+	limit, ok := judge.WireLimit(topo)
+	sys := judge.System{GPUsPerNode: topo.RanksPerNode, Nodes: topo.Nodes}
+	if len(topo.GPUs) > 0 {
+		sys.GPU = topo.GPUs[0].Name
+	}
+	if ok {
+		sys.Link = limit.What
+	}
+	var rows []judge.Row
+	for _, r := range doc.Results {
+		row := judge.Row{Size: r.Size, BusBW: r.OutOfPlace.BusBW, Time: r.OutOfPlace.Time}
+		if r.OutOfPlace.NCCLEstimate != nil {
+			row.Estimate = *r.OutOfPlace.NCCLEstimate
+		}
+		rows = append(rows, row)
+	}
+	jd := judge.Judge(coll, rows, limit, ok, spec.Tables, sys)
+	return &jd
+}
+
+// topology is what the judgement knows of the session's job.
+func (s *Session) topology(ncclLib string) judge.Topology {
+	t := judge.Topology{Backend: s.Backend.Name(), NICs: judge.ReadNICs("/")}
+	hosts := map[string]bool{}
+	var mine []bench.Device
+	for _, d := range s.Devices {
+		hosts[d.Hostname] = true
+		if len(s.Devices) > 0 && d.Hostname == s.Devices[0].Hostname {
+			mine = append(mine, d)
+		}
+	}
+	t.Nodes, t.RanksPerNode = len(hosts), len(mine)
+	if !s.OnGPU() {
+		if t.RanksPerNode > 1 {
+			t.MemcpyGBps = host.CopyRate()
+		}
+		return t
+	}
+	inv, _ := machine.Inspect(machine.Options{NCCLLib: ncclLib})
+	if inv == nil {
+		return t
+	}
+	for _, d := range mine {
+		bus := fmt.Sprintf("%04x:%02x:%02x", d.BusID[0], d.BusID[1], d.BusID[2])
+		for _, g := range inv.GPUs {
+			if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(g.BusID, ".0")), bus) {
+				t.GPUs = append(t.GPUs, judge.GPU{Name: g.Name, SM: strings.TrimPrefix(g.SM, "sm_"), NVLinks: g.NVLinks,
+					PCIeGen: g.PCIeGen, PCIeWidth: g.PCIeWidth})
+				break
+			}
+		}
+	}
+	return t
+}
