@@ -48,10 +48,12 @@ type Judgement struct {
 	Summary string `json:"summary"`
 }
 
-// Judge judges a collective's rows on a system: limit (ok false: none
-// known) and the references that match (tables, system).
-func Judge(collective string, rows []Row, limit Limit, hasLimit bool, tables []Table, s System) Judgement {
+// Judge judges a collective's rows on a system: against limit (or, when
+// noLimit says why there is none, not) and the references that match
+// (tables, system).
+func Judge(collective string, rows []Row, limit Limit, noLimit string, tables []Table, s System) Judgement {
 	j := Judgement{Rows: []RowJudgement{}}
+	hasLimit := noLimit == ""
 	if hasLimit {
 		l := limit
 		j.Limit = &l
@@ -82,7 +84,7 @@ func Judge(collective string, rows []Row, limit Limit, hasLimit bool, tables []T
 			judged = last
 		}
 	}
-	j.Summary = summary(best, bestBW, judged, ratios, j.Limit)
+	j.Summary = summary(best, bestBW, judged, ratios, j.Limit, noLimit)
 	return j
 }
 
@@ -114,12 +116,12 @@ func against(bw float64, refs []Reference) (Reference, string) {
 	return near, Normal
 }
 
-func summary(best *RowJudgement, bestBW float64, judged *RowJudgement, ratios []float64, limit *Limit) string {
+func summary(best *RowJudgement, bestBW float64, judged *RowJudgement, ratios []float64, limit *Limit, noLimit string) string {
 	var parts []string
 	if best != nil && limit != nil && best.WireShare > 0 {
 		parts = append(parts, fmt.Sprintf("peak %.4g GB/s at %d B is %.0f %% of %s", bestBW, best.Size, best.WireShare*100, limit))
 	} else if limit == nil {
-		parts = append(parts, "no wire limit known")
+		parts = append(parts, "no wire limit ("+noLimit+")")
 	}
 	if judged != nil {
 		r := judged.Reference

@@ -25,6 +25,7 @@ func ndr(n int) []NIC {
 
 // Recorded topologies and the limit each gives.
 func TestWireLimit(t *testing.T) {
+	shared := GPU{Bus: "0000:00:06", Name: "NVIDIA H100 80GB HBM3", SM: "9.0", PCIeGen: 5, PCIeWidth: 16}
 	pcie := []GPU{{Name: "NVIDIA A100-PCIE-40GB", SM: "8.0", PCIeGen: 4, PCIeWidth: 16}, {Name: "NVIDIA A100-PCIE-40GB", SM: "8.0", PCIeGen: 4, PCIeWidth: 8}}
 	cases := []struct {
 		name string
@@ -39,13 +40,18 @@ func TestWireLimit(t *testing.T) {
 			"network 1× 400 Gb/sec: 50 GB/s per direction"},
 		{"host backend, one machine", Topology{Backend: "host", Nodes: 1, RanksPerNode: 4, MemcpyGBps: 12.345}, "memory copy: 12.35 GB/s per direction"},
 		{"one rank", Topology{Backend: "nccl", Nodes: 1, RanksPerNode: 1, GPUs: h100s(1)}, ""},
+		// Two ranks on one GPU (as on the H100 of docs/gpu.md): their
+		// data never leaves the GPU's memory, so no link bounds it.
+		{"ranks sharing a GPU", Topology{Backend: "nccl", Nodes: 1, RanksPerNode: 2, GPUs: []GPU{shared, shared}}, ""},
 		{"no NVML figures", Topology{Backend: "nccl", Nodes: 1, RanksPerNode: 2, GPUs: []GPU{{Name: "x"}, {Name: "x"}}}, ""},
 	}
 	for _, c := range cases {
-		l, ok := WireLimit(c.t)
+		l, why := WireLimit(c.t)
 		got := ""
-		if ok {
+		if why == "" {
 			got = l.String()
+		} else if l != (Limit{}) {
+			t.Errorf("%s: a limit %+v with a reason for none, %q", c.name, l, why)
 		}
 		if got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
@@ -119,7 +125,7 @@ func TestReferenceTables(t *testing.T) {
 func TestJudge(t *testing.T) {
 	tables := []Table{Builtin()}
 	s := System{GPU: "NVIDIA H100 80GB HBM3", Link: "NVLink4 ×18", GPUsPerNode: 8, Nodes: 1}
-	limit, _ := WireLimit(Topology{Backend: "nccl", Nodes: 1, RanksPerNode: 8, GPUs: h100s(8)})
+	limit, why := WireLimit(Topology{Backend: "nccl", Nodes: 1, RanksPerNode: 8, GPUs: h100s(8)})
 	cases := []struct {
 		bw      float64
 		verdict string
@@ -128,7 +134,7 @@ func TestJudge(t *testing.T) {
 		{400, Normal, "h100x8-ar-ring"}, {470, Normal, "h100x8-ar-nvls"}, {300, Low, "h100x8-ar-ring"}, {600, High, "h100x8-ar-nvls"},
 	}
 	for _, c := range cases {
-		j := Judge("allreduce", []Row{{Size: 1 << 20, BusBW: 100, Time: 20, Estimate: 10}, {Size: 8 << 30, BusBW: c.bw, Time: 1000, Estimate: 800}}, limit, true, tables, s)
+		j := Judge("allreduce", []Row{{Size: 1 << 20, BusBW: 100, Time: 20, Estimate: 10}, {Size: 8 << 30, BusBW: c.bw, Time: 1000, Estimate: 800}}, limit, why, tables, s)
 		r := j.Rows[1]
 		if r.Verdict != c.verdict || r.Reference == nil || r.Reference.ID != c.ref || j.Rows[0].Verdict != "" {
 			t.Errorf("%g GB/s: %+v, want %s against %s", c.bw, r, c.verdict, c.ref)
@@ -140,9 +146,13 @@ func TestJudge(t *testing.T) {
 			t.Errorf("summary %q", j.Summary)
 		}
 	}
-	j := Judge("allreduce", []Row{{Size: 8 << 30, BusBW: 300}}, limit, true, tables, s)
+	j := Judge("allreduce", []Row{{Size: 8 << 30, BusBW: 300}}, limit, why, tables, s)
 	if !strings.Contains(j.Summary, "LOW (19 % below) at 8589934592 B: 0.81× the published 370 GB/s") {
 		t.Errorf("summary %q", j.Summary)
+	}
+	shared := Judge("allreduce", []Row{{Size: 1 << 20, BusBW: 300}}, Limit{}, "ranks share a GPU: their data stays in its memory, no link bounds it", tables, s)
+	if shared.Limit != nil || !strings.HasPrefix(shared.Summary, "no wire limit (ranks share a GPU") {
+		t.Errorf("shared GPU: %+v", shared)
 	}
 	for _, other := range []System{{GPU: "NVIDIA GH200 480GB", Link: "NVLink4", GPUsPerNode: 8, Nodes: 1},
 		{GPU: "NVIDIA H100 PCIe", Link: "PCIe Gen5 x16", GPUsPerNode: 8, Nodes: 1}, {GPU: "NVIDIA H100 80GB HBM3", Link: "NVLink4", GPUsPerNode: 4, Nodes: 1}} {

@@ -14,6 +14,7 @@ import (
 
 // GPU is one GPU of the communicator, as NVML and CUDA describe it.
 type GPU struct {
+	Bus       string // PCI bus id: ranks that share a GPU have the same
 	Name      string // "NVIDIA H100 80GB HBM3"
 	SM        string // compute capability, "9.0"
 	NVLinks   int    // active NVLink links
@@ -82,16 +83,21 @@ var pcieLane = map[int]float64{1: 0.25, 2: 0.5, 3: 0.985, 4: 1.969, 5: 3.938, 6:
 // nodes also the node's network ports together (NCCL spreads its rings
 // over every NIC, so the bus bandwidth of a job across nodes is at most
 // their sum); for the host backend on one machine its memory copy rate.
-// ok is false when nothing bounds it that is known (one rank, no figure).
-func WireLimit(t Topology) (Limit, bool) {
+// When no limit is known, why says so (one rank; ranks sharing a GPU,
+// whose data stays in its memory; no figure from NVML or sysfs).
+func WireLimit(t Topology) (l Limit, why string) {
 	var limits []Limit
 	if t.Nodes <= 1 && t.RanksPerNode <= 1 {
-		return Limit{}, false
+		return Limit{}, "one rank: no data crosses a link"
 	}
 	if t.RanksPerNode > 1 {
 		switch t.Backend {
 		case "nccl":
-			if l, ok := gpuLimit(t.GPUs); ok {
+			if sharesGPU(t.GPUs) {
+				if t.Nodes <= 1 {
+					return Limit{}, "ranks share a GPU: their data stays in its memory, no link bounds it"
+				}
+			} else if l, ok := gpuLimit(t.GPUs); ok {
 				limits = append(limits, l)
 			}
 		case "host":
@@ -106,7 +112,7 @@ func WireLimit(t Topology) (Limit, bool) {
 		}
 	}
 	if len(limits) == 0 {
-		return Limit{}, false
+		return Limit{}, "no figure for the links (NVML or sysfs gave none)"
 	}
 	low := limits[0]
 	for _, l := range limits[1:] {
@@ -114,7 +120,22 @@ func WireLimit(t Topology) (Limit, bool) {
 			low = l
 		}
 	}
-	return low, true
+	return low, ""
+}
+
+// sharesGPU says whether two ranks of the node are on one GPU.
+func sharesGPU(gpus []GPU) bool {
+	seen := map[string]bool{}
+	for _, g := range gpus {
+		if g.Bus == "" {
+			continue
+		}
+		if seen[g.Bus] {
+			return true
+		}
+		seen[g.Bus] = true
+	}
+	return false
 }
 
 func gpuLimit(gpus []GPU) (Limit, bool) {

@@ -24,12 +24,12 @@ type JudgeSpec struct {
 // NCCL estimate. Nodes are taken to be alike.
 func (j *Job) judgeRun(s *Session, spec *JudgeSpec, coll string, doc *document.Run) *judge.Judgement {
 	topo := s.topology(j.Settings.NCCLLib)
-	limit, ok := judge.WireLimit(topo)
+	limit, why := judge.WireLimit(topo)
 	sys := judge.System{GPUsPerNode: topo.RanksPerNode, Nodes: topo.Nodes}
 	if len(topo.GPUs) > 0 {
 		sys.GPU = topo.GPUs[0].Name
 	}
-	if ok {
+	if why == "" {
 		sys.Link = limit.What
 	}
 	var rows []judge.Row
@@ -40,7 +40,7 @@ func (j *Job) judgeRun(s *Session, spec *JudgeSpec, coll string, doc *document.R
 		}
 		rows = append(rows, row)
 	}
-	jd := judge.Judge(coll, rows, limit, ok, spec.Tables, sys)
+	jd := judge.Judge(coll, rows, limit, why, spec.Tables, sys)
 	return &jd
 }
 
@@ -70,7 +70,7 @@ func (s *Session) topology(ncclLib string) judge.Topology {
 		bus := fmt.Sprintf("%04x:%02x:%02x", d.BusID[0], d.BusID[1], d.BusID[2])
 		for _, g := range inv.GPUs {
 			if strings.HasSuffix(strings.ToLower(strings.TrimSuffix(g.BusID, ".0")), bus) {
-				t.GPUs = append(t.GPUs, judge.GPU{Name: g.Name, SM: strings.TrimPrefix(g.SM, "sm_"), NVLinks: g.NVLinks,
+				t.GPUs = append(t.GPUs, judge.GPU{Bus: bus, Name: g.Name, SM: strings.TrimPrefix(g.SM, "sm_"), NVLinks: g.NVLinks,
 					PCIeGen: g.PCIeGen, PCIeWidth: g.PCIeWidth})
 				break
 			}
