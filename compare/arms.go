@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 
+	"github.com/montanaflynn/stats"
+
 	"github.com/collbench/collbench/document"
 )
 
@@ -145,22 +147,16 @@ func armVerdict(f ArmFigure, o ArmOptions) string {
 	return ArmSame
 }
 
+// median and mean of a non-empty sample (montanaflynn/stats fails only
+// on an empty one, which no caller passes).
 func median(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	m, _ := stats.Median(v)
+	return m
 }
 
 func mean(v []float64) float64 {
-	t := 0.0
-	for _, x := range v {
-		t += x
-	}
-	return t / float64(len(v))
+	m, _ := stats.Mean(v)
+	return m
 }
 
 // medianInterval is the distribution-free interval of the median from the

@@ -2,7 +2,8 @@ package judge
 
 import (
 	"fmt"
-	"sort"
+
+	"github.com/montanaflynn/stats"
 )
 
 // Verdicts of a bus bandwidth against the published figures that apply.
@@ -154,11 +155,6 @@ func abs(x float64) float64 {
 }
 
 func medianOf(v []float64) float64 {
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	m, _ := stats.Median(v)
+	return m
 }
