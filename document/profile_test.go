@@ -3,6 +3,7 @@ package document_test
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -109,5 +110,26 @@ func TestProfileJSONKeys(t *testing.T) {
 		if _, ok := top[k]; !ok {
 			t.Errorf("no %q", k)
 		}
+	}
+}
+
+// The profile measured on an H100 and kept in docs/measured is read back
+// whole and follows the schema, so its figures stay usable.
+func TestMeasuredProfileReads(t *testing.T) {
+	const path = "../docs/measured/h100-2026-11-26/profile-g2-float.json"
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schemacheck.Validate("../docs/profile.schema.json", data); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	p, err := document.DecodeProfile(bytes.NewReader(data))
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	c, err := p.Curve("allreduce", 2, "consecutive")
+	if err != nil || c.Fit == nil || !(c.Fit.BusBWInf > 100) {
+		t.Errorf("the all-reduce curve of two ranks: %+v, %v", c, err)
 	}
 }
