@@ -33,7 +33,8 @@ func abVerdicts(out string) map[string]map[string]string {
 
 // Two arms that differ by a setting known to change the time: one rank
 // against four in each of two processes (2 against 8 ranks, which copy
-// seven times the data on the same cores), started by collbench launch.
+// seven times the data on the same cores; 1-4 MiB, where the copies
+// outweigh the scheduling of a loaded machine), started by collbench launch.
 // ab says so with the right sign whichever arm comes first, also under
 // the race detector and beside busy loops, where shared memory against
 // TCP did not; exit 1 when the second arm is the slower one. The record
@@ -42,7 +43,12 @@ func TestABTellsArmsApart(t *testing.T) {
 	selfEnv(t)
 	shortRaceExit(t)
 	dir := t.TempDir()
-	sweep := []string{"--", "allreduce", "-b", "64K", "-e", "256K", "-f", "2", "-n", "5", "-w", "1"}
+	sweep := []string{"--", "allreduce", "-b", "1M", "-e", "4M", "-f", "2", "-n", "5", "-w", "1"}
+	if raceEnabled {
+		// The race detector slows every copy, so that smaller sizes are
+		// already ruled by them, at a sixteenth of the time.
+		sweep = []string{"--", "allreduce", "-b", "64K", "-e", "256K", "-f", "2", "-n", "5", "-w", "1"}
+	}
 	for _, tc := range []struct {
 		first, second, want string
 		code                int
@@ -52,7 +58,7 @@ func TestABTellsArmsApart(t *testing.T) {
 	} {
 		path := filepath.Join(dir, strings.ReplaceAll(tc.first, " ", "")+".json")
 		args := append([]string{"launch", "-n", "2", "--", "ab", "-q", "--arm", tc.first, "--arm", tc.second,
-			"--rounds", "8", "-J", path}, sweep...)
+			"--rounds", "10", "-J", path}, sweep...)
 		code, out, errOut := runCLI(args...)
 		verdicts := abVerdicts(out)
 		if len(verdicts) != 3 {
@@ -84,7 +90,7 @@ func TestABTellsArmsApart(t *testing.T) {
 			t.Fatal(err)
 		}
 		if doc.Schema != document.ABSchemaName || doc.Version != document.ABSchemaVersion || len(doc.Arms) != 2 ||
-			len(doc.Arms[0].Rounds) != 8 || len(doc.Arms[1].Rounds) != 8 || len(doc.Rows) != 3 || doc.Arms[1].Args[1] != tc.second[3:] {
+			len(doc.Arms[0].Rounds) != 10 || len(doc.Arms[1].Rounds) != 10 || len(doc.Rows) != 3 || doc.Arms[1].Args[1] != tc.second[3:] {
 			t.Errorf("%s first: record %s", tc.first, data)
 		}
 	}
@@ -99,13 +105,14 @@ func shortRaceExit(t *testing.T) {
 }
 
 // Identical arms are called the same: at p < 0.01 on one size, at least
-// 19 repetitions of 20.
+// 19 repetitions of 20; ten rounds each, so that a loaded machine's drift
+// is spread over both arms.
 func TestABIdenticalArmsAgree(t *testing.T) {
 	selfEnv(t)
 	shortRaceExit(t)
 	differ := 0
 	for i := 0; i < 20; i++ {
-		code, out, errOut := runCLI("ab", "-q", "--arm", "-g 2", "--arm", "-g 2", "--rounds", "6", "--",
+		code, out, errOut := runCLI("ab", "-q", "--arm", "-g 2", "--arm", "-g 2", "--rounds", "10", "--",
 			"allreduce", "-b", "4K", "-e", "4K", "-n", "10", "-w", "1")
 		v := abVerdicts(out)
 		if len(v) != 1 {
