@@ -119,7 +119,7 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 		set  bool
 		name string
 	}{{spec.Register != 0, "-R"}, {spec.CTAPolicy != 0, "-x"}, {spec.StreamNull, "-y"}, {spec.InitThreads > 0, "-p"},
-		{spec.MinCTAs != 0 || spec.MaxCTAs != 0, "--nccl-min-ctas/--nccl-max-ctas"}, {opts.Estimate, "--nccl-estimate"}} {
+		{spec.MinCTAs != 0 || spec.MaxCTAs != 0, "--nccl-min-ctas/--nccl-max-ctas"}, {opts.Estimate, "NCCL's estimate (ncclGroupSimulateEnd)"}} {
 		if f.set && !sess.OnGPU() {
 			return nil, Usagef("%s applies to the nccl backend only", f.name)
 		}

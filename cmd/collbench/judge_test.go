@@ -71,4 +71,5 @@ func TestReferences(t *testing.T) {
 	expectUsageError(t, []string{"references", "--references", bad}, bad+": entry 1 (\"x\"): no source")
 	expectUsageError(t, []string{"allreduce", "-b", "8", "-e", "8", "--references", bad}, bad+": entry 1")
 	expectUsageError(t, []string{"references", "extra"}, `unexpected argument "extra"`)
+	expectUsageError(t, []string{"allreduce", "-b", "8", "-e", "8", "--nccl-estimate"}, "NCCL's estimate (ncclGroupSimulateEnd) applies to the nccl backend only")
 }
