@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/launch"
 )
 
 // Gatherer is the job of ab's own processes, one per rank of the sweep:
@@ -250,7 +250,7 @@ func (r *runner) round(ctx context.Context, a Arm, idx, round int) (doc *documen
 	}
 	rep := report{}
 	if runErr != nil {
-		rep.Code, rep.Line = exitCode(runErr), firstLine(runErr, stderr.lastLine())
+		rep.Code, rep.Line = launch.ExitStatus(cmd, runErr), firstLine(runErr, stderr.lastLine())
 	} else if jsonPath != "" {
 		if doc, err = document.Load(ctx, jsonPath, maxDocument, document.DecodeRun); err != nil {
 			rep.Code, rep.Line = 1, "reading its results: "+err.Error()
@@ -267,15 +267,15 @@ func (r *runner) round(ctx context.Context, a Arm, idx, round int) (doc *documen
 }
 
 // culprit picks the failure to report: the first rank whose exit is its
-// own (not 1 or 4, what ranks report when a peer fails them), else the
-// first that failed.
+// own (not a launch.Consequence of a peer's failure), else the first that
+// failed.
 func culprit(reps []report) (int, report, bool) {
 	first := -1
 	for i, p := range reps {
 		if p.Code == 0 {
 			continue
 		}
-		if p.Code != 1 && p.Code != 4 {
+		if !launch.Consequence(p.Code) {
 			return i, p, true
 		}
 		if first < 0 {
@@ -394,17 +394,6 @@ func (r *runner) command(ctx context.Context, args, env []string) *exec.Cmd {
 	cmd.WaitDelay = 10 * time.Second
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	return cmd
-}
-
-func exitCode(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return 128 + int(ws.Signal())
-		}
-		return ee.ExitCode()
-	}
-	return 1
 }
 
 // firstLine is what a failed process said last, else how it ended.

@@ -133,11 +133,11 @@ type exit struct {
 // ranks that lose a peer follow it within milliseconds.
 const settle = 200 * time.Millisecond
 
-// consequence says a rank's exit code is what ranks report when a peer
+// Consequence says a rank's exit code is what ranks report when a peer
 // fails them: 1 (the job lost a rank) or 4 (a rank stopped answering). A
 // signal, a usage error, wrong results or a failed export are a rank's
 // own.
-func consequence(code int) bool { return code == 1 || code == 4 }
+func Consequence(code int) bool { return code == 1 || code == 4 }
 
 // culprit picks, from the failures in the order the launcher learnt of
 // them, the one that most likely caused the others: the first, unless a
@@ -145,11 +145,11 @@ func consequence(code int) bool { return code == 1 || code == 4 }
 // a consequence.
 func culprit(failures []exit) exit {
 	first := failures[0]
-	if !consequence(first.code) {
+	if !Consequence(first.code) {
 		return first
 	}
 	for _, f := range failures[1:] {
-		if f.at.Sub(first.at) <= settle && !consequence(f.code) {
+		if f.at.Sub(first.at) <= settle && !Consequence(f.code) {
 			return f
 		}
 	}
