@@ -327,19 +327,9 @@ func (r *runner) rendezvous(ctx context.Context) (*armRendezvous, error) {
 		if err != nil {
 			return nil, fmt.Errorf("the rendezvous %q: %w", r.o.Addr, err)
 		}
-		bind := net.JoinHostPort(host, "0")
-		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-			bind = ":0"
-		}
-		l, err := net.Listen("tcp", bind)
+		f, port, err := cluster.ListenFile(cluster.Bind(host, "0"))
 		if err != nil {
-			return nil, fmt.Errorf("opening the arms' rendezvous: %w", err)
-		}
-		_, port, _ := net.SplitHostPort(l.Addr().String())
-		f, err := l.(*net.TCPListener).File()
-		l.Close() // the duplicate in f stays open
-		if err != nil {
-			return nil, fmt.Errorf("opening the arms' rendezvous: %w", err)
+			return nil, fmt.Errorf("the arms' rendezvous: %w", err)
 		}
 		secret := make([]byte, 16)
 		if _, err := rand.Read(secret); err != nil {

@@ -70,16 +70,12 @@ const MaxProcs = 1024
 func Env(base []string, rendezvous string) ([]string, *os.File, error) {
 	var ln *os.File
 	if rendezvous == "" {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, nil, fmt.Errorf("opening the rendezvous port: %w", err)
+		var port string
+		var err error
+		if ln, port, err = cluster.ListenFile("127.0.0.1:0"); err != nil {
+			return nil, nil, err
 		}
-		rendezvous = l.Addr().String()
-		ln, err = l.(*net.TCPListener).File()
-		l.Close() // the duplicate in ln stays open
-		if err != nil {
-			return nil, nil, fmt.Errorf("opening the rendezvous port: %w", err)
-		}
+		rendezvous = net.JoinHostPort("127.0.0.1", port)
 	}
 	host, port, err := net.SplitHostPort(rendezvous)
 	if err != nil {

@@ -167,11 +167,7 @@ func listenStore(addr string, getenv func(string) string) (net.Listener, error) 
 		return ln, nil
 	}
 	host, port, _ := net.SplitHostPort(addr)
-	bind := addr
-	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		bind = net.JoinHostPort("", port)
-	}
-	ln, err := net.Listen("tcp", bind)
+	ln, err := net.Listen("tcp", cluster.Bind(host, port))
 	if err != nil {
 		return nil, fmt.Errorf("rank 0 cannot host the rendezvous at %s: %w (pick another with --rendezvous or MASTER_PORT)", addr, err)
 	}
