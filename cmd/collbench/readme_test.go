@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // readmeExample is one "$ command" of a console block in README.md and
@@ -143,6 +146,9 @@ func TestREADMECommands(t *testing.T) {
 	}
 	for _, ex := range examples {
 		command := ex.command
+		if _, build, ok := strings.Cut(command, "; "); ok && strings.HasPrefix(command, "export CGO_CFLAGS=") {
+			command = build // the quick start's compiler flags: TestFirstBuildQuiet
+		}
 		if _, run, ok := strings.Cut(command, " && ./collbench "); ok && strings.HasPrefix(command, "go build ") {
 			command = "collbench " + run // the quick start: build, then run the binary built
 		}
@@ -214,4 +220,49 @@ func TestBuildWithoutCgoSaysWhy(t *testing.T) {
 	if !strings.Contains(string(out), "collbench_needs_cgo_build_with_CGO_ENABLED_1_and_a_C_compiler") {
 		t.Errorf("the build's errors do not say cgo is needed:\n%s", out)
 	}
+}
+
+// quickStartCFlags is the CGO_CFLAGS value README.md's two set-up commands
+// export; both must set the same one.
+func quickStartCFlags(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?m)^    export CGO_CFLAGS="([^"]*)"; go (build|vet) `)
+	var values []string
+	for _, m := range re.FindAllStringSubmatch(string(b), -1) {
+		values = append(values, m[1])
+	}
+	if len(values) != 2 || values[0] != values[1] {
+		t.Fatalf("README.md's build and test commands export CGO_CFLAGS as %q; want one value in both", values)
+	}
+	return values[0]
+}
+
+// A newcomer's first build is quiet: go-nvml's package, the one whose C
+// header warns, compiles with README.md's flags and the compiler says
+// nothing. A define that changes every run makes the go command compile it
+// afresh rather than take it from the build cache.
+func TestFirstBuildQuiet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("compiles go-nvml's cgo package")
+	}
+	flags := quickStartCFlags(t)
+	cmd := exec.Command("go", "build", "-o", os.DevNull, "github.com/NVIDIA/go-nvml/pkg/nvml")
+	cmd.Env = append(os.Environ(), fmt.Sprintf("CGO_CFLAGS=%s -DCOLLBENCH_FRESH_BUILD=%d", flags, time.Now().UnixNano()))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if len(bytes.TrimSpace(out)) > 0 {
+		lines := strings.Count(string(out), "\n")
+		t.Errorf("the first build printed %d lines with CGO_CFLAGS=%q; the first ten:\n%s", lines, flags, firstLines(string(out), 10))
+	}
+}
+
+func firstLines(s string, n int) string {
+	lines := strings.SplitN(s, "\n", n+1)
+	return strings.Join(lines[:min(n, len(lines))], "\n")
 }
