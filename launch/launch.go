@@ -235,7 +235,8 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 	done := make([]bool, n)
 	left := n
 	var failures []exit
-	var stopped []int // ranks found stopped when the first one failed
+	var stopped []int   // ranks found stopped when the first one failed
+	var lingering []int // ranks still running when the grace period ended
 	var deadline <-chan time.Time
 	var signalled os.Signal
 	terminated := false
@@ -270,6 +271,7 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 		case <-deadline:
 			if !terminated {
 				terminated = true
+				lingering = aliveRanks(done)
 				l.signalAlive(procs, done, syscall.SIGTERM)
 				l.signalAlive(procs, done, syscall.SIGCONT) // a stopped rank must run to see it
 				deadline = time.After(5 * time.Second)
@@ -295,15 +297,37 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 	}
 	first := culprit(failures)
 	what := fmt.Sprintf("rank %d failed first", first.rank)
-	if len(stopped) > 0 {
-		var names []string
-		for _, r := range stopped {
-			names = append(names, strconv.Itoa(r))
-		}
-		what = fmt.Sprintf("rank %s was stopped (SIGSTOP or a debugger) when rank %d failed", strings.Join(names, ", "), failures[0].rank)
+	switch {
+	case len(stopped) > 0:
+		what = fmt.Sprintf("rank %s was stopped (SIGSTOP or a debugger) when rank %d failed", rankList(stopped), failures[0].rank)
+	case Consequence(first.code) && len(lingering) > 0:
+		// Every failure says a peer failed it, and some ranks outlived
+		// the grace period: they never came (hung before the rendezvous,
+		// or stalled), and the others gave up on them.
+		what = fmt.Sprintf("rank %s was still running when rank %d gave up on a peer, and was ended after %v", rankList(lingering), first.rank, l.grace)
 	}
 	l.line(l.stderr, "collbench launch: %s; ranks with a non-zero exit: %s", what, strings.Join(failed, ", "))
 	return first.code
+}
+
+// aliveRanks lists the ranks that have not exited, in rank order.
+func aliveRanks(done []bool) []int {
+	var out []int
+	for r, d := range done {
+		if !d {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// rankList writes ranks as "2" or "2, 5".
+func rankList(ranks []int) string {
+	names := make([]string, len(ranks))
+	for i, r := range ranks {
+		names[i] = strconv.Itoa(r)
+	}
+	return strings.Join(names, ", ")
 }
 
 // stoppedRanks lists the ranks still running whose process is stopped

@@ -99,3 +99,23 @@ func TestRunNamesTheCause(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want rank 0's 2", code, errOut.String())
 	}
 }
+
+// A rank that never reaches the rendezvous (running, not stopped) fails
+// nobody by exiting: the others give up on it with a consequence's code.
+// The launcher names the rank it had to end, not the first that gave up.
+func TestRunNamesTheRankThatNeverCame(t *testing.T) {
+	env, ln, err := Env(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := Run(Options{Procs: 4, Exe: "/bin/sh", Args: []string{"-c", `case $RANK in 2) exec sleep 60;; *) sleep 0.1; exit 4;; esac`},
+		Stdout: &out, Stderr: &errOut, Grace: 300 * time.Millisecond, Env: env, Listener: ln})
+	if code != 4 {
+		t.Errorf("exit %d, want the others' 4", code)
+	}
+	want := "rank 2 was still running when rank "
+	if !strings.Contains(errOut.String(), want) || strings.Contains(errOut.String(), "failed first") {
+		t.Errorf("stderr %q; want %q", errOut.String(), want)
+	}
+}
