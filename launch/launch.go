@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/cluster"
 )
 
@@ -299,12 +300,12 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 	what := fmt.Sprintf("rank %d failed first", first.rank)
 	switch {
 	case len(stopped) > 0:
-		what = fmt.Sprintf("rank %s was stopped (SIGSTOP or a debugger) when rank %d failed", rankList(stopped), failures[0].rank)
+		what = fmt.Sprintf("%s %s stopped (SIGSTOP or a debugger) when rank %d failed", bench.RankNames(stopped), wasOrWere(stopped), failures[0].rank)
 	case Consequence(first.code) && len(lingering) > 0:
 		// Every failure says a peer failed it, and some ranks outlived
 		// the grace period: they never came (hung before the rendezvous,
 		// or stalled), and the others gave up on them.
-		what = fmt.Sprintf("rank %s was still running when rank %d gave up on a peer, and was ended after %v", rankList(lingering), first.rank, l.grace)
+		what = fmt.Sprintf("%s %s still running when rank %d gave up on a peer, and ended after %v", bench.RankNames(lingering), wasOrWere(lingering), first.rank, l.grace)
 	}
 	l.line(l.stderr, "collbench launch: %s; ranks with a non-zero exit: %s", what, strings.Join(failed, ", "))
 	return first.code
@@ -321,13 +322,11 @@ func aliveRanks(done []bool) []int {
 	return out
 }
 
-// rankList writes ranks as "2" or "2, 5".
-func rankList(ranks []int) string {
-	names := make([]string, len(ranks))
-	for i, r := range ranks {
-		names[i] = strconv.Itoa(r)
+func wasOrWere(ranks []int) string {
+	if len(ranks) == 1 {
+		return "was"
 	}
-	return strings.Join(names, ", ")
+	return "were"
 }
 
 // stoppedRanks lists the ranks still running whose process is stopped
