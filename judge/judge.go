@@ -49,35 +49,59 @@ type Judgement struct {
 	Summary string `json:"summary"`
 }
 
-// Judge judges a collective's rows on a system: against limit (or, when
-// noLimit says why there is none, not) and the references that match
-// (tables, system).
-func Judge(collective string, rows []Row, limit Limit, noLimit string, tables []Table, s System) Judgement {
-	j := Judgement{Rows: []RowJudgement{}}
-	hasLimit := noLimit == ""
-	if hasLimit {
-		l := limit
-		j.Limit = &l
+// Judger judges one collective's sizes on one system, a size at a time,
+// so that a table can show each row's judgement as it is measured and
+// the run's judgement can be put together at the end.
+type Judger struct {
+	collective string
+	limit      *Limit // nil: no wire limit, for the reason in noLimit
+	noLimit    string
+	tables     []Table
+	system     System
+}
+
+// NewJudger judges collective on system s: against limit (or, when
+// noLimit says why there is none, not) and the references of tables that
+// match.
+func NewJudger(collective string, limit Limit, noLimit string, tables []Table, s System) *Judger {
+	j := &Judger{collective: collective, noLimit: noLimit, tables: tables, system: s}
+	if noLimit == "" {
+		j.limit = &limit
 	}
-	var best *RowJudgement
+	return j
+}
+
+// Limit is the wire limit judged against; nil when there is none.
+func (j *Judger) Limit() *Limit { return j.limit }
+
+// Row judges one size.
+func (j *Judger) Row(r Row) RowJudgement {
+	rj := RowJudgement{Size: r.Size}
+	if j.limit != nil && j.limit.GBps > 0 && r.BusBW > 0 {
+		rj.WireShare = r.BusBW / j.limit.GBps
+	}
+	if refs := Matches(j.tables, j.system, j.collective, r.Size); len(refs) > 0 && r.BusBW > 0 {
+		ref, verdict := against(r.BusBW, refs)
+		rj.Reference, rj.Verdict, rj.RefRatio = &ref, verdict, r.BusBW/ref.BusBW
+	}
+	if r.Estimate > 0 && r.Time > 0 {
+		rj.EstimateRatio = r.Time / r.Estimate
+	}
+	return rj
+}
+
+// Judge judges a run's rows and sums them up in one line.
+func (j *Judger) Judge(rows []Row) Judgement {
+	out := Judgement{Limit: j.limit, Rows: []RowJudgement{}}
+	var best, judged *RowJudgement
 	var bestBW float64
-	var judged *RowJudgement
 	var ratios []float64
 	for _, r := range rows {
-		rj := RowJudgement{Size: r.Size}
-		if hasLimit && limit.GBps > 0 && r.BusBW > 0 {
-			rj.WireShare = r.BusBW / limit.GBps
+		out.Rows = append(out.Rows, j.Row(r))
+		last := &out.Rows[len(out.Rows)-1]
+		if last.EstimateRatio > 0 {
+			ratios = append(ratios, last.EstimateRatio)
 		}
-		if refs := Matches(tables, s, collective, r.Size); len(refs) > 0 && r.BusBW > 0 {
-			ref, verdict := against(r.BusBW, refs)
-			rj.Reference, rj.Verdict, rj.RefRatio = &ref, verdict, r.BusBW/ref.BusBW
-		}
-		if r.Estimate > 0 && r.Time > 0 {
-			rj.EstimateRatio = r.Time / r.Estimate
-			ratios = append(ratios, rj.EstimateRatio)
-		}
-		j.Rows = append(j.Rows, rj)
-		last := &j.Rows[len(j.Rows)-1]
 		if r.BusBW > bestBW {
 			best, bestBW = last, r.BusBW
 		}
@@ -85,8 +109,15 @@ func Judge(collective string, rows []Row, limit Limit, noLimit string, tables []
 			judged = last
 		}
 	}
-	j.Summary = summary(best, bestBW, judged, ratios, j.Limit, noLimit)
-	return j
+	out.Summary = summary(best, bestBW, judged, ratios, j.limit, j.noLimit)
+	return out
+}
+
+// Judge judges a collective's rows on a system: against limit (or, when
+// noLimit says why there is none, not) and the references that match
+// (tables, system).
+func Judge(collective string, rows []Row, limit Limit, noLimit string, tables []Table, s System) Judgement {
+	return NewJudger(collective, limit, noLimit, tables, s).Judge(rows)
 }
 
 // against picks, among the references that apply, the one to judge by:

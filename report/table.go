@@ -55,6 +55,10 @@ type Table struct {
 	// Judgement, when set (--judge), is the line under the footer's
 	// average that judges the run.
 	Judgement string
+	// Extra, when set, is a set of columns after nccl-tests' own (an
+	// opt-in set such as JudgeColumns): a table without it is
+	// nccl-tests' byte for byte.
+	Extra *Columns
 	// estimates are the rows that carried the backend's own estimate
 	// (--nccl-estimate), for the block under the footer.
 	estimates []bench.Row
@@ -111,12 +115,20 @@ func (t *Table) columns() {
 	if in.Timestamps {
 		stampPad, stampLabel, stampFormat = 19, "timestamp", "%Y-%m-%d %H:%M:%S"
 	}
+	// Added columns start where they start in a row: after the 118
+	// characters of nccl-tests' cells and the timestamp's 21, while the
+	// header lines end at 116 and 119 plus the timestamp's pad.
+	x, rowEnd := t.Extra, 118
+	if in.Timestamps {
+		rowEnd += 21
+	}
 	p("#\n")
-	p("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          \n", "", "", "", "", "")
-	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "size", "count", "type", "redop", "root",
-		timeCol, "algbw", "busbw", "#wrong", timeCol, "algbw", "busbw", "#wrong", stampPad, stampLabel)
-	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s\n", "(B)", "(elements)", "", "", "",
-		"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", stampPad, stampFormat)
+	p("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          %s\n", "", "", "", "", "",
+		x.title(116, rowEnd))
+	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s%s\n", "size", "count", "type", "redop", "root",
+		timeCol, "algbw", "busbw", "#wrong", timeCol, "algbw", "busbw", "#wrong", stampPad, stampLabel, x.cellsAt(x.heads(), 119+stampPad, rowEnd))
+	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s%s\n", "(B)", "(elements)", "", "", "",
+		"(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "", stampPad, stampFormat, x.cellsAt(x.units(), 119+stampPad, rowEnd))
 }
 
 // Row writes one result line.
@@ -146,6 +158,9 @@ func (t *Table) Row(r bench.Row) {
 			now = t.Info.Now
 		}
 		fmt.Fprintf(t.W, "%21s", now().Format("2006-01-02 15:04:05"))
+	}
+	if t.Extra != nil {
+		fmt.Fprint(t.W, t.Extra.cells(t.Extra.Cells(r)))
 	}
 	fmt.Fprint(t.W, "\n")
 }

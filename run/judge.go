@@ -17,12 +17,12 @@ type JudgeSpec struct {
 	Tables []judge.Table
 }
 
-// judgeRun judges a finished run on rank 0: the topology of rank 0's node
-// (its GPUs through NVML, its network ports in sysfs, or for the host
-// backend its memory copy rate), the job's nodes and ranks per node from
-// the devices, and each result's out-of-place bus bandwidth, time and
-// NCCL estimate. Nodes are taken to be alike.
-func (j *Job) judgeRun(s *Session, spec *JudgeSpec, coll string, doc *document.Run) *judge.Judgement {
+// judger prepares, on rank 0, the judgement of a run of coll: the
+// topology of rank 0's node (its GPUs through NVML, its network ports in
+// sysfs, or for the host backend its memory copy rate, measured here
+// before the sweep), the job's nodes and ranks per node from the devices.
+// Nodes are taken to be alike.
+func (j *Job) judger(s *Session, spec *JudgeSpec, coll string) *judge.Judger {
 	topo := s.topology(j.Settings.NCCLLib)
 	limit, why := judge.WireLimit(topo)
 	sys := judge.System{GPUsPerNode: topo.RanksPerNode, Nodes: topo.Nodes}
@@ -32,6 +32,17 @@ func (j *Job) judgeRun(s *Session, spec *JudgeSpec, coll string, doc *document.R
 	if why == "" {
 		sys.Link = limit.What
 	}
+	return judge.NewJudger(coll, limit, why, spec.Tables, sys)
+}
+
+// JudgeRow is what the judgement reads of a row: its out-of-place bus
+// bandwidth, time and NCCL estimate.
+func JudgeRow(r bench.Row) judge.Row {
+	return judge.Row{Size: r.Size, BusBW: r.OutOfPlace.BusBW, Time: r.OutOfPlace.Time, Estimate: r.OutOfPlace.Estimate}
+}
+
+// judgeDoc judges a finished run's results as JudgeRow reads a row.
+func judgeDoc(jd *judge.Judger, doc *document.Run) *judge.Judgement {
 	var rows []judge.Row
 	for _, r := range doc.Results {
 		row := judge.Row{Size: r.Size, BusBW: r.OutOfPlace.BusBW, Time: r.OutOfPlace.Time}
@@ -40,8 +51,8 @@ func (j *Job) judgeRun(s *Session, spec *JudgeSpec, coll string, doc *document.R
 		}
 		rows = append(rows, row)
 	}
-	jd := judge.Judge(coll, rows, limit, why, spec.Tables, sys)
-	return &jd
+	out := jd.Judge(rows)
+	return &out
 }
 
 // topology is what the judgement knows of the session's job.

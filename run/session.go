@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/collbench/collbench/judge"
 	"os"
 	"slices"
 	"strconv"
@@ -26,9 +27,12 @@ type Session struct {
 	// Sweep is the sizes the communicators were opened for: the one
 	// asked for, its largest size lowered to what the devices hold.
 	Sweep bench.Sweep
-	local []int // this process's devices
-	job   *Job
-	close func()
+	// Judger, on rank 0 of a run asked to be judged, judges each row as
+	// it is measured; it is set before the run's Start hook.
+	Judger *judge.Judger
+	local  []int // this process's devices
+	job    *Job
+	close  func()
 }
 
 // Open joins the job, picks the backend and opens the communicators of

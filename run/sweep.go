@@ -151,6 +151,9 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 		v := int(nccl.RuntimeVersion()) // ncclGetVersion's code, as nccl-tests writes it
 		doc.NCCLVersion = &v
 	}
+	if spec.Judge != nil && j.Rank == 0 {
+		sess.Judger = j.judger(sess, spec.Judge, coll.Name)
+	}
 	eng := &bench.Engine{Comm: sess.Comm, Peers: j.Peers(), Opts: opts, CommRanks: groups.Of(nranks), Groups: groups.Groups(nranks)}
 	kept := newRowKeeper(opts.Cycles, eng.PlannedRows())
 	if h.Start != nil && j.Rank == 0 {
@@ -177,8 +180,8 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
 	sum.MinBusBW = spec.MinBusBW
 	doc.Finish(sum)
-	if spec.Judge != nil && j.Rank == 0 && runErr == nil {
-		doc.Judgement = j.judgeRun(sess, spec.Judge, coll.Name, doc)
+	if sess.Judger != nil && runErr == nil {
+		doc.Judgement = judgeDoc(sess.Judger, doc)
 	}
 	if runErr = j.Explain(outer, runErr); runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())

@@ -49,7 +49,12 @@ func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdo
 	if err != nil {
 		return false, err
 	}
-	if f.judge || len(f.references) > 0 {
+	switch f.columns {
+	case "", "judge":
+	default:
+		return false, usagef("--columns %q: want judge (the one set there is)", f.columns)
+	}
+	if f.judge || len(f.references) > 0 || f.columns == "judge" {
 		tables, err := referenceTables(ctx, f.references)
 		if err != nil {
 			return false, err
@@ -67,6 +72,9 @@ func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdo
 				Graph: opts.Graph, Blocking: opts.Blocking, CPUTime: opts.CPUTime, Devices: s.Devices, Notes: s.Notes,
 				Unalign: opts.Unalign, Timestamps: f.Timestamps != 0,
 				Coll: opts.Coll, Ranks: j.Settings.Grouping.Of(j.World()), RankSummary: f.Traffic != nil && f.Traffic.Summary}}
+			if f.columns == "judge" && s.Judger != nil {
+				table.Extra = report.JudgeColumns(s.Judger, run.JudgeRow)
+			}
 			if f.format == "table" {
 				table.Preamble()
 			}

@@ -72,6 +72,8 @@ type flags struct {
 	// judge and references: --judge and the site's reference tables.
 	judge      bool
 	references []string
+	// columns is --columns: a set of columns added to the table.
+	columns string
 }
 
 // unsupportedFlags are nccl-tests options collbench recognises but does not
@@ -120,6 +122,7 @@ func newFlags(coll *bench.Collective) *flags {
 	fs.IntVar(&r.MinCTAs, "nccl-min-ctas", 0, "NCCL config minCTAs: at least this many CTAs per collective (nccl backend; 0 = NCCL's default)")
 	fs.BoolVar(&f.judge, "judge", false, "judge each size against the wire (NVLink, PCIe, NICs; memory copies on the host backend), published figures for this system and, with --nccl-estimate, NCCL's estimate: under the table and in the JSON (docs/judge.md)")
 	fs.StringArrayVar(&f.references, "references", nil, "a site's reference table (JSON, as 'collbench references --json' prints) used beside the built-in one; repeat for more (implies --judge)")
+	fs.StringVar(&f.columns, "columns", "", "add a set of columns after nccl-tests' own: judge (share of the wire, ratio to the published figure and its verdict, ratio to NCCL's estimate; implies --judge)")
 	fs.BoolVar(&r.Estimate, "nccl-estimate", false, "also ask NCCL's own model what each out-of-place call should take (ncclGroupSimulateEnd, NCCL 2.22+): in the JSON and under the table with the ratio (nccl backend)")
 	if coll.Traffic != nil {
 		r.Traffic = &run.TrafficRequest{}

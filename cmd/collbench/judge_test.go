@@ -42,6 +42,30 @@ func TestJudgeOnHost(t *testing.T) {
 	}
 }
 
+// --columns judge adds the judgement's columns to every row, the wire's
+// share filled in on the host backend; another set is refused.
+func TestJudgeColumns(t *testing.T) {
+	code, out, errOut := runCLI("allreduce", "-g", "2", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3", "--columns", "judge")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	rows := 0
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(line, "#") {
+			continue
+		}
+		rows++
+		if len(f) != 17 || f[13] == "-" || f[14] != "-" || f[15] != "-" || f[16] != "-" {
+			t.Errorf("row %q: want nccl-tests' 13 cells, the wire's share, and - for the rest", line)
+		}
+	}
+	if rows != 2 || !strings.Contains(out, "judged (out-of-place)") || !strings.Contains(out, "# Judgement ") {
+		t.Errorf("%d rows, want 2 with the judgement's columns and line:\n%s", rows, out)
+	}
+	expectUsageError(t, []string{"allreduce", "-b", "8", "-e", "8", "--columns", "wide"}, `--columns "wide": want judge (the one set there is)`)
+}
+
 // collbench references lists the built-in table and a site's; --json
 // prints the format --references reads; a file that is not a table is
 // one line and exit 2, for references and for a collective alike.
