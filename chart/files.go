@@ -72,6 +72,7 @@ func PlotFiles(ctx context.Context, out, format string, inputs []string, limit i
 	if o.Title == "" {
 		o.Title = Names(entries)
 	}
+	o.Guides = append(o.Guides, SelectGuides(entries, keep)...)
 	var img bytes.Buffer
 	if err := Render(&img, format, series, o); err != nil {
 		return 0, err

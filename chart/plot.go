@@ -49,6 +49,9 @@ type Options struct {
 	Title   string
 	Metrics []Metric  // panels, top to bottom; nil means busbw then time
 	Width   vg.Length // 0 means 8 inches
+	// Guides are drawn on the bus bandwidth panel: a judged run's wire
+	// limit and published figures.
+	Guides []Guide
 }
 
 // Formats are the image formats Render writes, by file extension.
@@ -80,12 +83,16 @@ func Render(w io.Writer, format string, series []Series, o Options) error {
 		width = 8 * vg.Inch
 	}
 	// The legend sits inside the first panel; give it room.
-	panel := max(4*vg.Inch, vg.Length(len(series))*0.2*vg.Inch+1.5*vg.Inch)
+	panel := max(4*vg.Inch, vg.Length(len(series)+len(o.Guides))*0.2*vg.Inch+1.5*vg.Inch)
 	height := panel * vg.Length(len(metrics))
 
 	plots := make([][]*plot.Plot, len(metrics))
 	for i, m := range metrics {
-		p, err := newPanel(series, m, i == 0)
+		var guides []Guide
+		if m == BusBW {
+			guides = o.Guides
+		}
+		p, err := newPanel(series, guides, m, i == 0)
 		if err != nil {
 			return err
 		}
@@ -126,7 +133,7 @@ func newCanvas(format string, w, h vg.Length) (vg.CanvasSizer, func(io.Writer) e
 // sans is the face of every text on a chart.
 var sans = font.Font{Typeface: "Liberation", Variant: "Sans"}
 
-func newPanel(series []Series, m Metric, legend bool) (*plot.Plot, error) {
+func newPanel(series []Series, guides []Guide, m Metric, legend bool) (*plot.Plot, error) {
 	p := plot.New()
 	for _, t := range []sized{{&p.Title.TextStyle, 14}, {&p.X.Label.TextStyle, 11}, {&p.Y.Label.TextStyle, 11},
 		{&p.X.Tick.Label, 9}, {&p.Y.Tick.Label, 9}, {&p.Legend.TextStyle, 9}} {
@@ -179,6 +186,15 @@ func newPanel(series []Series, m Metric, legend bool) (*plot.Plot, error) {
 			p.Legend.Add(s.Label, line, points)
 		}
 	}
+	if len(guides) > 0 {
+		lo, hi := sizeRange(series)
+		if err := addGuides(p, guides, lo, hi, legend); err != nil {
+			return nil, err
+		}
+		// Room above the highest line for the legend: a guide is often
+		// the highest, and would run through it.
+		p.Y.Max *= 1 + 0.06*float64(len(series)+len(guides)+1)
+	}
 	// One size (or one time) makes an empty range, which gonum widens
 	// by ±1: through zero on a log axis. Widen it by a factor instead.
 	for _, ax := range []*plot.Axis{&p.X, &p.Y} {
@@ -187,6 +203,20 @@ func newPanel(series []Series, m Metric, legend bool) (*plot.Plot, error) {
 		}
 	}
 	return p, nil
+}
+
+// sizeRange is the smallest and largest size the series measured.
+func sizeRange(series []Series) (lo, hi float64) {
+	for _, s := range series {
+		for _, pt := range s.Points {
+			b := float64(pt.Bytes)
+			if lo == 0 || b < lo {
+				lo = b
+			}
+			hi = max(hi, b)
+		}
+	}
+	return lo, hi
 }
 
 // timeTicks are gonum's decade ticks where the times span up to ten

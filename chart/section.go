@@ -8,6 +8,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/judge"
 )
 
 // section is one document of a report, laid out independently of the
@@ -68,12 +69,23 @@ func runSection(name string, r *document.Run) (section, error) {
 	if r.NCCLVersion != nil {
 		s.Facts = append(s.Facts, fact{"NCCL", strconv.Itoa(*r.NCCLVersion)})
 	}
+	jd := r.Judgement
+	if jd != nil {
+		s.Facts = append(s.Facts, fact{"judgement", jd.Summary})
+	}
 	res := table{Caption: "Results (time in µs, bandwidth in GB/s)",
 		Head: []string{"size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "in-place time", "algbw", "busbw", "#wrong"}}
-	for _, x := range r.Results {
+	if jd != nil && len(jd.Rows) == len(r.Results) {
+		res.Caption += "; judged out of place: share of the wire, ratio to the published figure and verdict, ratio to NCCL's estimate"
+		res.Head = append(res.Head, "wire", "× published", "verdict", "× estimate")
+	}
+	for i, x := range r.Results {
 		row := []string{strconv.FormatInt(x.Size, 10), strconv.FormatInt(x.Count, 10), x.Type, x.RedOp, strconv.Itoa(x.Root)}
 		row = append(row, measure(x.OutOfPlace)...)
 		row = append(row, measure(x.InPlace)...)
+		if len(res.Head) > 13 {
+			row = append(row, judged(jd.Rows[i])...)
+		}
 		res.Rows = append(res.Rows, row)
 	}
 	devs := table{Caption: "Devices", Head: []string{"rank", "group", "host", "pid", "device", "bus id", "name"}}
@@ -83,7 +95,7 @@ func runSection(name string, r *document.Run) (section, error) {
 	}
 	s.Tables = []table{res, devs}
 	if series := FromRun(r, ""); len(series) > 0 {
-		svg, err := renderSVG(series, r.Test)
+		svg, err := renderSVG(series, GuidesFromRun(r, ""), r.Test)
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", name, err)
 		}
@@ -93,6 +105,22 @@ func runSection(name string, r *document.Run) (section, error) {
 		s.Notes = append(s.Notes, "error: "+e)
 	}
 	return s, nil
+}
+
+// judged is a row's judgement as the report's cells: "-" where a figure
+// does not apply.
+func judged(j judge.RowJudgement) []string {
+	out := []string{"-", "-", "-", "-"}
+	if j.WireShare > 0 {
+		out[0] = strconv.FormatFloat(j.WireShare*100, 'f', 1, 64) + " %"
+	}
+	if j.Reference != nil {
+		out[1], out[2] = strconv.FormatFloat(j.RefRatio, 'f', 2, 64), j.VerdictText()
+	}
+	if j.EstimateRatio > 0 {
+		out[3] = strconv.FormatFloat(j.EstimateRatio, 'f', 2, 64)
+	}
+	return out
 }
 
 func outOfBounds(o document.OutOfBounds) string {
@@ -183,7 +211,7 @@ func profileSection(name string, p *document.Profile) (section, error) {
 		if len(series) == 0 {
 			continue
 		}
-		svg, err := renderSVG(series, op)
+		svg, err := renderSVG(series, nil, op)
 		if err != nil {
 			return s, fmt.Errorf("%s: %w", name, err)
 		}
@@ -195,9 +223,9 @@ func profileSection(name string, p *document.Profile) (section, error) {
 	return s, nil
 }
 
-func renderSVG(series []Series, title string) ([]byte, error) {
+func renderSVG(series []Series, guides []Guide, title string) ([]byte, error) {
 	var b bytes.Buffer
-	if err := Render(&b, "svg", series, Options{Title: title}); err != nil {
+	if err := Render(&b, "svg", series, Options{Title: title, Guides: guides}); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil

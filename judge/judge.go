@@ -2,6 +2,7 @@ package judge
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/montanaflynn/stats"
 )
@@ -36,6 +37,15 @@ type RowJudgement struct {
 	Verdict   string     `json:"verdict,omitempty"`
 	// EstimateRatio is the measured time ÷ NCCL's estimate.
 	EstimateRatio float64 `json:"estimate_ratio,omitempty"`
+}
+
+// VerdictText is the verdict as tables print it: "normal", or "LOW" and
+// "HIGH" in capitals to stand out; "" without a verdict.
+func (r RowJudgement) VerdictText() string {
+	if r.Verdict == Normal {
+		return r.Verdict
+	}
+	return strings.ToUpper(r.Verdict)
 }
 
 // Judgement is a run judged: the wire limit, each size, and the line

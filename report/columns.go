@@ -100,10 +100,7 @@ func JudgeColumns(j *judge.Judger, row func(bench.Row) judge.Row) *Columns {
 			}
 			if rj.Reference != nil {
 				cells[1] = FloatStr(rj.RefRatio, 6)
-				cells[2] = strings.ToUpper(rj.Verdict)
-				if rj.Verdict == judge.Normal {
-					cells[2] = rj.Verdict
-				}
+				cells[2] = rj.VerdictText()
 			}
 			if rj.EstimateRatio > 0 {
 				cells[3] = FloatStr(rj.EstimateRatio, 6)
