@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,4 +97,28 @@ func TestReferences(t *testing.T) {
 	expectUsageError(t, []string{"allreduce", "-b", "8", "-e", "8", "--references", bad}, bad+": entry 1")
 	expectUsageError(t, []string{"references", "extra"}, `unexpected argument "extra"`)
 	expectUsageError(t, []string{"allreduce", "-b", "8", "-e", "8", "--nccl-estimate"}, "NCCL's estimate (ncclGroupSimulateEnd) applies to the nccl backend only")
+}
+
+// compare shows how two runs saved with --judge stand against the wire,
+// and says nothing of it for runs saved without.
+func TestCompareJudged(t *testing.T) {
+	dir := t.TempDir()
+	var paths []string
+	for i, extra := range [][]string{{"--judge"}, {"--judge"}, nil} {
+		p := filepath.Join(dir, fmt.Sprintf("r%d.json", i))
+		args := append([]string{"allreduce", "-g", "2", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3", "-J", p}, extra...)
+		if code, _, errOut := runCLI(args...); code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		paths = append(paths, p)
+	}
+	code, out, errOut := runCLI("compare", paths[0], paths[1], "--threshold", "1000")
+	if code != 0 || !strings.Contains(out, "# judged base: peak ") || !strings.Contains(out, "# judged new : peak ") ||
+		!strings.Contains(out, "# 2 judged size(s); the new run fell below a published figure the base met at 0") {
+		t.Errorf("exit %d, stderr %q:\n%s", code, errOut, out)
+	}
+	_, out, _ = runCLI("compare", paths[2], paths[2])
+	if strings.Contains(out, "judged") {
+		t.Errorf("runs without --judge judged:\n%s", out)
+	}
 }
