@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/collbench/collbench/judge"
 )
 
 // HealthSchemaName identifies the record of collbench health; see
@@ -34,6 +36,17 @@ type Health struct {
 	Complete bool               `json:"complete"` // nothing left out
 	Healthy  bool               `json:"healthy"`  // complete, and no finding
 	Devices  []DeviceRecord     `json:"devices"`
+	// Judged, with --judge, is what each level was judged against
+	// beside its peers: the wire and the published figures.
+	Judged []HealthLevel `json:"judged,omitempty"`
+}
+
+// HealthLevel is one level's wire limit (health --judge): the link a
+// figure of that level crosses, or why none is known.
+type HealthLevel struct {
+	Level   string       `json:"level"` // intra, node, inter or job
+	Limit   *judge.Limit `json:"limit,omitempty"`
+	NoLimit string       `json:"no_limit,omitempty"`
 }
 
 // HealthConfig echoes the settings that change the answer.
@@ -99,9 +112,14 @@ type Finding struct {
 	Ranks     []int    `json:"ranks,omitempty"`
 	BusBW     float64  `json:"busbw"`
 	Reference float64  `json:"reference"` // what it was judged against, GB/s
-	Against   string   `json:"against"`   // peers, expect or baseline
+	Against   string   `json:"against"`   // peers, expect, baseline, other half or published
 	Drop      float64  `json:"drop"`      // fraction below the reference
 	Z         *float64 `json:"z"`         // robust standard deviations below the peers; null when they agree exactly or against an expectation
+	// With --judge: the figure's share of its level's wire limit, and its
+	// ratio to the published figure for that system and size (id).
+	WireShare      float64 `json:"wire_share,omitempty"`
+	PublishedRatio float64 `json:"published_ratio,omitempty"`
+	Published      string  `json:"published,omitempty"`
 }
 
 // Encode writes the record as indented JSON, with empty lists as [].

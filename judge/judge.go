@@ -84,6 +84,9 @@ func NewJudger(collective string, limit Limit, noLimit string, tables []Table, s
 // Limit is the wire limit judged against; nil when there is none.
 func (j *Judger) Limit() *Limit { return j.limit }
 
+// NoLimit says why there is no wire limit; "" when there is one.
+func (j *Judger) NoLimit() string { return j.noLimit }
+
 // Row judges one size.
 func (j *Judger) Row(r Row) RowJudgement {
 	rj := RowJudgement{Size: r.Size}

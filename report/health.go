@@ -41,7 +41,15 @@ func Health(w io.Writer, d *document.Health) {
 		}
 		fmt.Fprintf(w, ", or %.0f%% below the expectation (GB/s: %s; from %s)", 100*c.MinDrop, strings.Join(parts, " "), from)
 	}
-	fmt.Fprintf(w, "\n#\n# Nodes\n")
+	fmt.Fprintf(w, "\n")
+	for _, l := range d.Judged {
+		if l.Limit != nil {
+			fmt.Fprintf(w, "# Judged (%s): against %s\n", l.Level, l.Limit)
+		} else {
+			fmt.Fprintf(w, "# Judged (%s): no wire limit (%s)\n", l.Level, l.NoLimit)
+		}
+	}
+	fmt.Fprintf(w, "#\n# Nodes\n")
 	for i, n := range d.Nodes {
 		fmt.Fprintf(w, "#  n%-3d %-28s ranks %s\n", i, n.Name, bench.RankRanges(n.Ranks, ","))
 	}
@@ -119,7 +127,7 @@ func noiseNote(d *document.Health, level string) string {
 // findingFigures says how far below what a finding lies.
 func findingFigures(f document.Finding) string {
 	ref := map[string]string{"peers": "the peers' median", "expect": "the expectation", "baseline": "the baseline",
-		"other half": "the other half"}[f.Against]
+		"other half": "the other half", "published": "the published " + f.Published}[f.Against]
 	if ref == "" {
 		ref = f.Against
 	}
@@ -128,6 +136,12 @@ func findingFigures(f document.Finding) string {
 		s += fmt.Sprintf(" (%.1f robust σ)", *f.Z)
 	} else if f.Against == "peers" {
 		s += " (the peers agree exactly)"
+	}
+	if f.WireShare > 0 {
+		s += fmt.Sprintf("; %.0f%% of the wire", 100*f.WireShare)
+	}
+	if f.PublishedRatio > 0 && f.Against != "published" {
+		s += fmt.Sprintf("; %.2f× the published %s", f.PublishedRatio, f.Published)
 	}
 	return s
 }

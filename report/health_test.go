@@ -6,6 +6,7 @@ import (
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/golden"
+	"github.com/collbench/collbench/judge"
 )
 
 // The health summary of four nodes of two ranks, one of them flagged, as
@@ -37,4 +38,27 @@ func TestHealthSummary(t *testing.T) {
 	var b bytes.Buffer
 	Health(&b, d)
 	golden.Check(t, "health.golden", b.Bytes())
+}
+
+// With --judge: each level's wire limit heads the summary, and findings
+// say their share of the wire and how they stand against the published
+// figure (testdata/health_judged.golden).
+func TestHealthSummaryJudged(t *testing.T) {
+	d := &document.Health{Stamp: document.Stamp{Collbench: "test", Backend: "nccl"},
+		Config: document.HealthConfig{NRanks: 16, NProcs: 2, PairBytes: 128 << 20, ARBytes: 8 << 30, Type: "float", Warmup: 2, Iters: 10, Passes: 2,
+			MinDrop: 0.1, Z: 3.5},
+		Nodes:  []document.HealthNode{{Name: "a", Ranks: []int{0, 1, 2, 3, 4, 5, 6, 7}}, {Name: "b", Ranks: []int{8, 9, 10, 11, 12, 13, 14, 15}}},
+		NodeAR: []document.NodeFigure{{Node: 0, BusBW: 372}, {Node: 1, BusBW: 250}},
+		Judged: []document.HealthLevel{
+			{Level: "node", Limit: &judge.Limit{GBps: 450, What: "NVLink4 ×18", From: "NVML"}},
+			{Level: "inter", NoLimit: "no figure for the links (NVML or sysfs gave none)"}},
+		Findings: []document.Finding{
+			{Kind: "node-allreduce", Where: "b (all-reduce over its GPUs)", Nodes: []int{1}, BusBW: 250, Reference: 370, Against: "published",
+				Drop: 0.324, WireShare: 0.556, PublishedRatio: 0.676, Published: "h100x8-ar-ring"},
+			{Kind: "node-allreduce", Where: "b (all-reduce over its GPUs)", Nodes: []int{1}, BusBW: 250, Reference: 372, Against: "expect",
+				Drop: 0.328, WireShare: 0.556, PublishedRatio: 0.676, Published: "h100x8-ar-ring"},
+		}}
+	var b bytes.Buffer
+	Health(&b, d)
+	golden.Check(t, "health_judged.golden", b.Bytes())
 }

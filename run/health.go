@@ -32,6 +32,9 @@ type HealthSpec struct {
 	Baseline string // the file Expect's missing levels came from, for the record
 	Bisect   bool   // bisect on four nodes or more even when the job's all-reduce is not slow
 	Args     []string
+	// Judge, when set, also judges the figures against the wire and the
+	// published figures (levelJudgers).
+	Judge *JudgeSpec
 
 	base *document.Health // the baseline record, whose settings must be this check's
 }
@@ -246,6 +249,9 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 	c.doc.Finish()
 	if runErr == nil {
 		c.judge()
+		if spec.Judge != nil && j.Rank == 0 {
+			c.judgePublished(levelJudgers(sess.topology(j.Settings.NCCLLib), spec.Judge.Tables))
+		}
 	}
 	runErr = j.Explain(outer, runErr)
 	if h.Write != nil && j.Rank == 0 {

@@ -64,7 +64,7 @@ func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdo
 	var table *report.Table
 	var bar *progress.Bar
 	res, err := j.Sweep(ctx, spec, run.SweepHooks{
-		Before: checkFiles(f.Traffic.Files(), f.jsonFile),
+		Before: checkFiles(append(f.Traffic.Files(), f.references...), f.jsonFile),
 		Start: func(s *run.Session, opts bench.Options, planned int) {
 			table = &report.Table{W: stdout, Info: report.Info{Version: version, Backend: s.Backend.Name(), TestName: coll.Label(),
 				NThreads: f.Threads, NGPUs: f.NGPUs, MinBytes: opts.Sweep.Min, MaxBytes: opts.Sweep.Max, StepFactor: opts.Sweep.Factor,

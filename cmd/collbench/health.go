@@ -20,6 +20,8 @@ type healthFlags struct {
 	run.HealthRequest
 	fs                        *pflag.FlagSet
 	format, jsonFile, heatmap string
+	judge                     bool
+	references                []string
 }
 
 func newHealthFlags() *healthFlags {
@@ -37,6 +39,8 @@ func newHealthFlags() *healthFlags {
 	fs.StringArrayVar(&r.Expect, "expect", nil, "expected busbw in GB/s per level: intra=,node=,inter=,job= (repeat or comma-separate)")
 	fs.StringVar(&r.Baseline, "baseline", "", "a previous health record (-J) whose medians are the expectations --expect leaves out")
 	fs.BoolVar(&r.Bisect, "bisect", false, "bisect the job's all-reduce on 4 nodes or more even when it is not slow")
+	fs.BoolVar(&f.judge, "judge", false, "also judge each level against the link it crosses and the published figures for this system; a node's or the job's all-reduce LOW against a published figure is flagged (docs/judge.md)")
+	fs.StringArrayVar(&f.references, "references", nil, "a site's reference table (JSON, as 'collbench references --json' prints) used beside the built-in one; repeat for more (implies --judge)")
 	fs.IntVarP(&f.NGPUs, "ngpus", "g", 1, "GPUs (ranks) per process")
 	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a call may take before the check is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)")
 	f.jobFlags.register(fs)
@@ -83,9 +87,16 @@ func (f *healthFlags) measure(ctx context.Context, j *run.Job, argv []string, st
 	if err != nil {
 		return false, err
 	}
+	if f.judge || len(f.references) > 0 {
+		tables, err := referenceTables(ctx, f.references)
+		if err != nil {
+			return false, err
+		}
+		spec.Judge = &run.JudgeSpec{Tables: tables}
+	}
 	var bar *progress.Bar
 	doc, err := j.Health(ctx, spec, run.HealthHooks{
-		Before: checkFiles([]string{f.Baseline}, f.jsonFile, f.heatmap),
+		Before: checkFiles(append([]string{f.Baseline}, f.references...), f.jsonFile, f.heatmap),
 		Start: func(_ *run.Session, _ *document.Health, planned int) {
 			bar = progress.New(stderr, f.quiet, "health", planned)
 		},

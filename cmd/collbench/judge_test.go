@@ -122,3 +122,26 @@ func TestCompareJudged(t *testing.T) {
 		t.Errorf("runs without --judge judged:\n%s", out)
 	}
 }
+
+// health --judge on the host backend: the record says what each measured
+// level was judged against (the machine's copy rate inside it) and holds
+// to the schema; the summary says so too.
+func TestHealthJudged(t *testing.T) {
+	rec := filepath.Join(t.TempDir(), "h.json")
+	code, out, errOut := runCLI("health", "-g", "4", "-n", "5", "--judge", "-J", rec)
+	if code != 0 && code != exitFailure { // a loaded machine may flag a pair; that is the check's job
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	d := readHealth(t, rec)
+	if len(d.Judged) != 2 || d.Judged[0].Level != "intra" || d.Judged[1].Level != "node" {
+		t.Fatalf("judged %+v, want the GPU-pair and node levels", d.Judged)
+	}
+	for _, l := range d.Judged {
+		if l.Limit == nil || l.Limit.What != "memory copy" || !(l.Limit.GBps > 0) {
+			t.Errorf("level %s judged against %+v, want the memory copy rate", l.Level, l.Limit)
+		}
+	}
+	if !strings.Contains(out, "# Judged (intra): against memory copy: ") {
+		t.Errorf("the summary does not say what it judged against:\n%s", out)
+	}
+}
