@@ -288,6 +288,8 @@ func TestOutputsAreNotInputs(t *testing.T) {
 		t.Fatalf("a baseline: exit %d, %s", code, errOut)
 	}
 	record, _ := os.ReadFile(baseline)
+	refs := filepath.Join(dir, "refs.json")
+	_, table, _ := runCLI("references", "--json")
 	for _, c := range []struct {
 		args  []string
 		input string
@@ -298,7 +300,10 @@ func TestOutputsAreNotInputs(t *testing.T) {
 		{[]string{"profile", "-g", "2", "--colls", "alltoallv", "--moe", "4,2", "--routing", routing, "-b", "1M", "-e", "1M", "-o", routing}, routing},
 		{[]string{"health", "-g", "2", "--baseline", baseline, "-J", baseline}, baseline},
 		{[]string{"health", "-g", "2", "--baseline", baseline, "--heatmap", baseline}, baseline},
+		{[]string{"allreduce", "-g", "2", "-b", "8", "-e", "8", "--references", refs, "-J", refs}, refs},
+		{[]string{"health", "-g", "2", "--references", refs, "-J", refs}, refs},
 	} {
+		os.WriteFile(refs, []byte(table), 0o644)
 		os.WriteFile(matrix, []byte("0 4096\n4096 0\n"), 0o644)
 		os.WriteFile(routing, []byte("3 1 1 1\n"), 0o644)
 		os.WriteFile(baseline, record, 0o644)
