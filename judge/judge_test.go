@@ -1,10 +1,14 @@
 package judge
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/internal/schemacheck"
 )
 
 func h100s(n int) []GPU {
@@ -95,6 +99,9 @@ func TestReadNICs(t *testing.T) {
 // The built-in table reads and every entry has a source; a site's table
 // is held to the same rules.
 func TestReferenceTables(t *testing.T) {
+	if err := schemacheck.Validate("../docs/references.schema.json", builtin); err != nil {
+		t.Errorf("the built-in table does not follow docs/references.schema.json: %v", err)
+	}
 	b := Builtin()
 	if len(b.Entries) < 10 {
 		t.Fatalf("%d built-in entries", len(b.Entries))
@@ -111,6 +118,7 @@ func TestReferenceTables(t *testing.T) {
 		{`{"version": 1, "entries": [{"id": "a", "gpu": "H100", "link": "NVLink4", "gpus_per_node": 8, "nodes_min": 1, "collective": "allreduce", "busbw_gbps": 0, "source": "x"}]}`, "busbw_gbps must be above 0"},
 		{`{"version": 1, "entries": [` + strings.Repeat(`{"id": "a", "gpu": "H100", "link": "NVLink4", "gpus_per_node": 8, "nodes_min": 1, "collective": "allreduce", "busbw_gbps": 1, "source": "x"},`, 2) + `{}]}`, "used twice"},
 		{`not json`, "not a reference table"},
+		{`{"version": 1, "entries": [{"id": "a", "gpu": "H100", "link": "NVLink4", "gpus_per_node": 8, "nodes_min": 1, "collective": "all_reduce", "busbw_gbps": 1, "source": "x"}]}`, `collective "all_reduce": want one of collbench's names (allreduce, `},
 	}
 	for _, c := range bad {
 		if _, err := ReadTable(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -159,5 +167,31 @@ func TestJudge(t *testing.T) {
 		if m := Matches(tables, other, "allreduce", 8<<30); len(m) != 0 {
 			t.Errorf("%+v matched %v", other, m)
 		}
+	}
+}
+
+// The schema names the collectives a table may use: collbench's own, all
+// of them.
+func TestReferenceSchemaCollectives(t *testing.T) {
+	raw, err := os.ReadFile("../docs/references.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var schema struct {
+		Defs struct {
+			Entry struct {
+				Properties struct {
+					Collective struct {
+						Enum []string `json:"enum"`
+					} `json:"collective"`
+				} `json:"properties"`
+			} `json:"entry"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := schema.Defs.Entry.Properties.Collective.Enum, collectiveNames(); !slices.Equal(got, want) {
+		t.Errorf("docs/references.schema.json names %v; collbench has %v", got, want)
 	}
 }

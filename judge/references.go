@@ -5,6 +5,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"github.com/collbench/collbench/bench"
 	"io"
 	"strings"
 )
@@ -84,6 +85,8 @@ func (e Reference) Validate() error {
 		return fmt.Errorf("id, gpu, link and collective are required")
 	case e.Source == "":
 		return fmt.Errorf("no source: every figure says where it comes from")
+	case !knownCollective(e.Collective):
+		return fmt.Errorf("collective %q: want one of collbench's names (%s)", e.Collective, strings.Join(collectiveNames(), ", "))
 	case !(e.BusBW > 0):
 		return fmt.Errorf("busbw_gbps must be above 0")
 	case e.GPUsPerNode < 1 || e.NodesMin < 1 || (e.NodesMax != 0 && e.NodesMax < e.NodesMin):
@@ -128,4 +131,20 @@ func nameHas(name, model string) bool {
 		}
 	}
 	return false
+}
+
+// knownCollective says whether name is a collective's own name, the one
+// a run's judgement looks its figures up by (not an alias such as
+// all_reduce, which would match nothing).
+func knownCollective(name string) bool {
+	c, err := bench.LookupCollective(name)
+	return err == nil && c.Name == name
+}
+
+func collectiveNames() []string {
+	names := make([]string, len(bench.Collectives))
+	for i, c := range bench.Collectives {
+		names[i] = c.Name
+	}
+	return names
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/internal/schemacheck"
 	"github.com/collbench/collbench/judge"
 )
 
@@ -75,6 +76,9 @@ func TestReferences(t *testing.T) {
 	code, js, errOut := runCLI("references", "--json")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if err := schemacheck.Validate("../../docs/references.schema.json", []byte(js)); err != nil {
+		t.Errorf("references --json does not follow docs/references.schema.json: %v", err)
 	}
 	tbl, err := judge.ReadTable(strings.NewReader(js))
 	if err != nil || len(tbl.Entries) != len(judge.Builtin().Entries) {
