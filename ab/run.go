@@ -19,6 +19,7 @@ import (
 
 	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/launch"
 )
 
@@ -86,7 +87,7 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if o.Emit == nil {
 		o.Emit = func(Event) {}
 	}
-	tmp, err := os.MkdirTemp("", "collbench-ab-")
+	tmp, err := fileio.MkdirOwned("collbench-ab")
 	if err != nil {
 		return nil, fmt.Errorf("a folder for the arms' results: %w", err)
 	}

@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"github.com/collbench/collbench/fileio"
 )
 
 // A shared-memory link joins two ranks of one host through a segment that
@@ -205,26 +207,7 @@ func segmentSize(ring int) int { return headerBytes + 2*ring }
 // selfStart is this process's start time, in clock ticks after boot:
 // with the PID, what names a segment's creator, so that one left by a
 // process that is gone can be told from one whose PID was given again.
-var selfStart = procStart(os.Getpid())
-
-// procStart is a process's start time as /proc/PID/stat gives it (field
-// 22), or "" when there is no such process or it has ended (a zombie).
-func procStart(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	// pid (comm) state ppid …: fields count from after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) <= 19 || f[0] == "Z" || f[0] == "X" { // a zombie has ended: its segments are free to go
-		return ""
-	}
-	return f[19]
-}
+var selfStart = fileio.ProcStart(os.Getpid())
 
 // reapSegments removes the segments in shmDir whose creator is gone: a
 // segment is unlinked once its peer has mapped it, so only a process
@@ -242,7 +225,7 @@ func reapSegments() {
 			continue
 		}
 		pid, err := strconv.Atoi(parts[1])
-		start := procStart(pid)
+		start := fileio.ProcStart(pid)
 		if err != nil || start != "" && (len(parts) == 3 || start == parts[2]) {
 			continue // its creator lives
 		}

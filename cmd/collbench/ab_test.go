@@ -2,15 +2,19 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/fileio"
 )
 
 // abRowRE matches one arm's line of the ab table: size, arm, median,
@@ -196,4 +200,64 @@ func TestABInterrupt(t *testing.T) {
 	if p.code != exitSignal {
 		t.Errorf("exit %d, want %d; stderr %q", p.code, exitSignal, p.err.String())
 	}
+}
+
+// The folder an ab keeps its arms' results in cannot outlive the job: a
+// folder left by an ab that was killed (SIGKILL runs no clean-up) goes at
+// the next start, one whose creator still runs stays, and a SIGKILL now
+// leaves one that the next start removes.
+func TestABFoldersDoNotPileUp(t *testing.T) {
+	selfEnv(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	stale := filepath.Join(tmp, fmt.Sprintf("collbench-ab-%d-1-0123", dead.Process.Pid))
+	old := filepath.Join(tmp, "collbench-ab-123456789") // an earlier release's name: kept, its creator is unknown
+	live := filepath.Join(tmp, fmt.Sprintf("collbench-ab-%d-%s-4567", os.Getpid(), fileio.ProcStart(os.Getpid())))
+	for _, d := range []string{stale, old, live} {
+		if err := os.MkdirAll(filepath.Join(d, "x"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startRank(t, 0, 1, nil, nil, "ab", "--arm", "-g 2", "--arm", "-g 2", "--rounds", "50", "-q", "--",
+		"allreduce", "-b", "64K", "-e", "8M", "-f", "2", "-n", "50")
+	deadline := time.Now().Add(30 * time.Second)
+	planted := []string{stale, old, live}
+	for mine(tmp, planted) == "" && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a dead ab's folder is still there: %v", err)
+	}
+	for _, d := range []string{old, live} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s: %v; a folder whose creator may live must stay", d, err)
+		}
+	}
+	killed := mine(tmp, planted)
+	p.cmd.Process.Kill()
+	waitAll(t, 15*time.Second, p)
+	if killed == "" {
+		t.Fatal("the ab made no folder of its own")
+	}
+	if code, _, errOut := runCLI("ab", "--arm", "-g 1", "--arm", "-g 2", "--rounds", "5", "-q", "--", "allreduce", "-b", "1K", "-e", "1K", "-n", "2"); code > 1 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(killed); !os.IsNotExist(err) {
+		t.Errorf("the killed ab's folder %s outlived the next start: %v", killed, err)
+	}
+}
+
+// mine is an ab folder in dir that is none of planted, "" none.
+func mine(dir string, planted []string) string {
+	all, _ := filepath.Glob(filepath.Join(dir, "collbench-ab-*"))
+	for _, d := range all {
+		if !slices.Contains(planted, d) {
+			return d
+		}
+	}
+	return ""
 }

@@ -1,0 +1,80 @@
+package fileio
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A temporary file or folder that only a SIGKILL could leave behind is
+// named after its creator, prefix-PID-START-…, START being the process's
+// start time: the next start of any collbench that makes such things
+// removes those whose creator is gone (Reap), and a PID given to another
+// process since is told apart by its start time.
+
+// selfStart is this process's start time.
+var selfStart = ProcStart(os.Getpid())
+
+// OwnedName is the start of a name this process owns: prefix-PID-START-.
+func OwnedName(prefix string) string {
+	return fmt.Sprintf("%s-%d-%s-", prefix, os.Getpid(), selfStart)
+}
+
+// MkdirOwned makes a new folder in the system's temporary folder, named
+// as this process's (OwnedName), after removing those of prefix whose
+// creator is gone.
+func MkdirOwned(prefix string) (string, error) {
+	Reap(os.TempDir(), prefix)
+	return os.MkdirTemp("", OwnedName(prefix))
+}
+
+// Reap removes the files and folders in dir named prefix-PID-START-…
+// whose creator has ended. Names of another form, and another user's
+// entries, stay.
+func Reap(dir, prefix string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix+"-")
+		if !ok {
+			continue
+		}
+		parts := strings.SplitN(rest, "-", 3)
+		if len(parts) != 3 {
+			continue // not named by its creator: nothing tells whether it lives
+		}
+		pid, err := strconv.Atoi(parts[0])
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if start := ProcStart(pid); start != "" && start == parts[1] {
+			continue // its creator lives
+		}
+		os.RemoveAll(filepath.Join(dir, e.Name()))
+	}
+}
+
+// ProcStart is a process's start time as /proc/PID/stat gives it (field
+// 22, clock ticks after boot), or "" when there is no such process or it
+// has ended (a zombie).
+func ProcStart(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	// pid (comm) state ppid …: fields count from after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) <= 19 || f[0] == "Z" || f[0] == "X" {
+		return ""
+	}
+	return f[19]
+}
