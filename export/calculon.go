@@ -18,12 +18,11 @@ var calculonOps = []struct {
 }{{"p2p", "sendrecv", nil}, {"reduce_scatter", "reducescatter", -1}, {"all_gather", "allgather", -1}, {"all_reduce", "allreduce", -1}}
 
 // calculonFiles renders Calculon's networks[] entries, one per tier.
-// Calculon has one latency per network and one scalar per op, so the
-// tier's four ops are fitted together: one latency L ≥ 0 and one slope per
-// op that minimise the relative error of L + slope·S against every op's
-// measured times (calculonFit). bandwidth is the all-reduce's bus
-// bandwidth under that fit, so its scalar is 2; the other scalars carry
-// each op's own slope. The file's "residuals" say, per tier and op, how
+// Calculon has one latency per network and one scalar per op: bandwidth
+// is the all-reduce curve's line (the one every single-line export is
+// given), so its scalar is 2; the other scalars carry each op's own
+// line's slope, and the shared latency is the one that fits them all best
+// (calculonFit). The file's "residuals" say, per tier and op, how
 // far Calculon's time then is from the measured table.
 func calculonFiles(p *document.Profile) ([]exportFile, error) {
 	probe, err := p.PlannerProbe()
@@ -45,15 +44,22 @@ func calculonFiles(p *document.Profile) ([]exportFile, error) {
 			}
 			curves, pts = append(curves, c), append(pts, m)
 		}
-		lat, slopes := calculonFit(pts)
+		lines := make([]model.Line, len(curves))
+		for k, c := range curves {
+			m, err := c.Model()
+			if err != nil {
+				return nil, err
+			}
+			lines[k] = m.Line
+		}
+		lat, slopes := calculonFit(pts, lines)
 		for k, s := range slopes {
 			if !(s > 0) {
 				return nil, noBandwidth(curves[k])
 			}
 		}
 		n := float64(l.n)
-		ar := len(calculonOps) - 1
-		bw := 2 * (n - 1) / n / slopes[ar] * 1e-3 // GB/s
+		bw := 2 * (n - 1) / n / slopes[len(slopes)-1] * 1e-3 // GB/s
 		ops := []field{}
 		var res []field
 		for k, op := range calculonOps {
@@ -86,34 +92,27 @@ func calculonFiles(p *document.Profile) ([]exportFile, error) {
 	return []exportFile{{name: "calculon_networks.json", data: orderedJSON([]field{{"networks", nets}, {"residuals", residuals}})}}, nil
 }
 
-// calculonFit fits t = L + b_k·S to every curve k at once, by relative
-// least squares (weights 1/t²), with one shared latency L ≥ 0 (µs) and a
-// slope b_k (µs per byte) per curve. For a given L each slope has a closed
-// form, and the best L then solves one linear equation.
-func calculonFit(curves [][]model.Point) (latency float64, slopes []float64) {
-	type sums struct{ a, b, c float64 } // Σ S²/t², Σ S/t², Σ S/t
-	var d, e float64                    // Σ 1/t², Σ 1/t over every curve
-	per := make([]sums, len(curves))
+// calculonFit gives Calculon's one latency per network and each op's
+// slope. Every op's slope is its own curve's line β (model.Curve.Line), so
+// that where the bandwidth decides (the large messages of a training
+// step) Calculon charges each op its curve, the all-reduce exactly the
+// line ASTRA-sim and SimAI are given. The one latency L ≥ 0 is then the
+// one that minimises the relative error of L + β_k·S against every op's
+// curve at every measured size (weights 1/t²: L = Σ (t − β_k·S)/t² ÷
+// Σ 1/t²): the ops' own α differ, and Calculon cannot give each its own,
+// so the error falls on the smallest sizes (the file's residuals).
+func calculonFit(curves [][]model.Point, lines []model.Line) (latency float64, slopes []float64) {
+	var num, den float64
 	for k, pts := range curves {
+		slopes = append(slopes, lines[k].Beta)
 		for _, p := range pts {
 			w := 1 / (p.Time * p.Time)
-			per[k].a += w * p.Bytes * p.Bytes
-			per[k].b += w * p.Bytes
-			per[k].c += w * p.Bytes * p.Time
-			d += w
-			e += w * p.Time
+			num += w * (p.Time - lines[k].Beta*p.Bytes)
+			den += w
 		}
-	}
-	num, den := e, d
-	for _, s := range per {
-		num -= s.c * s.b / s.a
-		den -= s.b * s.b / s.a
 	}
 	if den > 0 {
 		latency = max(num/den, 0)
-	}
-	for _, s := range per {
-		slopes = append(slopes, (s.c-latency*s.b)/s.a)
 	}
 	return latency, slopes
 }

@@ -13,14 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
-	"github.com/collbench/collbench/model"
 )
 
 // Targets are the planners and simulators a profile exports to.
@@ -335,28 +333,7 @@ func (r bandwidthRef) busbw(c *document.ProfileCurve) (float64, error) {
 		}
 		return sum / float64(len(c.Samples)), nil
 	}
-	pts, err := measured(c)
-	if err != nil {
-		return 0, err
-	}
-	s := float64(r.size)
-	return c.BusFactor * s / timeAt(pts, m.Fit, s) * 1e-3, nil
-}
-
-// timeAt is the time in µs for s bytes from measured points: linear
-// between the two sizes around s, and beyond the measured range the fit
-// scaled to meet the nearest measured size.
-func timeAt(pts []model.Point, fit model.Fit, s float64) float64 {
-	n := len(pts)
-	switch {
-	case s <= pts[0].Bytes:
-		return pts[0].Time * fit.At(s) / fit.At(pts[0].Bytes)
-	case s >= pts[n-1].Bytes:
-		return pts[n-1].Time * fit.At(s) / fit.At(pts[n-1].Bytes)
-	}
-	i := sort.Search(n, func(i int) bool { return pts[i].Bytes >= s })
-	a, b := pts[i-1], pts[i]
-	return a.Time + (b.Time-a.Time)*(s-a.Bytes)/(b.Bytes-a.Bytes)
+	return m.BusBW(float64(r.size)), nil
 }
 
 // halvings lists n = world, world/2, … down to 2, the group sizes the

@@ -1,6 +1,7 @@
 package export
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -204,13 +205,9 @@ func TestCalculonMatchesTable(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := doc.Residuals[i].MaxRelErr[key]
-			// With α 4–20 µs and 1 MiB taking 7–21 µs of bandwidth time,
-			// one shared latency costs at most ~40 % at the smallest size
-			// (the all-reduce α charged to every op cost 170 %).
-			if res > 0.45 {
-				t.Errorf("tier %d %s: residual %.3f", i, key, res)
-			}
 			var worst float64
+			var largest int64
+			ratio := map[int64]float64{}
 			for _, smp := range c.Samples {
 				s := float64(smp.Bytes)
 				scaled := s * *net.Ops[key][0]
@@ -219,6 +216,15 @@ func TestCalculonMatchesTable(t *testing.T) {
 				}
 				got := net.Latency + scaled/(net.Bandwidth*1e9*net.Efficiency)
 				worst = max(worst, math.Abs(got-smp.TimeUs*1e-6)/(smp.TimeUs*1e-6))
+				ratio[smp.Bytes] = got / (smp.TimeUs * 1e-6)
+				largest = max(largest, smp.Bytes)
+			}
+			t.Logf("tier %d %s: Calculon ÷ the curve at 1, 8, 64 MiB: %.4f %.4f %.4f", i, key, ratio[1<<20], ratio[8<<20], ratio[64<<20])
+			// Each op's bandwidth is its curve's line; the one latency
+			// Calculon has cannot be each op's α, so the ops are off at the
+			// smallest sizes and within 2 % where the bandwidth decides.
+			if math.Abs(ratio[largest]-1) > 0.02 {
+				t.Errorf("tier %d %s: residual %.4f, %.4f× at %d B", i, key, res, ratio[largest], largest)
 			}
 			if math.Abs(worst-res) > 1e-4 {
 				t.Errorf("tier %d %s: Calculon is %.4f off the table at worst, the file says %.4f", i, key, worst, res)
@@ -440,6 +446,7 @@ func TestGalvatronTimesAreMeasured(t *testing.T) {
 	c.Samples[at[8<<20]].TimeUs = 0.97 * exact(8<<20)  // noise: kept
 	c.Samples[at[64<<20]].TimeUs = 0.2 * exact(64<<20) // a wild dip: the fit's
 	c.Samples[at[256<<20]].TimeUs = 5 * exact(256<<20) // a wild stall: the fit's
+	p = reread(t, p)
 	dir := t.TempDir()
 	if _, err := Write(context.Background(), p, "galvatron", dir, Options{}); err != nil {
 		t.Fatal(err)
@@ -521,4 +528,19 @@ func TestSimAIAnalytical(t *testing.T) {
 			}
 		}
 	}
+}
+
+// reread is the profile as a file gives it back: its curves' models built
+// afresh from the samples, as after a change to them.
+func reread(t *testing.T, p *document.Profile) *document.Profile {
+	t.Helper()
+	var b bytes.Buffer
+	if err := p.Encode(&b); err != nil {
+		t.Fatal(err)
+	}
+	q, err := document.DecodeProfile(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return q
 }

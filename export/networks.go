@@ -31,49 +31,37 @@ func levels(p *document.Profile) []level {
 	return out
 }
 
-// measured is a curve's sizes and times as the exports match them: the
-// measured medians, with the sizes the fit sets aside as outliers
-// (model.Outliers) replaced by the fit's time.
+// measured is a curve's sizes and times as every export reads them: the
+// one curve (model.Curve), whose table holds the measured medians with the
+// fit's outliers given the fit's time, made non-decreasing.
 func measured(c *document.ProfileCurve) ([]model.Point, error) {
 	m, err := c.Model()
 	if err != nil {
 		return nil, err
 	}
-	got, fit := make([]float64, len(c.Samples)), make([]float64, len(c.Samples))
-	for i, s := range c.Samples {
-		got[i], fit[i] = s.TimeUs, m.Fit.At(float64(s.Bytes))
-	}
-	pts := make([]model.Point, len(c.Samples))
-	for i, out := range model.Outliers(got, fit) {
-		pts[i] = model.Point{Bytes: float64(c.Samples[i].Bytes), Time: got[i]}
-		if out {
-			pts[i].Time = fit[i]
-		}
+	pts := make([]model.Point, len(m.Bytes))
+	for i := range m.Bytes {
+		pts[i] = model.Point{Bytes: m.Bytes[i], Time: m.Times[i]}
 	}
 	return pts, nil
 }
 
-// overall is the single line t = α + β·S (µs, µs per byte) that best
-// matches a curve across all its measured sizes, for formats that hold one
-// latency and one bandwidth: for a piecewise fit that is neither segment
-// but the line through both, fitted as the profile's fits are.
+// overall is the curve's single line t = α + β·S (µs, µs per byte)
+// (model.Curve.Line), for formats that hold one latency and one
+// bandwidth.
 func overall(p *document.Profile, op string, l level) (*document.ProfileCurve, model.Line, error) {
 	c, err := p.Curve(op, l.n, l.layout)
 	if err != nil {
 		return nil, model.Line{}, fmt.Errorf("%s tier: %w", l.name, err)
 	}
-	pts, err := measured(c)
+	m, err := c.Model()
 	if err != nil {
 		return nil, model.Line{}, err
 	}
-	line, err := model.FitLine(pts)
-	if err != nil {
-		return nil, model.Line{}, fmt.Errorf("%s: %w", c.Key(), err)
-	}
-	if !(line.Beta > 0) {
+	if !(m.Line.Beta > 0) {
 		return nil, model.Line{}, noBandwidth(c)
 	}
-	return c, line, nil
+	return c, m.Line, nil
 }
 
 // noBandwidth is the error of a curve whose time does not grow with the

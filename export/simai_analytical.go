@@ -89,17 +89,19 @@ func busbwInf(p *document.Profile, op string, n int, layout string) (float64, er
 	return fittedBusBW(c)
 }
 
-// fittedBusBW is a curve's fitted busbw∞ in GB/s; a fit without a
-// bandwidth term is an error.
+// fittedBusBW is the bus bandwidth of a curve's single line in GB/s
+// (model.Curve.LineBusBW: the same line ASTRA-sim and Calculon are given);
+// a line whose time does not grow is an error.
 func fittedBusBW(c *document.ProfileCurve) (float64, error) {
 	m, err := c.Model()
 	if err != nil {
 		return 0, err
 	}
-	if m.Fit.BusBWInf <= 0 {
+	bw := m.LineBusBW()
+	if bw <= 0 {
 		return 0, fmt.Errorf("%s: no bandwidth term", c.Key())
 	}
-	return m.Fit.BusBWInf, nil
+	return bw, nil
 }
 
 // simaiRatio is one row of a ratio table's one-node column.

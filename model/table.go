@@ -6,21 +6,31 @@ import (
 )
 
 // Curve is one collective's measured times at one group size and layout,
-// with its fit. The table is the ground truth inside the measured range;
-// the fit carries it beyond.
+// with its fit: the one curve every consumer charges (predict, and every
+// export), so that one profile gives one time for one call everywhere.
+// The table is the ground truth inside the measured range, with the sizes
+// the fit sets aside as outliers given the fit's time; the fit carries it
+// beyond.
 type Curve struct {
 	Op        string // collbench collective name: allreduce, allgather, …
 	GroupSize int
 	Layout    string // consecutive or strided
 	BusFactor float64
 	Bytes     []float64 // ascending
-	Times     []float64 // µs, made non-decreasing
-	Fit       Fit
+	// Times are µs: the measured medians, an outlier replaced by the
+	// fit's time, then made non-decreasing (a larger message never takes
+	// less time; a dip is noise).
+	Times []float64
+	Fit   Fit
+	// Line is the one line t = α + β·S that stands for the curve in a
+	// format with one latency and one bandwidth: the fit's own line, or
+	// across a piecewise fit's segments the robust line through Times.
+	Line Line
 }
 
-// NewCurve builds a curve from measured points: it sorts them, makes the
-// times non-decreasing in size (a larger message never takes less time;
-// a dip is noise) and fits them.
+// NewCurve builds a curve from measured points: it sorts and fits them,
+// replaces the outliers of the fit by its time, makes the times
+// non-decreasing in size, and finds the curve's single line.
 func NewCurve(op string, groupSize int, layout string, busFactor float64, pts []Point) (*Curve, error) {
 	pts = append([]Point(nil), pts...)
 	sort.Slice(pts, func(i, j int) bool { return pts[i].Bytes < pts[j].Bytes })
@@ -28,14 +38,40 @@ func NewCurve(op string, groupSize int, layout string, busFactor float64, pts []
 	if err != nil {
 		return nil, fmt.Errorf("%s over %d ranks (%s): %w", op, groupSize, layout, err)
 	}
-	c := &Curve{Op: op, GroupSize: groupSize, Layout: layout, BusFactor: busFactor, Fit: fit}
+	c := &Curve{Op: op, GroupSize: groupSize, Layout: layout, BusFactor: busFactor, Fit: fit, Line: fit.Line}
+	got, fitted := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, p := range pts {
+		got[i], fitted[i] = p.Time, fit.At(p.Bytes)
+	}
 	floor := 0.0
-	for _, p := range pts {
-		floor = max(floor, p.Time)
-		c.Bytes = append(c.Bytes, p.Bytes)
+	for i, out := range Outliers(got, fitted) {
+		t := got[i]
+		if out {
+			t = fitted[i]
+		}
+		floor = max(floor, t)
+		c.Bytes = append(c.Bytes, pts[i].Bytes)
 		c.Times = append(c.Times, floor)
 	}
+	if len(fit.Segments) > 0 {
+		cleaned := make([]Point, len(c.Bytes))
+		for i := range c.Bytes {
+			cleaned[i] = Point{Bytes: c.Bytes[i], Time: c.Times[i]}
+		}
+		if c.Line, err = FitLine(cleaned); err != nil {
+			return nil, fmt.Errorf("%s over %d ranks (%s): %w", op, groupSize, layout, err)
+		}
+	}
 	return c, nil
+}
+
+// LineBusBW is the bus bandwidth of the curve's line at large sizes
+// (bus factor ÷ β), GB/s; 0 when the line's time does not grow.
+func (c *Curve) LineBusBW() float64 {
+	if !(c.Line.Beta > 0) {
+		return 0
+	}
+	return c.BusFactor / c.Line.Beta * 1e-3
 }
 
 // Time is the expected µs per call for s bytes: linear interpolation
