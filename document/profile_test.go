@@ -113,23 +113,28 @@ func TestProfileJSONKeys(t *testing.T) {
 	}
 }
 
-// The profile measured on an H100 and kept in docs/measured is read back
-// whole and follows the schema, so its figures stay usable.
+// The profiles kept in docs/measured (one from an H100, one from the host
+// backend) are read back whole and follow the schema, so their figures
+// stay usable.
 func TestMeasuredProfileReads(t *testing.T) {
-	const path = "../docs/measured/h100-2026-11-26/profile-g2-float.json"
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := schemacheck.Validate("../docs/profile.schema.json", data); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	p, err := document.DecodeProfile(bytes.NewReader(data))
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	c, err := p.Curve("allreduce", 2, "consecutive")
-	if err != nil || c.Fit == nil || !(c.Fit.BusBWInf > 100) {
-		t.Errorf("the all-reduce curve of two ranks: %+v, %v", c, err)
+	for _, c := range []struct {
+		path  string
+		ranks int
+	}{{"../docs/measured/h100-2026-11-26/profile-g2-float.json", 2}, {"../docs/measured/host-2026-11-26/profile-4ranks.json", 4}} {
+		data, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := schemacheck.Validate("../docs/profile.schema.json", data); err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		p, err := document.DecodeProfile(bytes.NewReader(data))
+		if err != nil {
+			t.Fatalf("%s: %v", c.path, err)
+		}
+		curve, err := p.Curve("allreduce", c.ranks, "consecutive")
+		if err != nil || curve.Fit == nil || !(curve.Fit.BusBWInf > 0) {
+			t.Errorf("%s: the all-reduce curve of %d ranks: %+v, %v", c.path, c.ranks, curve, err)
+		}
 	}
 }
