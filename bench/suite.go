@@ -68,6 +68,8 @@ type ProbeResult struct {
 	Probe     Probe
 	GroupSize int
 	Figures   OverlapFigures
+	// LeftOut, when set, says why the probe was not measured.
+	LeftOut string
 }
 
 // peers is the job's other processes; none when Peers is not set.
@@ -248,6 +250,7 @@ func (s *Suite) probes(ctx context.Context, onProbe func(ProbeResult)) error {
 				if s.Log != nil {
 					s.Log("overlap %s left out: the time budget was spent", p.Name)
 				}
+				onProbe(ProbeResult{Probe: p, LeftOut: "the time budget was spent"})
 				continue
 			}
 		}

@@ -88,6 +88,9 @@ type SuiteConfig struct {
 	Check       int      `json:"validation"`
 	BudgetS     float64  `json:"budget_s"` // 0 = no limit
 	ElapsedS    float64  `json:"elapsed_s"`
+	// ProbesLeftOut names each overlap probe the suite left out and why
+	// ("galvatron: the time budget was spent").
+	ProbesLeftOut []string `json:"probes_left_out,omitempty"`
 }
 
 // ProfileCurve is one collective at one group size and layout.
@@ -461,6 +464,9 @@ func (n profileNet) Curve(op string, size int, layout string) (*model.Curve, err
 // largest overlap_coe.
 func (p *Profile) PlannerProbe() (*ProfileOverlap, error) {
 	if len(p.Overlap) == 0 {
+		if len(p.Suite.ProbesLeftOut) > 0 {
+			return nil, fmt.Errorf("its overlap probe was left out (%s); profile again with a larger --budget", strings.Join(p.Suite.ProbesLeftOut, "; "))
+		}
 		return nil, fmt.Errorf("the profile has no overlap probe (it was taken with --no-overlap)")
 	}
 	best := &p.Overlap[0]

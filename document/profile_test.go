@@ -138,3 +138,20 @@ func TestMeasuredProfileReads(t *testing.T) {
 		}
 	}
 }
+
+// A planner export that needs the overlap probe says why the profile has
+// none: the budget left it out, or the profile was taken without probes.
+func TestPlannerProbeSaysWhyNone(t *testing.T) {
+	for _, c := range []struct {
+		leftOut []string
+		want    string
+	}{
+		{[]string{"galvatron: the time budget was spent"}, "its overlap probe was left out (galvatron: the time budget was spent); profile again with a larger --budget"},
+		{nil, "the profile has no overlap probe (it was taken with --no-overlap)"},
+	} {
+		p := &document.Profile{Suite: document.SuiteConfig{ProbesLeftOut: c.leftOut}}
+		if _, err := p.PlannerProbe(); err == nil || err.Error() != c.want {
+			t.Errorf("left out %v: %v, want %q", c.leftOut, err, c.want)
+		}
+	}
+}

@@ -318,6 +318,10 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 		}
 		doc.Curves = append(doc.Curves, document.NewProfileCurve(r, spec.Type.String(), spec.RedOp.String(), world, devs))
 	}, func(r bench.ProbeResult) {
+		if r.LeftOut != "" {
+			doc.Suite.ProbesLeftOut = append(doc.Suite.ProbesLeftOut, r.Probe.Name+": "+r.LeftOut)
+			return
+		}
 		steps.done("overlap "+r.Probe.Name, attribute.String("collbench.workload", r.Probe.Workload.String()))
 		rec.Overlap(suiteCtx, r.Probe.Name, r.Probe.Coll.Name, r.Probe.Size, r.Probe.Workload.String(), r.Figures.CommSlowdown, r.Figures.ComputeSlowdown)
 		doc.Overlap = append(doc.Overlap, document.ProfileOverlap{Name: r.Probe.Name, Collective: r.Probe.Coll.Name,
