@@ -1,8 +1,13 @@
 package bench
 
 import (
+	"context"
+	"fmt"
+	"slices"
 	"testing"
 	"time"
+
+	"github.com/collbench/collbench/bench/numeric"
 )
 
 func TestBudget(t *testing.T) {
@@ -103,5 +108,46 @@ func TestBudgetLeftAndHolds(t *testing.T) {
 	}
 	if unlimited := (Budget{}); !unlimited.Holds(time.Hour) || unlimited.Left() < time.Hour {
 		t.Errorf("a budget without a limit holds everything")
+	}
+}
+
+// With Wanted set, the wanted curves are measured first, grouping by
+// grouping, then the others; a grouping is opened once per pass it has
+// curves in. Without it the order is the suite's own.
+func TestSuiteWantedFirst(t *testing.T) {
+	ar, _ := LookupCollective("allreduce")
+	ag, _ := LookupCollective("allgather")
+	a2a, _ := LookupCollective("alltoall")
+	run := func(wanted func(string, int, string) bool) (order, opened []string) {
+		comm := &nullComm{ranks: 8}
+		s := Suite{World: 8, Colls: []*Collective{ag, a2a, ar}, Sizes: []int64{1024}, Type: numeric.Float32, RedOp: numeric.Sum,
+			Groupings: []Grouping{{}, {Size: 4}, {Size: 4, Strided: true}}, Budget: Budget{MinIters: 1, MaxIters: 1}, Wanted: wanted,
+			Open: func(_ context.Context, g Grouping, _ int64) (Comm, int64, func(), error) {
+				opened = append(opened, fmt.Sprintf("%d %s", g.Of(8), g.Layout()))
+				return comm, 1024, func() {}, nil
+			}}
+		err := s.Run(context.Background(), func(r CurveResult) {
+			order = append(order, fmt.Sprintf("%s %d %s", r.Coll.Name, r.GroupSize, r.Grouping.Layout()))
+		}, func(ProbeResult) {})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return order, opened
+	}
+	order, opened := run(nil)
+	if order[0] != "allgather 8 consecutive" || order[8] != "allreduce 4 strided" || len(opened) != 3 {
+		t.Errorf("without Wanted: %v, opened %v", order, opened)
+	}
+	order, opened = run(func(coll string, n int, layout string) bool {
+		return coll == "allreduce" && layout == "strided" || coll == "alltoall" && n == 8
+	})
+	want := []string{"alltoall 8 consecutive", "allreduce 4 strided",
+		"allgather 8 consecutive", "allreduce 8 consecutive", "allgather 4 consecutive", "alltoall 4 consecutive", "allreduce 4 consecutive",
+		"allgather 4 strided", "alltoall 4 strided"}
+	if !slices.Equal(order, want) {
+		t.Errorf("order %v\nwant %v", order, want)
+	}
+	if want := []string{"8 consecutive", "4 strided", "8 consecutive", "4 consecutive", "4 strided"}; !slices.Equal(opened, want) {
+		t.Errorf("opened %v, want %v", opened, want)
 	}
 }

@@ -25,6 +25,12 @@ type Suite struct {
 	// StallFloor turns on the stall watchdog, as Options.StallFloor.
 	StallFloor time.Duration
 	Budget     Budget // Iters between Budget.MinIters and MaxIters
+	// Wanted, when set, names the curves to measure first (a collective
+	// at a group size and layout), so that a budget that runs short
+	// leaves out the others: the curves an export will read.
+	Wanted func(coll string, groupSize int, layout string) bool
+
+	curvesDone int // curves measured or left out so far, for the log
 	Peers      Peers
 	// Open opens the communicators of one grouping for messages of up to
 	// need bytes; maxBytes is the largest they hold, less where the
@@ -82,21 +88,51 @@ func (s *Suite) Points() int { return len(s.Colls) * len(s.Groupings) * len(s.Si
 // completes. A budget that runs short trims iterations first, then the
 // largest sizes of a curve (never below minCurveSizes), then whole curves,
 // and every cut is said in the curve's Note; a probe the budget cannot
-// hold is left out and logged.
+// hold is left out and logged. With Wanted, the wanted curves come first,
+// then the probes (the planners' exports read one), then the others, so
+// that what the budget leaves out is what nothing was waiting for.
 func (s *Suite) Run(ctx context.Context, onCurve func(CurveResult), onProbe func(ProbeResult)) error {
 	s.Budget.Start(s.Points())
-	total, done := len(s.Colls)*len(s.Groupings), 0
+	s.curvesDone = 0
+	if s.Wanted == nil {
+		if err := s.pass(ctx, func(*Collective, Grouping) bool { return true }, onCurve); err != nil {
+			return err
+		}
+		return s.probes(ctx, onProbe)
+	}
+	if err := s.pass(ctx, s.wanted, onCurve); err != nil {
+		return err
+	}
+	if err := s.probes(ctx, onProbe); err != nil {
+		return err
+	}
+	return s.pass(ctx, func(c *Collective, g Grouping) bool { return !s.wanted(c, g) }, onCurve)
+}
+
+// pass measures, grouping by grouping, the curves keep selects; a
+// grouping with none is not opened.
+func (s *Suite) pass(ctx context.Context, keep func(*Collective, Grouping) bool, onCurve func(CurveResult)) error {
+	total := len(s.Colls) * len(s.Groupings)
 	for _, g := range s.Groupings {
 		if err := g.Validate(s.World); err != nil {
 			return err
+		}
+		var colls []*Collective
+		for _, c := range s.Colls {
+			if keep(c, g) {
+				colls = append(colls, c)
+			}
+		}
+		if len(colls) == 0 {
+			continue
 		}
 		spent, err := s.agree(ctx, s.Budget.Spent())
 		if err != nil {
 			return err
 		}
 		if spent {
-			for _, c := range s.Colls {
-				done++
+			for _, c := range colls {
+				s.curvesDone++
 				s.advance(len(s.Sizes), c.Name+" skipped")
 				onCurve(CurveResult{Coll: c, Grouping: g, GroupSize: g.Of(s.World), Groups: g.Groups(s.World),
 					Note: "left out: the time budget was spent"})
@@ -107,19 +143,23 @@ func (s *Suite) Run(ctx context.Context, onCurve func(CurveResult), onProbe func
 		if err != nil {
 			return fmt.Errorf("opening groups of %d (%s): %w", g.Of(s.World), g.Layout(), err)
 		}
-		for _, c := range s.Colls {
-			done++
+		for _, c := range colls {
+			s.curvesDone++
 			r, err := s.curve(ctx, comm, g, c, maxBytes)
 			if err != nil {
 				closeComm()
 				return fmt.Errorf("%s over groups of %d (%s): %w", c.Name, r.GroupSize, g.Layout(), err)
 			}
-			s.logCurve(done, total, r)
+			s.logCurve(s.curvesDone, total, r)
 			onCurve(r)
 		}
 		closeComm()
 	}
-	return s.probes(ctx, onProbe)
+	return nil
+}
+
+func (s *Suite) wanted(c *Collective, g Grouping) bool {
+	return s.Wanted(c.Name, g.Of(s.World), g.Layout())
 }
 
 // ErrWrongResults means a checked call (-c) returned wrong elements.

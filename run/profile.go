@@ -14,6 +14,7 @@ import (
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/export"
 	"github.com/collbench/collbench/machine"
 )
 
@@ -40,6 +41,10 @@ type ProfileSpec struct {
 	OverlapBytes  int64
 	OverlapTarget time.Duration
 	Args          []string // the command line, recorded in the document
+	// Exports are the export targets the profile is for (export.Targets):
+	// the curves they read are measured first, so that a budget that runs
+	// short leaves out others.
+	Exports []string
 }
 
 // ProfileHooks hear of a profile as it goes; nil hooks are skipped, and
@@ -295,6 +300,7 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 		},
 		Budget:  budget,
 		Overlap: overlap,
+		Wanted:  wantedBy(spec.Exports, world, doc.Meta.RanksPerNode),
 		Open: func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
 			if g.Of(world) == world && !g.Strided && need <= sess.Sweep.Max {
 				return sess.Comm, sess.Sweep.Max, func() {}, nil // the session's own
@@ -398,4 +404,19 @@ func (j *Job) profileMeta(ctx context.Context, onGPU bool, devs []document.Devic
 		}
 	}
 	return m, nil
+}
+
+// wantedBy is the curves the export targets read, for the suite to
+// measure first; nil without targets.
+func wantedBy(targets []string, world, perNode int) func(coll string, n int, layout string) bool {
+	if len(targets) == 0 {
+		return nil
+	}
+	need := map[export.Need]bool{}
+	for _, n := range export.Needs(targets, world, perNode) {
+		need[n] = true
+	}
+	return func(coll string, n int, layout string) bool {
+		return need[export.Need{Op: coll, Size: n, Layout: layout}]
+	}
 }

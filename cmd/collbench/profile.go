@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/export"
 	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/progress"
 	"github.com/collbench/collbench/report"
@@ -91,6 +92,9 @@ func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 	spec, err := f.Spec(argv)
 	if err != nil {
 		return false, err
+	}
+	if spec.Exports, err = export.ParseTargets(f.exports.Targets); err != nil {
+		return false, usageError{Err: err}
 	}
 	var bar *progress.Bar
 	_, err = j.Profile(ctx, spec, run.ProfileHooks{
