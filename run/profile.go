@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -334,6 +335,7 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 			Type: r.Probe.Type.String(), GroupSize: r.GroupSize, OverlapResult: document.MakeOverlapResult(r.Probe.Size, r.Probe.Workload, r.Figures)})
 	})
 	endSuite(time.Now(), runErr)
+	suiteOrder(doc.Curves, suite)
 	if runErr == nil && j.Multi() {
 		runErr = j.Peers().Barrier(ctx)
 	}
@@ -419,4 +421,20 @@ func wantedBy(targets []string, world, perNode int) func(coll string, n int, lay
 	return func(coll string, n int, layout string) bool {
 		return need[export.Need{Op: coll, Size: n, Layout: layout}]
 	}
+}
+
+// suiteOrder puts the curves in the suite's order, grouping by grouping
+// and collective by collective, however they were measured (the curves
+// exports read come first under a budget): the file and the fit table
+// read the same for every run.
+func suiteOrder(curves []document.ProfileCurve, s bench.Suite) {
+	rank := map[string]int{}
+	for gi, g := range s.Groupings {
+		for ci, c := range s.Colls {
+			rank[fmt.Sprintf("%s/%d/%s", c.Name, g.Of(s.World), g.Layout())] = gi*len(s.Colls) + ci
+		}
+	}
+	slices.SortStableFunc(curves, func(a, b document.ProfileCurve) int {
+		return rank[fmt.Sprintf("%s/%d/%s", a.Op, a.Group.Size, a.Group.Layout)] - rank[fmt.Sprintf("%s/%d/%s", b.Op, b.Group.Size, b.Group.Layout)]
+	})
 }
