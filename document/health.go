@@ -64,6 +64,9 @@ type HealthConfig struct {
 	Z         float64            `json:"z"`        // robust standard deviations below the peers' median
 	Expect    map[string]float64 `json:"expect"`   // GB/s per level, from --expect or the baseline
 	Baseline  string             `json:"baseline,omitempty"`
+	// ScreenRounds is how many rounds of random partners the node pairs
+	// were screened in; 0 (absent) when every pair was measured.
+	ScreenRounds int `json:"screen_rounds,omitempty"`
 }
 
 // HealthNode is one node of the job and its ranks.

@@ -76,6 +76,10 @@ func Health(w io.Writer, d *document.Health) {
 	}
 	if len(d.Inter) > 0 {
 		fmt.Fprintf(w, "#\n# Node pairs: send/recv busbw (GB/s), the slowest pair of ranks between them%s\n", noiseNote(d, "inter"))
+		if r := c.ScreenRounds; r > 0 {
+			n := len(d.Nodes)
+			fmt.Fprintf(w, "#  screened: %d rounds of random partners, %d of the %d pairs (- not measured)\n", r, len(d.Inter), n*(n-1)/2)
+		}
 		nodes := make([]int, len(d.Nodes))
 		for i := range nodes {
 			nodes[i] = i

@@ -35,6 +35,10 @@ type HealthSpec struct {
 	// Judge, when set, also judges the figures against the wire and the
 	// published figures (levelJudgers).
 	Judge *JudgeSpec
+	// ScreenRounds and AllPairs choose how node pairs are met (see
+	// screenRounds).
+	ScreenRounds int
+	AllPairs     bool
 
 	base *document.Health // the baseline record, whose settings must be this check's
 }
@@ -124,6 +128,10 @@ func (s *HealthSpec) check() error {
 		return Usagef("--min-drop must be between 0 and 1 (got %g)", s.Criteria.MinDrop)
 	case s.Criteria.Z <= 0:
 		return Usagef("--z must be positive (got %g)", s.Criteria.Z)
+	case s.ScreenRounds < 0 || s.ScreenRounds > health.MaxScreenRounds:
+		return Usagef("--screen-rounds must be between 1 and %d (got %d)", health.MaxScreenRounds, s.ScreenRounds)
+	case s.AllPairs && s.ScreenRounds > 0:
+		return Usagef("--all-pairs and --screen-rounds ask for different things; give one")
 	}
 	for k, v := range s.Expect {
 		if !slices.Contains(HealthLevels, k) {
@@ -229,7 +237,8 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 		Devices: document.DeviceRecords(sess.Devices),
 		Config: document.HealthConfig{NRanks: j.World(), NProcs: j.Size, PairBytes: spec.PairBytes, ARBytes: spec.ARBytes,
 			Type: spec.Type.String(), Warmup: spec.Warmup, Iters: spec.Iters, Passes: spec.Passes, BudgetS: spec.Budget.Seconds(),
-			MinDrop: spec.Criteria.MinDrop, Z: spec.Criteria.Z, Expect: spec.Expect, Baseline: spec.Baseline}}
+			MinDrop: spec.Criteria.MinDrop, Z: spec.Criteria.Z, Expect: spec.Expect, Baseline: spec.Baseline,
+			ScreenRounds: spec.screenRounds(len(nodes))}}
 	c.byRank = make([]int, j.World())
 	for n, node := range nodes {
 		for _, r := range node.Ranks {
@@ -317,8 +326,9 @@ func (c *healthCheck) plan() healthPlan {
 		}
 	}
 	p.nodeAR = c.blockWaves(ars)
-	// Inter-node: local rank i of one node with local rank i of the other.
-	for _, round := range health.Rounds(len(nodes)) {
+	// Inter-node: local rank i of one node with local rank i of the other,
+	// every pair or a screening's.
+	for _, round := range c.nodeRounds(len(nodes)) {
 		var units []unit
 		for _, pr := range round {
 			a, b := nodes[pr.A].Ranks, nodes[pr.B].Ranks
@@ -643,4 +653,31 @@ func best(passes []float64) float64 {
 		return 0
 	}
 	return slices.Max(passes)
+}
+
+// screenSeed draws a screening's partners: the same on every rank, since
+// every rank lays out the plan itself.
+const screenSeed = 0x636f6c6c
+
+// screenRounds is how many rounds of random partners node pairs are
+// screened in, 0 for every pair: as asked, or from health.ScreenFrom
+// nodes on, health.MaxScreenRounds; a round robin of as few rounds or
+// fewer measures every pair instead.
+func (s HealthSpec) screenRounds(nodes int) int {
+	r := s.ScreenRounds
+	if r == 0 && !s.AllPairs && nodes >= health.ScreenFrom {
+		r = health.MaxScreenRounds
+	}
+	if r >= len(health.Rounds(nodes)) {
+		return 0
+	}
+	return r
+}
+
+// nodeRounds is the rounds of node pairs the check measures.
+func (c *healthCheck) nodeRounds(nodes int) [][]health.Pair {
+	if r := c.spec.screenRounds(nodes); r > 0 {
+		return health.Screening(nodes, r, screenSeed)
+	}
+	return health.Rounds(nodes)
 }

@@ -20,3 +20,22 @@ func TestHealthRefusesUnmeasuredFigures(t *testing.T) {
 		}
 	}
 }
+
+// Node pairs are screened from health.ScreenFrom nodes on, or when asked,
+// and every pair is measured below it, on request, or when a round robin
+// takes no more rounds than the screening would.
+func TestScreenRounds(t *testing.T) {
+	for _, c := range []struct {
+		nodes, asked int
+		all          bool
+		want         int
+	}{
+		{4, 0, false, 0}, {21, 0, false, 0}, {22, 0, false, 20}, {1000, 0, false, 20},
+		{1000, 0, true, 0}, {8, 3, false, 3}, {8, 7, false, 0}, {1000, 5, false, 5},
+	} {
+		s := HealthSpec{ScreenRounds: c.asked, AllPairs: c.all}
+		if got := s.screenRounds(c.nodes); got != c.want {
+			t.Errorf("%d nodes, --screen-rounds %d, --all-pairs %v: %d rounds, want %d", c.nodes, c.asked, c.all, got, c.want)
+		}
+	}
+}

@@ -22,6 +22,12 @@ type HealthRequest struct {
 	Expect             []string // level=GB/s
 	Baseline           string   // a previous health record
 	Bisect             bool
+	// ScreenRounds screens the node pairs in that many rounds of random
+	// partners (0: automatically from health.ScreenFrom nodes, in
+	// health.MaxScreenRounds); AllPairs measures every pair whatever the
+	// number of nodes.
+	ScreenRounds int
+	AllPairs     bool
 }
 
 // DefaultHealthRequest is collbench health's defaults; docs/health.md
@@ -40,7 +46,7 @@ func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (He
 	}
 	s := HealthSpec{PairBytes: r.PairBytes, ARBytes: r.ARBytes, Type: t, Warmup: r.Warmup, Iters: r.Iters, Passes: r.Passes,
 		Budget: r.Budget, Criteria: health.Criteria{MinDrop: r.MinDrop, Z: r.Z}, Expect: map[string]float64{},
-		Baseline: r.Baseline, Bisect: r.Bisect, Args: args}
+		Baseline: r.Baseline, Bisect: r.Bisect, Args: args, ScreenRounds: r.ScreenRounds, AllPairs: r.AllPairs}
 	for _, e := range r.Expect {
 		for _, part := range strings.Split(e, ",") {
 			level, val, ok := strings.Cut(part, "=")

@@ -39,6 +39,8 @@ func newHealthFlags() *healthFlags {
 	fs.StringArrayVar(&r.Expect, "expect", nil, "expected busbw in GB/s per level: intra=,node=,inter=,job= (repeat or comma-separate)")
 	fs.StringVar(&r.Baseline, "baseline", "", "a previous health record (-J) whose medians are the expectations --expect leaves out")
 	fs.BoolVar(&r.Bisect, "bisect", false, "bisect the job's all-reduce on 4 nodes or more even when it is not slow")
+	fs.IntVar(&r.ScreenRounds, "screen-rounds", 0, "meet node pairs in this many rounds of random partners (at most 20) instead of every pair; default: 20 rounds from 22 nodes on, every pair below")
+	fs.BoolVar(&r.AllPairs, "all-pairs", false, "measure every pair of nodes, whatever their number (N−1 rounds)")
 	fs.BoolVar(&f.judge, "judge", false, "also judge each level against the link it crosses and the published figures for this system; a node's or the job's all-reduce LOW against a published figure is flagged (docs/judge.md)")
 	fs.StringArrayVar(&f.references, "references", nil, "a site's reference table (JSON, as 'collbench references --json' prints) used beside the built-in one; repeat for more (implies --judge)")
 	fs.IntVarP(&f.NGPUs, "ngpus", "g", 1, "GPUs (ranks) per process")
