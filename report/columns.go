@@ -24,24 +24,17 @@ type Column struct {
 	Width      int
 }
 
-func (c *Columns) heads() []string {
-	if c == nil {
-		return nil
-	}
-	out := make([]string, len(c.Head))
-	for i, h := range c.Head {
-		out[i] = h.Name
-	}
-	return out
-}
+func (c *Columns) heads() []string { return c.each(func(h Column) string { return h.Name }) }
+func (c *Columns) units() []string { return c.each(func(h Column) string { return h.Unit }) }
 
-func (c *Columns) units() []string {
+// each is one string per column; none without columns.
+func (c *Columns) each(f func(Column) string) []string {
 	if c == nil {
 		return nil
 	}
 	out := make([]string, len(c.Head))
 	for i, h := range c.Head {
-		out[i] = h.Unit
+		out[i] = f(h)
 	}
 	return out
 }
