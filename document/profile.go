@@ -465,7 +465,7 @@ func (n profileNet) Curve(op string, size int, layout string) (*model.Curve, err
 func (p *Profile) PlannerProbe() (*ProfileOverlap, error) {
 	if len(p.Overlap) == 0 {
 		if len(p.Suite.ProbesLeftOut) > 0 {
-			return nil, fmt.Errorf("its overlap probe was left out (%s); profile again with a larger --budget", strings.Join(p.Suite.ProbesLeftOut, "; "))
+			return nil, fmt.Errorf("its overlap probe was left out (%s); profile again with a larger time budget", strings.Join(p.Suite.ProbesLeftOut, "; "))
 		}
 		return nil, fmt.Errorf("the profile has no overlap probe (it was taken with --no-overlap)")
 	}

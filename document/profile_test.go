@@ -146,7 +146,7 @@ func TestPlannerProbeSaysWhyNone(t *testing.T) {
 		leftOut []string
 		want    string
 	}{
-		{[]string{"galvatron: the time budget was spent"}, "its overlap probe was left out (galvatron: the time budget was spent); profile again with a larger --budget"},
+		{[]string{"galvatron: the time budget was spent"}, "its overlap probe was left out (galvatron: the time budget was spent); profile again with a larger time budget"},
 		{nil, "the profile has no overlap probe (it was taken with --no-overlap)"},
 	} {
 		p := &document.Profile{Suite: document.SuiteConfig{ProbesLeftOut: c.leftOut}}
