@@ -119,11 +119,21 @@ func TestSuiteBudgetLeavesProbesOut(t *testing.T) {
 	s.Overlap = bench.OverlapOptions{Target: 50 * time.Millisecond, Cover: 4}
 	var logged []string
 	s.Log = func(format string, a ...any) { logged = append(logged, fmt.Sprintf(format, a...)) }
-	probed := 0
-	if err := s.Run(context.Background(), func(bench.CurveResult) {}, func(bench.ProbeResult) { probed++ }); err != nil {
+	probed, leftOut := 0, ""
+	err = s.Run(context.Background(), func(bench.CurveResult) {}, func(r bench.ProbeResult) {
+		if r.LeftOut != "" {
+			leftOut = r.Probe.Name + ": " + r.LeftOut
+			return
+		}
+		probed++
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if probed != 0 || !slices.ContainsFunc(logged, func(l string) bool { return strings.Contains(l, "overlap p left out: the time budget was spent") }) {
 		t.Errorf("a 1 ms budget ran %d probe(s); log %q", probed, logged)
+	}
+	if leftOut != "p: the time budget was spent" {
+		t.Errorf("the probe left out was handed over as %q", leftOut)
 	}
 }

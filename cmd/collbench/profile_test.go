@@ -30,7 +30,7 @@ func TestProfileLaunched(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(out, "allreduce      4  consecutive") || !strings.Contains(errOut, "[21/21] pipeline over groups of 2 (strided, 2 at once)") {
+	if !strings.Contains(out, "allreduce      4  consecutive") || !strings.Contains(errOut, "[21/21] ") || !strings.Contains(errOut, "pipeline over groups of 2 (strided, 2 at once)") {
 		t.Errorf("no fit table or progress:\n%s\n%s", out, errOut)
 	}
 	data, err := os.ReadFile(file)
