@@ -195,3 +195,20 @@ func TestReferenceSchemaCollectives(t *testing.T) {
 		t.Errorf("docs/references.schema.json names %v; collbench has %v", got, want)
 	}
 }
+
+// A system is matched to references by its node's own link, not by the
+// job's bottleneck: two nodes of 8 H100s over NDR are an NVLink4 system
+// whose wire limit is the network, and the two-node figures apply.
+func TestSystemOf(t *testing.T) {
+	topo := Topology{Backend: "nccl", Nodes: 2, RanksPerNode: 8, GPUs: h100s(8), NICs: ndr(8)}
+	s := SystemOf(topo)
+	if s.GPU != "NVIDIA H100 80GB HBM3" || s.Link != "NVLink4 ×18" || s.GPUsPerNode != 8 || s.Nodes != 2 {
+		t.Errorf("system %+v", s)
+	}
+	if refs := Matches([]Table{Builtin()}, s, "allreduce", 8<<30); len(refs) == 0 {
+		t.Errorf("no published figure for 2 × 8 H100 all-reduce at 8 GiB")
+	}
+	if s := SystemOf(Topology{Backend: "host", Nodes: 1, RanksPerNode: 4, MemcpyGBps: 7}); s.Link != "memory copy" || s.GPU != "" {
+		t.Errorf("host system %+v", s)
+	}
+}

@@ -105,6 +105,23 @@ type System struct {
 	Nodes       int
 }
 
+// SystemOf is the system a topology is matched to references as: its
+// GPU, and its nodes' own link (the wire limit of one node: NVLink, PCIe,
+// or the host's memory copies), which across nodes is not the job's
+// bottleneck; no link when one node's has no limit.
+func SystemOf(t Topology) System {
+	s := System{GPUsPerNode: t.RanksPerNode, Nodes: t.Nodes}
+	if len(t.GPUs) > 0 {
+		s.GPU = t.GPUs[0].Name
+	}
+	node := t
+	node.Nodes = 1
+	if l, why := WireLimit(node); why == "" {
+		s.Link = l.What
+	}
+	return s
+}
+
 // Matches returns the entries of the tables that describe this system,
 // collective and size.
 func Matches(tables []Table, s System, collective string, size int64) []Reference {

@@ -16,16 +16,10 @@ import (
 // job's all-reduce over the whole job. The topology is rank 0's node;
 // nodes are taken to be alike.
 func levelJudgers(topo judge.Topology, tables []judge.Table) map[string]*judge.Judger {
-	sys := judge.System{GPUsPerNode: topo.RanksPerNode, Nodes: topo.Nodes}
-	if len(topo.GPUs) > 0 {
-		sys.GPU = topo.GPUs[0].Name
-	}
+	sys := judge.SystemOf(topo)
 	node := topo
 	node.Nodes = 1
 	inNode, noneInNode := judge.WireLimit(node)
-	if noneInNode == "" {
-		sys.Link = inNode.What
-	}
 	cross := judge.Topology{Backend: topo.Backend, Nodes: 2, RanksPerNode: 1, NICs: topo.NICs}
 	between, noneBetween := judge.WireLimit(cross)
 	if noneBetween == "" && topo.RanksPerNode > 1 {

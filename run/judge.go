@@ -23,16 +23,14 @@ type JudgeSpec struct {
 // before the sweep), the job's nodes and ranks per node from the devices.
 // Nodes are taken to be alike.
 func (j *Job) judger(s *Session, spec *JudgeSpec, coll string) *judge.Judger {
-	topo := s.topology(j.Settings.NCCLLib)
+	return runJudger(s.topology(j.Settings.NCCLLib), spec.Tables, coll)
+}
+
+// runJudger judges a run of coll on topo: against the bottleneck of the
+// job's path, and the references for its system (judge.SystemOf).
+func runJudger(topo judge.Topology, tables []judge.Table, coll string) *judge.Judger {
 	limit, why := judge.WireLimit(topo)
-	sys := judge.System{GPUsPerNode: topo.RanksPerNode, Nodes: topo.Nodes}
-	if len(topo.GPUs) > 0 {
-		sys.GPU = topo.GPUs[0].Name
-	}
-	if why == "" {
-		sys.Link = limit.What
-	}
-	return judge.NewJudger(coll, limit, why, spec.Tables, sys)
+	return judge.NewJudger(coll, limit, why, tables, judge.SystemOf(topo))
 }
 
 // JudgeRow is what the judgement reads of a row: its out-of-place bus
