@@ -33,24 +33,17 @@ func calculonFiles(p *document.Profile) ([]exportFile, error) {
 	for i, l := range levels(p) {
 		var curves []*document.ProfileCurve
 		var pts [][]model.Point
+		var lines []model.Line
 		for _, op := range calculonOps {
 			c, err := p.Curve(op.coll, l.n, l.layout)
 			if err != nil {
 				return nil, fmt.Errorf("%s tier: %w", l.name, err)
 			}
-			m, err := measured(c)
-			if err != nil {
-				return nil, err
-			}
-			curves, pts = append(curves, c), append(pts, m)
-		}
-		lines := make([]model.Line, len(curves))
-		for k, c := range curves {
 			m, err := c.Model()
 			if err != nil {
 				return nil, err
 			}
-			lines[k] = m.Line
+			curves, pts, lines = append(curves, c), append(pts, m.Points()), append(lines, m.Line)
 		}
 		lat, slopes := calculonFit(pts, lines)
 		for k, s := range slopes {

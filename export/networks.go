@@ -39,11 +39,7 @@ func measured(c *document.ProfileCurve) ([]model.Point, error) {
 	if err != nil {
 		return nil, err
 	}
-	pts := make([]model.Point, len(m.Bytes))
-	for i := range m.Bytes {
-		pts[i] = model.Point{Bytes: m.Bytes[i], Time: m.Times[i]}
-	}
-	return pts, nil
+	return m.Points(), nil
 }
 
 // overall is the curve's single line t = α + β·S (µs, µs per byte)

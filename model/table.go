@@ -54,15 +54,20 @@ func NewCurve(op string, groupSize int, layout string, busFactor float64, pts []
 		c.Times = append(c.Times, floor)
 	}
 	if len(fit.Segments) > 0 {
-		cleaned := make([]Point, len(c.Bytes))
-		for i := range c.Bytes {
-			cleaned[i] = Point{Bytes: c.Bytes[i], Time: c.Times[i]}
-		}
-		if c.Line, err = FitLine(cleaned); err != nil {
+		if c.Line, err = FitLine(c.Points()); err != nil {
 			return nil, fmt.Errorf("%s over %d ranks (%s): %w", op, groupSize, layout, err)
 		}
 	}
 	return c, nil
+}
+
+// Points is the curve's table as points.
+func (c *Curve) Points() []Point {
+	pts := make([]Point, len(c.Bytes))
+	for i := range c.Bytes {
+		pts[i] = Point{Bytes: c.Bytes[i], Time: c.Times[i]}
+	}
+	return pts
 }
 
 // LineBusBW is the bus bandwidth of the curve's line at large sizes
