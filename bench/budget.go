@@ -103,6 +103,10 @@ func (b *Budget) Holds(d time.Duration) bool {
 	return b.Limit <= 0 || d <= b.usable()
 }
 
+// LimitFor is the smallest limit that holds d once its end margin is
+// kept.
+func LimitFor(d time.Duration) time.Duration { return time.Duration(float64(d) / (1 - endMargin)) }
+
 // Spent says whether nothing is left for further points.
 func (b *Budget) Spent() bool { return b.Limit > 0 && b.Remaining() <= 0 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,7 +88,7 @@ func TestSuiteKeepsFirstSizes(t *testing.T) {
 		{0, 4 * time.Second, true}, // 12 s: more than is left
 	}
 	for _, c := range cases {
-		if got := s.tooLong(c.index, c.perCall, 0); got != c.drop {
+		if got := s.tooLong(c.index, minCurveSizes, c.perCall, 0); got != c.drop {
 			t.Errorf("size %d at %v a call: dropped %v, want %v", c.index, c.perCall, got, c.drop)
 		}
 	}
@@ -118,7 +119,7 @@ func TestSuiteWantedFirst(t *testing.T) {
 	ar, _ := LookupCollective("allreduce")
 	ag, _ := LookupCollective("allgather")
 	a2a, _ := LookupCollective("alltoall")
-	run := func(wanted func(string, int, string) bool) (order, opened []string) {
+	run := func(wanted func(string, int, string) (bool, int)) (order, opened []string) {
 		comm := &nullComm{ranks: 8}
 		s := Suite{World: 8, Colls: []*Collective{ag, a2a, ar}, Sizes: []int64{1024}, Type: numeric.Float32, RedOp: numeric.Sum,
 			Groupings: []Grouping{{}, {Size: 4}, {Size: 4, Strided: true}}, Budget: Budget{MinIters: 1, MaxIters: 1}, Wanted: wanted,
@@ -138,8 +139,8 @@ func TestSuiteWantedFirst(t *testing.T) {
 	if order[0] != "allgather 8 consecutive" || order[8] != "allreduce 4 strided" || len(opened) != 3 {
 		t.Errorf("without Wanted: %v, opened %v", order, opened)
 	}
-	order, opened = run(func(coll string, n int, layout string) bool {
-		return coll == "allreduce" && layout == "strided" || coll == "alltoall" && n == 8
+	order, opened = run(func(coll string, n int, layout string) (bool, int) {
+		return coll == "allreduce" && layout == "strided" || coll == "alltoall" && n == 8, 0
 	})
 	want := []string{"alltoall 8 consecutive", "allreduce 4 strided",
 		"allgather 8 consecutive", "allreduce 8 consecutive", "allgather 4 consecutive", "alltoall 4 consecutive", "allreduce 4 consecutive",
@@ -149,5 +150,110 @@ func TestSuiteWantedFirst(t *testing.T) {
 	}
 	if want := []string{"8 consecutive", "4 strided", "8 consecutive", "4 consecutive", "4 strided"}; !slices.Equal(opened, want) {
 		t.Errorf("opened %v, want %v", opened, want)
+	}
+}
+
+// sleepComm takes a millisecond of real time per KiB per call, so that a
+// budget runs short where a test wants it to.
+type sleepComm struct {
+	nullComm
+	pending, perIter time.Duration
+}
+
+func (c *sleepComm) Enqueue(b Batch) error {
+	per := time.Duration(b.Agg) * time.Duration(b.Counts.Bytes(b.Type.Size())>>10) * time.Millisecond
+	c.pending += time.Duration(b.Iters) * per
+	if b.Record {
+		c.perIter = per
+	}
+	return c.nullComm.Enqueue(b)
+}
+
+// IterTimes says each iteration took what it slept.
+func (c *sleepComm) IterTimes() [][]time.Duration {
+	out := c.nullComm.IterTimes()
+	for _, rank := range out {
+		for i := range rank {
+			rank[i] = c.perIter
+		}
+	}
+	return out
+}
+
+func (c *sleepComm) Wait(ctx context.Context) error {
+	time.Sleep(c.pending)
+	c.pending = 0
+	return c.nullComm.Wait(ctx)
+}
+
+// A budget keeps the sizes a curve promises or leaves the whole curve
+// out, saying so; only past them does it trim the largest sizes.
+func TestSuiteKeepsPromiseOrDropsCurve(t *testing.T) {
+	ar, _ := LookupCollective("allreduce")
+	sizes := []int64{1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10}
+	// A call at each size sleeps 1, 2, … 256 ms; a point is one warm-up
+	// call and one timed: the first 8 sizes take 0.51 s, the ninth 0.51 s
+	// more.
+	run := func(limit time.Duration, keep int) CurveResult {
+		s := Suite{World: 2, Colls: []*Collective{ar}, Sizes: sizes, Type: numeric.Float32, RedOp: numeric.Sum, Groupings: []Grouping{{}},
+			Warmup: 1, Budget: Budget{Limit: limit, MinIters: 1, MaxIters: 1},
+			Wanted: func(string, int, string) (bool, int) { return true, keep },
+			Open: func(context.Context, Grouping, int64) (Comm, int64, func(), error) {
+				return &sleepComm{nullComm: nullComm{ranks: 2}}, 1 << 30, func() {}, nil
+			}}
+		var got CurveResult
+		if err := s.Run(context.Background(), func(r CurveResult) { got = r }, func(ProbeResult) {}); err != nil {
+			t.Fatal(err)
+		}
+		return got
+	}
+	if r := run(0, 0); len(r.Rows) != 9 || r.Note != "" {
+		t.Errorf("no limit: %d sizes, note %q", len(r.Rows), r.Note)
+	}
+	// 0.9 s holds the first 8 sizes, not the ninth.
+	if r := run(900*time.Millisecond, 0); len(r.Rows) != 8 || r.Note != "sizes from 256K up left out to stay within the time budget" {
+		t.Errorf("0.9 s: %d sizes, note %q", len(r.Rows), r.Note)
+	}
+	// 0.2 s cannot hold the 8 promised: the curve is left out whole.
+	want := "left out: the time budget could not hold its first 8 sizes (1K to 128K); it held "
+	if r := run(200*time.Millisecond, 0); len(r.Rows) != 0 || !strings.HasPrefix(r.Note, want) {
+		t.Errorf("0.2 s: %d sizes, note %q", len(r.Rows), r.Note)
+	}
+	// A curve an export reads 9 sizes of is not cut at 8.
+	want = "left out: the time budget could not hold its first 9 sizes (1K to 256K); it held 8"
+	if r := run(900*time.Millisecond, 9); len(r.Rows) != 0 || r.Note != want {
+		t.Errorf("0.9 s, 9 kept: %d sizes, note %q", len(r.Rows), r.Note)
+	}
+}
+
+// The estimate times one all-reduce of the whole job at the largest
+// promised size and sums, for the wanted curves of the whole job, the
+// warm-up and fewest iterations at each promised size scaled from it;
+// other collectives count at half their bus factor's share, and curves
+// over smaller groups not at all.
+func TestEstimateWanted(t *testing.T) {
+	ar, _ := LookupCollective("allreduce")
+	ag, _ := LookupCollective("allgather")
+	sizes := []int64{1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10}
+	s := Suite{World: 4, Colls: []*Collective{ar, ag}, Sizes: sizes, Type: numeric.Float32, RedOp: numeric.Sum,
+		Groupings: []Grouping{{}, {Size: 2}}, Warmup: 2, Budget: Budget{MinIters: 3, MaxIters: 5},
+		Wanted: func(string, int, string) (bool, int) { return true, 0 }}
+	e, err := s.EstimateWanted(context.Background(), &sleepComm{nullComm: nullComm{ranks: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 128 KiB at 1 ms a KiB; 1+2+…+128 KiB is 255 ms a call at full
+	// share; 5 calls a size; all-gather's bus factor is half the
+	// all-reduce's, then halved again.
+	if e.Curves != 2 || e.Size != 128<<10 || e.PerCall < 128*time.Millisecond {
+		t.Fatalf("estimate %+v", e)
+	}
+	want := 5 * 255.0 / 128 * 1.25 * float64(e.PerCall)
+	if r := float64(e.Least) / want; r < 0.999 || r > 1.001 {
+		t.Errorf("least %v, want %v", e.Least, time.Duration(want))
+	}
+	s.Wanted = nil
+	if e, err := s.EstimateWanted(context.Background(), &sleepComm{nullComm: nullComm{ranks: 4}}); err != nil || e.Least != 0 {
+		t.Errorf("without wanted curves: %+v, %v", e, err)
 	}
 }

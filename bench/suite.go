@@ -27,8 +27,11 @@ type Suite struct {
 	Budget     Budget // Iters between Budget.MinIters and MaxIters
 	// Wanted, when set, names the curves to measure first (a collective
 	// at a group size and layout), so that a budget that runs short
-	// leaves out the others: the curves an export will read.
-	Wanted func(coll string, groupSize int, layout string) bool
+	// leaves out the others: the curves an export will read. keep is how
+	// many sizes from the smallest such a curve must hold (at least
+	// minCurveSizes): a budget that cannot give them all leaves the whole
+	// curve out rather than hand over fewer.
+	Wanted func(coll string, groupSize int, layout string) (wanted bool, keep int)
 
 	curvesDone int // curves measured or left out so far, for the log
 	Peers      Peers
@@ -86,8 +89,9 @@ func (s *Suite) Points() int { return len(s.Colls) * len(s.Groupings) * len(s.Si
 
 // Run measures everything, handing each curve and probe over as it
 // completes. A budget that runs short trims iterations first, then the
-// largest sizes of a curve (never below minCurveSizes), then whole curves,
-// and every cut is said in the curve's Note; a probe the budget cannot
+// largest sizes of a curve (never below what it promises: minCurveSizes,
+// or what Wanted says), then whole curves, and every cut is said in the
+// curve's Note; a probe the budget cannot
 // hold is left out and logged. With Wanted, the wanted curves come first,
 // then the probes (the planners' exports read one), then the others, so
 // that what the budget leaves out is what nothing was waiting for.
@@ -159,7 +163,21 @@ func (s *Suite) pass(ctx context.Context, keep func(*Collective, Grouping) bool,
 }
 
 func (s *Suite) wanted(c *Collective, g Grouping) bool {
-	return s.Wanted(c.Name, g.Of(s.World), g.Layout())
+	w, _ := s.Wanted(c.Name, g.Of(s.World), g.Layout())
+	return w
+}
+
+// promised is how many sizes from the smallest the budget keeps on the
+// curve of c over g, whenever its promise allows, and otherwise leaves the
+// curve out: minCurveSizes, or more where an export reads more.
+func (s *Suite) promised(c *Collective, g Grouping) int {
+	keep := minCurveSizes
+	if s.Wanted != nil {
+		if w, k := s.Wanted(c.Name, g.Of(s.World), g.Layout()); w {
+			keep = max(keep, k)
+		}
+	}
+	return min(keep, len(s.Sizes))
 }
 
 // ErrWrongResults means a checked call (-c) returned wrong elements.
@@ -184,6 +202,7 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 		Iters: s.Budget.MaxIters, Warmup: s.Warmup, Agg: 1, Check: s.Check, Types: []numeric.DataType{s.Type},
 		Ops: []numeric.RedOp{op}, Root: root, IterTiming: true, Timeout: s.Timeout, StallFloor: s.StallFloor}}
 	var last time.Duration // the previous size's time per call
+	keep := s.promised(c, g)
 	for i, size := range s.Sizes {
 		if size > maxBytes {
 			r.Note = fmt.Sprintf("sizes above %s left out: the devices hold no more", FormatSize(maxBytes))
@@ -191,7 +210,7 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 			break
 		}
 		plan := PointPlan{Iters: func(perCall time.Duration) int {
-			if s.tooLong(i, perCall, 0) {
+			if s.tooLong(i, keep, perCall, 0) {
 				return 0
 			}
 			return s.Budget.Iters(perCall)
@@ -209,7 +228,7 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 					return false
 				}
 				est := time.Duration(float64(last) * float64(size) / float64(s.Sizes[i-1]))
-				return s.tooLong(i, est, max(s.Warmup, 1))
+				return s.tooLong(i, keep, est, max(s.Warmup, 1))
 			}
 		}
 		row, err := eng.Point(ctx, s.Type, op, root, size, plan)
@@ -217,8 +236,16 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 			return r, err
 		}
 		if row.Iters == 0 {
-			r.Note = fmt.Sprintf("sizes from %s up left out to stay within the time budget", FormatSize(size))
 			s.advance(len(s.Sizes)-i, c.Name+" trimmed")
+			if i < keep {
+				// Fewer sizes than promised: the whole curve goes, so
+				// that no reader takes a stub for the curve.
+				r.Note = fmt.Sprintf("left out: the time budget could not hold its first %d sizes (%s to %s); it held %d",
+					keep, FormatSize(s.Sizes[0]), FormatSize(s.Sizes[keep-1]), i)
+				r.Rows = nil
+				break
+			}
+			r.Note = fmt.Sprintf("sizes from %s up left out to stay within the time budget", FormatSize(size))
 			break
 		}
 		last = time.Duration(row.OutOfPlace.Time * float64(time.Microsecond))
@@ -232,15 +259,16 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 }
 
 // minCurveSizes is how many sizes of a curve, from the smallest, the
-// budget keeps whenever its promise allows: Galvatron's loader wants 8
-// whole-MiB sizes, and a fit needs several. An equal share per point
-// would drop them first, since a curve's largest sizes cost the most.
+// budget keeps whenever its promise allows: a fit needs several. An equal
+// share per point would drop them first, since a curve's largest sizes
+// cost the most.
 const minCurveSizes = 8
 
 // tooLong says whether the budget leaves out the size at index i of a
-// curve, whose calls take perCall, with extra calls before the timed ones.
-func (s *Suite) tooLong(i int, perCall time.Duration, extra int) bool {
-	if i < minCurveSizes {
+// curve that keeps its first keep sizes, whose calls take perCall, with
+// extra calls before the timed ones.
+func (s *Suite) tooLong(i, keep int, perCall time.Duration, extra int) bool {
+	if i < keep {
 		return s.Budget.Overruns(perCall, extra)
 	}
 	return s.Budget.TooLong(perCall, extra)

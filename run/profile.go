@@ -270,6 +270,10 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 	if doc.Meta, err = j.profileMeta(ctx, sess.OnGPU(), devs); err != nil {
 		return nil, err
 	}
+	needs := export.Needs(spec.Exports, world, doc.Meta.RanksPerNode)
+	if why := exportsUnmet(spec.Exports, needs, spec, p, world); why != "" {
+		return nil, Usagef("%s", why)
+	}
 	doc.Suite = document.SuiteConfig{Type: spec.Type.String(), RedOp: spec.RedOp.String(), GroupSizes: p.GroupSizes, Layouts: spec.Layout,
 		Concurrent: !j.Settings.Grouping.Isolated, Warmup: spec.Warmup, Iters: spec.Iters, MinIters: spec.MinIters, Check: spec.Check,
 		BudgetS: spec.Budget.Seconds(), Sizes: p.Sizes}
@@ -286,12 +290,6 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 			rank0(func() { h.Log(format, a...) })
 		}
 	}
-	if h.Start != nil {
-		rank0(func() { h.Start(sess, len(spec.Colls)*len(p.Groupings)*len(p.Sizes)) })
-	}
-	for _, n := range sess.Notes {
-		progress("%s", strings.TrimPrefix(n, "# "))
-	}
 	suite := bench.Suite{Colls: spec.Colls, Groupings: p.Groupings, Sizes: p.Sizes, Type: spec.Type, RedOp: spec.RedOp, World: world,
 		Warmup: spec.Warmup, Check: spec.Check, Timeout: j.Limits.Collective, StallFloor: j.Limits.Watchdog, Peers: j.Peers(), Probes: probes, Log: progress,
 		Progress: func(done, _ int, what string) {
@@ -301,7 +299,7 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 		},
 		Budget:  budget,
 		Overlap: overlap,
-		Wanted:  wantedBy(spec.Exports, world, doc.Meta.RanksPerNode),
+		Wanted:  wantedBy(needs, world, p.Sizes),
 		Open: func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
 			if g.Of(world) == world && !g.Strided && need <= sess.Sweep.Max {
 				return sess.Comm, sess.Sweep.Max, func() {}, nil // the session's own
@@ -313,6 +311,17 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 			}
 			return comm, maxBytes, func() { comm.Close() }, nil
 		}}
+	if spec.Budget > 0 {
+		if err := budgetHoldsExports(ctx, &suite, sess.Comm, spec, j.Began); err != nil {
+			return nil, err
+		}
+	}
+	if h.Start != nil {
+		rank0(func() { h.Start(sess, len(spec.Colls)*len(p.Groupings)*len(p.Sizes)) })
+	}
+	for _, n := range sess.Notes {
+		progress("%s", strings.TrimPrefix(n, "# "))
+	}
 	progress("%d curves × %d sizes on %d ranks, then %d overlap probe(s)", len(spec.Colls)*len(p.Groupings), len(p.Sizes), world, len(probes))
 	suiteCtx, endSuite := rec.Span(ctx, "suite", time.Now())
 	steps := newPhases(suiteCtx, rec)
@@ -409,18 +418,54 @@ func (j *Job) profileMeta(ctx context.Context, onGPU bool, devs []document.Devic
 }
 
 // wantedBy is the curves the export targets read, for the suite to
-// measure first; nil without targets.
-func wantedBy(targets []string, world, perNode int) func(coll string, n int, layout string) bool {
-	if len(targets) == 0 {
+// measure first, and how many of sizes each must keep; nil without
+// targets.
+func wantedBy(needs []export.Need, world int, sizes []int64) func(coll string, n int, layout string) (bool, int) {
+	if len(needs) == 0 {
 		return nil
 	}
-	need := map[export.Need]bool{}
-	for _, n := range export.Needs(targets, world, perNode) {
-		need[n] = true
+	return func(coll string, n int, layout string) (bool, int) {
+		if n == world {
+			layout = "consecutive" // one group of everybody, whatever its layout
+		}
+		return export.Wanted(needs, coll, n, layout, sizes)
 	}
-	return func(coll string, n int, layout string) bool {
-		return need[export.Need{Op: coll, Size: n, Layout: layout}]
+}
+
+// exportsUnmet is why the profile as planned cannot give the targets what
+// they read, "" when it can.
+func exportsUnmet(targets []string, needs []export.Need, spec ProfileSpec, p Plan, world int) string {
+	var colls []string
+	for _, c := range spec.Colls {
+		colls = append(colls, c.Name)
 	}
+	has := func(n int, layout string) bool {
+		return slices.ContainsFunc(p.Groupings, func(g bench.Grouping) bool {
+			return g.Of(world) == n && (n == world || g.Layout() == layout)
+		})
+	}
+	return export.Unmet(targets, needs, colls, has, p.Sizes, !spec.NoOverlap)
+}
+
+// budgetHoldsExports refuses, before any curve is measured, a budget that
+// cannot hold the curves the exports read at their promised sizes and the
+// overlap probes, from one all-reduce of the whole job timed now
+// (bench.Suite.EstimateWanted).
+func budgetHoldsExports(ctx context.Context, suite *bench.Suite, comm bench.Comm, spec ProfileSpec, began time.Time) error {
+	e, err := suite.EstimateWanted(ctx, comm)
+	if err != nil || e.Curves == 0 {
+		return err
+	}
+	spent := time.Since(began)
+	need := spent + e.Least + suite.Budget.Reserve
+	if suite.Budget.Holds(need) {
+		return nil
+	}
+	return Usagef("a time budget of %s cannot hold what the %s export(s) read: %d curve(s) of the whole job need at least about %s "+
+		"(one all-reduce of %s took %s), the overlap probes %s and the start %s; give it %s or more, or ask for fewer exports",
+		spec.Budget, strings.Join(spec.Exports, ", "), e.Curves, e.Least.Round(100*time.Millisecond), bench.FormatSize(e.Size),
+		e.PerCall.Round(time.Millisecond), suite.Budget.Reserve.Round(100*time.Millisecond), spent.Round(100*time.Millisecond),
+		(bench.LimitFor(need) + time.Second).Round(time.Second))
 }
 
 // suiteOrder puts the curves in the suite's order, grouping by grouping

@@ -41,7 +41,7 @@ func newProfileFlags() *profileFlags {
 	fs.IntVar(&r.MinIters, "min-iters", 3, "the fewest timed iterations --budget trims a size to")
 	fs.IntVarP(&r.Warmup, "warmup_iters", "w", 5, "warm-up calls before each size")
 	fs.IntVarP(&r.Check, "check", "c", 0, "verification passes per size")
-	fs.DurationVar(&r.Budget, "budget", 0, "time budget for the whole profile, e.g. 10m; trims iterations, then the largest sizes (keeping 8 per curve), then curves (0 = no limit)")
+	fs.DurationVar(&r.Budget, "budget", 0, "time budget for the whole profile, e.g. 10m; trims iterations, then the largest sizes (a curve keeps 8 or is left out), then curves (0 = no limit)")
 	fs.BoolVar(&r.NoOverlap, "no-overlap", false, "leave out the overlap probes")
 	fs.StringArrayVar(&r.OverlapGEMMs, "overlap-gemm", nil, "overlap probe GEMM m,n,k; repeat for several (default: Galvatron's probe plus 4096³ bf16 on GPUs, 256³ float on the host)")
 	fs.Var(size(&r.OverlapBytes), "overlap-bytes", "all-reduce size of the --overlap-gemm probes (default 64M on GPUs, 1M on the host)")
@@ -126,16 +126,20 @@ func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 }
 
 // write saves the profile (kept even when the run failed part way, with
-// the error inside) and, after a complete run, the exports; with -o the
-// fits are summed up on stdout.
+// the error inside) and, after a complete run, the exports, whether the
+// profile went to a file or to stdout; with -o the fits are summed up on
+// stdout.
 func (f *profileFlags) write(ctx context.Context, doc *document.Profile, stdout, stderr io.Writer, complete bool) error {
 	if f.output == "" || f.output == fileio.Stdout {
-		return doc.Encode(stdout)
+		if err := doc.Encode(stdout); err != nil {
+			return err
+		}
+	} else {
+		if err := fileio.Save(ctx, f.output, stdout, doc.Encode); err != nil {
+			return err
+		}
+		report.FitTable(stdout, doc)
 	}
-	if err := fileio.Save(ctx, f.output, stdout, doc.Encode); err != nil {
-		return err
-	}
-	report.FitTable(stdout, doc)
 	if !complete {
 		return nil
 	}

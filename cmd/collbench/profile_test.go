@@ -145,6 +145,14 @@ func TestProfileUsageErrors(t *testing.T) {
 		{[]string{"profile", "-g", "2", "--galvatron-bw", "point:x"}, "--galvatron-bw"},
 		{[]string{"profile", "-g", "1", "-b", "1K", "-e", "1K"}, "at least 2 ranks"},
 		{[]string{"profile", "-g", "2", "-b", "1K", "-e", "1K", "--budget", "1s"}, "--budget 1s cannot hold the overlap probe"},
+		{[]string{"profile", "-g", "2", "-b", "1K", "-e", "1K", "--colls", "allreduce", "--no-overlap", "--export", "calculon"},
+			"the calculon export reads the overlap probe, which this profile leaves out"},
+		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "128M", "--colls", "allreduce,sendrecv", "--export", "galvatron"},
+			"the galvatron export reads alltoall over groups of 2 (consecutive), which this profile does not measure"},
+		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "64M", "--colls", "allreduce,alltoall,sendrecv", "--export", "galvatron"},
+			"the galvatron export reads 8 whole-MiB sizes of allreduce over groups of 2 (consecutive), and the sizes asked for hold fewer"},
+		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "128M", "-d", "float", "--colls", "allreduce", "--no-overlap", "--budget", "500ms", "--export", "astra-sim"},
+			"a time budget of 500ms cannot hold what the astra-sim export(s) read: 1 curve(s) of the whole job need at least about"},
 		{[]string{"export", "--to", "galvatron"}, "want one profile file"},
 		{[]string{"export", "--to", "galvatron", bad}, "ends early"},
 		{[]string{"export", "--to", "hetu", bad}, "unknown export target"},
@@ -230,20 +238,34 @@ func TestProfileExitCodes(t *testing.T) {
 }
 
 // An export that cannot be made does not cost the measured profile or the
-// other exports: both are on disk, the failure is one line, exit 3. The
-// sizes span 512×, so that even on a loaded machine the largest takes
-// longer than the smallest and ASTRA-sim's export has its bandwidth.
+// other exports: both are on disk, the failure is one line, exit 3. (SimAI
+// cannot take a TP group of 3 out of 2 ranks.) The sizes span 512×, so
+// that even on a loaded machine the largest takes longer than the
+// smallest and ASTRA-sim's export has its bandwidth.
 func TestProfileExportFailureKeepsTheRest(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "p.json")
 	code, _, errOut := runCLI("profile", "-g", "2", "-b", "16K", "-e", "8M", "-f", "8", "-n", "3", "-w", "0", "--colls", "allreduce", "--no-overlap", "-q",
-		"-o", file, "--export", "galvatron,astra-sim", "--export-dir", dir)
-	if code != exitExport || strings.Count(errOut, "galvatron export:") != 1 {
+		"-o", file, "--export", "simai,astra-sim", "--simai-tp", "3", "--export-dir", dir)
+	if code != exitExport || strings.Count(errOut, "simai export:") != 1 {
 		t.Fatalf("exit %d, want %d: %s", code, exitExport, errOut)
 	}
 	for _, f := range []string{file, filepath.Join(dir, "astra_network.yml")} {
 		if _, err := os.Stat(f); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// A profile written to stdout still writes the exports asked for.
+func TestProfileToStdoutWritesExports(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runCLI("profile", "-g", "2", "-b", "16K", "-e", "8M", "-f", "8", "-n", "3", "-w", "0", "--colls", "allreduce", "--no-overlap", "-q",
+		"--export", "astra-sim", "--export-dir", dir)
+	if code != 0 || !strings.HasPrefix(out, "{") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "astra_network.yml")); err != nil {
+		t.Errorf("the export was not written: %v\n%s", err, errOut)
 	}
 }
