@@ -544,3 +544,37 @@ func reread(t *testing.T, p *document.Profile) *document.Profile {
 	}
 	return q
 }
+
+// On one node SimAI reads -nic only for its DP all-reduce, which it times
+// as if each of the DP group's ranks were a node of that many GPUs and
+// NICs: -nic is the DP group's measured busbw divided by the group's size,
+// so that SimAI's bus bandwidth comes out at that figure.
+func TestSimAIOneNodeDP(t *testing.T) {
+	p := fixture.ProfileWith(t, 1, 4, func(string) float64 { return 1 })
+	c, err := p.Curve("allreduce", 2, "strided")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Samples {
+		c.Samples[i].TimeUs *= 3 // 50 GB/s over ranks 2 apart, 150 over the node
+	}
+	p = reread(t, p)
+	for _, c := range []struct {
+		tp  int
+		nic float64 // GB/s
+	}{
+		{1, 150.0 / 4}, // the DP group is the node
+		{2, 50.0 / 2},  // 2 ranks, 2 apart
+		{0, 150.0},     // TP fills the node: no DP all-reduce inside it, -nic is -nv
+	} {
+		dir := t.TempDir()
+		if _, err := Write(context.Background(), p, "simai", dir, Options{TP: c.tp}); err != nil {
+			t.Fatal(err)
+		}
+		args, _ := os.ReadFile(filepath.Join(dir, "simai_analytical.args"))
+		want := fmt.Sprintf("-g_p_s 4 -n_p_s 4 -nv %s -nic %s\n", num(150e9/(1<<30)), num(c.nic*1e9/(1<<30)))
+		if string(args) != want {
+			t.Errorf("TP %d: args %q, want %q", c.tp, args, want)
+		}
+	}
+}

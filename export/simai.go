@@ -24,11 +24,8 @@ type simaiGroup struct{ n, stride int }
 // stride TP); PP the pipeline chain (Profile.P2PCurve) over PP ranks. A
 // group that is not one of the profile's layouts, or not measured, is null.
 func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
-	w, rpn := p.Meta.WorldSize, p.Meta.RanksPerNode
-	tp, dp, ep, pp := o.TP, o.DP, o.EP, o.PP
-	if tp == 0 {
-		tp = rpn
-	}
+	w := p.Meta.WorldSize
+	tp, dp, ep, pp := o.simaiTP(p), o.DP, o.EP, o.PP
 	if dp == 0 {
 		dp = w / tp
 	}
@@ -88,4 +85,13 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 // curveOf finds the curves of one collective.
 func curveOf(p *document.Profile, coll string) func(n int, layout string) (*document.ProfileCurve, error) {
 	return func(n int, layout string) (*document.ProfileCurve, error) { return p.Curve(coll, n, layout) }
+}
+
+// simaiTP is the TP group size SimAI's files describe: the option, or
+// the ranks of a node.
+func (o Options) simaiTP(p *document.Profile) int {
+	if o.TP == 0 {
+		return p.Meta.RanksPerNode
+	}
+	return o.TP
 }

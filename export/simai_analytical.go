@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/model"
 )
 
 // simaiRatioDir is where SimAI_analytical reads its ratio tables, relative
@@ -44,14 +45,16 @@ const simaiSmallest = 1 << 20
 //   - -g_p_s and -n_p_s are the ranks per node (one NIC per GPU);
 //   - -nv is the intra-node all-reduce's busbw∞ (consecutive groups of a
 //     node's ranks), and -nic the inter-node one (strided groups, one rank
-//     per node), each ·10⁹/2^30; -nic is left out on one node (SimAI then
-//     assumes its CX7);
+//     per node), each ·10⁹/2^30;
+//   - on one node -nic compensates SimAI's DP all-reduce instead
+//     (simaiOneNodeNIC), the only thing it times with -nic there, from the
+//     DP group's own curve (simaiDPBandwidth);
 //   - the ratio tables' one-node column holds, at every measured size from
 //     1 MiB, S·f/(nv·t) for the measured median t (outliers replaced by
 //     the fit): all-gather's and reduce-scatter's geometric mean (SimAI
 //     has one column for both), all-to-all's own; other columns are 1,
 //     SimAI's own formula.
-func simaiAnalyticalFiles(p *document.Profile) ([]exportFile, error) {
+func simaiAnalyticalFiles(p *document.Profile, tp int) ([]exportFile, error) {
 	rpn, nodes := p.Meta.RanksPerNode, p.Meta.NumNodes
 	if rpn < 1 {
 		return nil, fmt.Errorf("the profile records no ranks per node")
@@ -68,6 +71,8 @@ func simaiAnalyticalFiles(p *document.Profile) ([]exportFile, error) {
 		if bw, err := busbwInf(p, "allreduce", nodes, "strided"); err == nil {
 			args += " -nic " + num(bw*1e9/(1<<30))
 		}
+	} else if nv > 0 && tp >= 1 && rpn%tp == 0 {
+		args += " -nic " + num(simaiOneNodeNIC(simaiDPBandwidth(p, nv, tp), rpn, tp)*1e9/(1<<30))
 	}
 	gather := simaiRatioRows(p, []string{"allgather", "reducescatter"}, rpn, nv)
 	ata := simaiRatioRows(p, []string{"alltoall"}, rpn, nv)
@@ -77,6 +82,39 @@ func simaiAnalyticalFiles(p *document.Profile) ([]exportFile, error) {
 		{name: simaiRatioDir + "nvlink_ratio.csv", data: simaiRatioTable(gather)},
 		{name: simaiRatioDir + "ata_ratio.csv", data: simaiRatioTable(ata)},
 	}, nil
+}
+
+// simaiOneNodeNIC is the -nic (GB/s) that makes SimAI time a
+// data-parallel all-reduce inside one node of rpn ranks at bw, the DP
+// group's measured bus bandwidth, under tensor parallelism tp. SimAI
+// passes a DP group's rank count where cal_busbw takes a node count
+// (Layer::compute_time), so it times the g = rpn/tp ranks of the group as
+// g nodes of g GPUs and NICs each: its bus bandwidth is then the NICs'
+// -nic·g where that is at most -nv, else the least of that and
+// -nv·g/(g−1). Without -nic it takes its CX7 figure, nothing measured.
+// -nic = bw/g gives bw exactly (up to -nv·g/(g−1)); on one node no other
+// group SimAI times reads -nic (TP and EP groups inside a node are one
+// node to it). A DP_EP group's all-reduce, timed the same way over
+// tp·ep, gets bw/ep.
+func simaiOneNodeNIC(bw float64, rpn, tp int) float64 {
+	return bw * float64(tp) / float64(rpn)
+}
+
+// simaiDPBandwidth is the bus bandwidth (GB/s) of the DP all-reduce
+// inside one node under tensor parallelism tp: the line of the profile's
+// all-reduce over the DP group (rpn/tp ranks, tp apart), or nv, the
+// node's, where the profile lacks that group.
+func simaiDPBandwidth(p *document.Profile, nv float64, tp int) float64 {
+	w := p.Meta.WorldSize
+	g := w / tp
+	layout, ok := model.LayoutOf(w, g, tp)
+	if !ok || g < 2 {
+		return nv
+	}
+	if bw, err := busbwInf(p, "allreduce", g, layout); err == nil {
+		return bw
+	}
+	return nv
 }
 
 // busbwInf is the fitted busbw∞ (GB/s) of the curve of op over groups of
