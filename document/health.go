@@ -28,6 +28,11 @@ type Health struct {
 	Inter     []PairFigure  `json:"inter_pairs"`    // send/recv between two nodes, every local rank with its peer
 	Job       *BlockFigure  `json:"job_allreduce"`  // one all-reduce over every rank; null when not measured
 	Bisection []BlockFigure `json:"bisection"`      // all-reduces over halves, quarters …, when run
+	// Arrivals is who reached the job's all-reduce last, call after call,
+	// when the job spans nodes; null otherwise.
+	Arrivals *Arrivals `json:"arrivals"`
+	// Setup is what opening each phase's communicators cost.
+	Setup []PhaseSetup `json:"communicator_setup"`
 	Findings  []Finding     `json:"findings"`
 	// Noise is each level's pass-to-pass noise: the relative standard
 	// deviation of one figure measured again (intra, node, inter).
@@ -103,12 +108,46 @@ type BlockFigure struct {
 	Passes []float64 `json:"passes"`
 }
 
+// Arrivals is a run of back-to-back calls of the job's all-reduce, each
+// after the same compute on every rank, and who reached each call last.
+type Arrivals struct {
+	Calls    int           `json:"calls"`
+	Bytes    int64         `json:"bytes"`
+	Workload string        `json:"workload"`
+	// GapUs is the median, over every process and call, of the time from
+	// a process's return from one call to its start of the next: the
+	// compute, and whatever held the host up.
+	GapUs float64       `json:"gap_us"`
+	Procs []ProcArrival `json:"procs"`
+}
+
+// ProcArrival is one process's part of Arrivals.
+type ProcArrival struct {
+	Proc   int     `json:"proc"`
+	Node   int     `json:"node"`
+	Ranks  []int   `json:"ranks"`
+	Last   int     `json:"last"`    // calls it reached last
+	LateUs float64 `json:"late_us"` // median, when last, of how long after the first process it came
+	WorkUs float64 `json:"work_us"` // median time of its compute before a call
+}
+
+// PhaseSetup is what opening the communicators of one phase's waves took:
+// a new split of the job for every wave of pairs or blocks.
+type PhaseSetup struct {
+	Phase  string  `json:"phase"`
+	Waves  int     `json:"waves"`
+	TotalS float64 `json:"total_s"`
+	MaxS   float64 `json:"max_s"` // the longest wave
+}
+
 // Finding is one thing flagged.
 type Finding struct {
 	// Kind is gpu (slow with every partner in its node), gpu-link (one
 	// pair of GPUs), node-allreduce, node (slow with every partner
 	// node), link (one pair of nodes), job (the whole job's all-reduce)
-	// or block (the part of the job a bisection narrowed the slowness to).
+	// block (the part of the job a bisection narrowed the slowness to) or
+	// straggler (a process that reaches the job's all-reduce last, call
+	// after call).
 	Kind      string   `json:"kind"`
 	Where     string   `json:"where"` // host, GPU (bus id) or pair, in words
 	Nodes     []int    `json:"nodes"`
@@ -144,6 +183,9 @@ func (h *Health) Encode(w io.Writer) error {
 	}
 	if h.NodeAR == nil {
 		h.NodeAR = []NodeFigure{}
+	}
+	if h.Setup == nil {
+		h.Setup = []PhaseSetup{}
 	}
 	if h.Bisection == nil {
 		h.Bisection = []BlockFigure{}

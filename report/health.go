@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
@@ -96,6 +97,14 @@ func Health(w io.Writer, d *document.Health) {
 		}
 		fmt.Fprintf(w, "#  bisection level %d: {%s} %.3f GB/s\n", b.Level, strings.Join(names, ","), b.BusBW)
 	}
+	arrivals(w, d)
+	if len(d.Setup) > 0 {
+		var parts []string
+		for _, s := range d.Setup {
+			parts = append(parts, fmt.Sprintf("%s %d wave(s), %s at most", s.Phase, s.Waves, seconds(s.MaxS)))
+		}
+		fmt.Fprintf(w, "#\n# Communicators opened: %s\n", strings.Join(parts, "; "))
+	}
 	for _, s := range d.Skipped {
 		fmt.Fprintf(w, "# left out: %s\n", s)
 	}
@@ -128,8 +137,12 @@ func noiseNote(d *document.Health, level string) string {
 	return note
 }
 
-// findingFigures says how far below what a finding lies.
+// findingFigures says how far below what a finding lies; for a straggler,
+// how late it came.
 func findingFigures(f document.Finding) string {
+	if f.Kind == "straggler" {
+		return fmt.Sprintf("late by %.0f%% of the job's typical time between calls", 100*f.Drop)
+	}
 	ref := map[string]string{"peers": "the peers' median", "expect": "the expectation", "baseline": "the baseline",
 		"other half": "the other half", "published": "the published " + f.Published}[f.Against]
 	if ref == "" {
@@ -185,4 +198,26 @@ func pairMatrix(w io.Writer, members []int, prefix string, pairs []document.Pair
 		}
 		fmt.Fprintln(w, b.String())
 	}
+}
+
+// arrivals sums up who reached the job's all-reduce last, call after call.
+func arrivals(w io.Writer, d *document.Health) {
+	a := d.Arrivals
+	if a == nil || len(a.Procs) == 0 {
+		return
+	}
+	most := a.Procs[0]
+	for _, p := range a.Procs {
+		if p.Last > most.Last {
+			most = p
+		}
+	}
+	fmt.Fprintf(w, "#  arrivals: %d calls of a %s all-reduce, each after %s, %s apart (median): last most often %s ranks %s, in %d (a median %s after the first; its compute %s)\n",
+		a.Calls, bench.FormatSize(a.Bytes), a.Workload, seconds(a.GapUs/1e6), d.Nodes[most.Node].Name, bench.RankRanges(most.Ranks, ","), most.Last,
+		seconds(most.LateUs/1e6), seconds(most.WorkUs/1e6))
+}
+
+// seconds writes a time in the unit that reads best.
+func seconds(s float64) string {
+	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
 }

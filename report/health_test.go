@@ -62,3 +62,26 @@ func TestHealthSummaryJudged(t *testing.T) {
 	Health(&b, d)
 	golden.Check(t, "health_judged.golden", b.Bytes())
 }
+
+// The arrival run, the communicators' set-up and a straggler, as
+// testdata/health_arrivals.golden holds them.
+func TestHealthArrivals(t *testing.T) {
+	d := &document.Health{Stamp: document.Stamp{Collbench: "test", Backend: "host"},
+		Config: document.HealthConfig{NRanks: 4, NProcs: 4, PairBytes: 1 << 20, ARBytes: 1 << 20, Type: "float", Warmup: 1, Iters: 5, Passes: 2,
+			MinDrop: 0.5, Z: 3.5},
+		Job: &document.BlockFigure{Nodes: []int{0, 1, 2, 3}, BusBW: 0.5},
+		Arrivals: &document.Arrivals{Calls: 20, Bytes: 1024, Workload: "gemm 128x128x128 float", GapUs: 788.5, Procs: []document.ProcArrival{
+			{Proc: 0, Node: 0, Ranks: []int{0}, Last: 2, LateUs: 310, WorkUs: 700},
+			{Proc: 1, Node: 1, Ranks: []int{1}, Last: 1, LateUs: 120, WorkUs: 690},
+			{Proc: 2, Node: 2, Ranks: []int{2}, Last: 16, LateUs: 9083, WorkUs: 692},
+			{Proc: 3, Node: 3, Ranks: []int{3}, Last: 1, LateUs: 90, WorkUs: 701}}},
+		Setup: []document.PhaseSetup{{Phase: "node pairs", Waves: 6, TotalS: 0.31, MaxS: 0.069}},
+		Findings: []document.Finding{{Kind: "straggler", Where: "host3 ranks 2 (reached the job's all-reduce last in 16 of 20 calls, a median 9.083ms after the first; its compute 692µs)",
+			Nodes: []int{2}, Ranks: []int{2}, Drop: 11.52, Against: "peers"}}}
+	for n := 0; n < 4; n++ {
+		d.Nodes = append(d.Nodes, document.HealthNode{Name: "host" + string(rune('1'+n)), Ranks: []int{n}})
+	}
+	var b bytes.Buffer
+	Health(&b, d)
+	golden.Check(t, "health_arrivals.golden", b.Bytes())
+}

@@ -8,10 +8,13 @@ import (
 	"slices"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/health"
+	"github.com/collbench/collbench/telemetry"
 )
 
 // HealthSpec is a health check as collbench health runs it.
@@ -177,6 +180,12 @@ type healthCheck struct {
 	measured int
 	left     int
 	byRank   []int // node of each global rank
+	rec      *telemetry.Recorder
+	steps    *phases // a span per phase measured
+	// stragglers are the processes the arrival run found last call after
+	// call (health.Arrivals).
+	stragglers []int
+	setup      map[string]int // phase: index into doc.Setup
 }
 
 // Health measures the job's GPUs, nodes and links and judges them. It
@@ -214,6 +223,7 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 		return nil, err
 	}
 	big := max(spec.PairBytes, spec.ARBytes)
+	start := time.Now()
 	ctx, sess, err := j.Open(ctx, bench.Sweep{Min: big, Max: big, Factor: 2}, false, nil)
 	if err != nil {
 		return nil, err
@@ -230,7 +240,8 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 	if err != nil {
 		return nil, err
 	}
-	c := &healthCheck{j: j, spec: spec, sess: sess, hooks: h, perCall: map[string]time.Duration{},
+	rec := sess.startTelemetry(ctx, "health", start)
+	c := &healthCheck{j: j, spec: spec, sess: sess, hooks: h, perCall: map[string]time.Duration{}, rec: rec,
 		budget: bench.Budget{Limit: spec.Budget, MinIters: min(3, spec.Iters), MaxIters: spec.Iters, Since: j.Began}}
 	c.doc = &document.Health{Stamp: document.NewStamp(document.HealthSchemaName, document.HealthSchemaVersion, j.Settings.Version,
 		sess.Backend.Name(), spec.Args), Nodes: nodes,
@@ -247,11 +258,17 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 	}
 	plan := c.plan()
 	c.left = plan.points() * spec.Passes
+	if plan.job {
+		c.left++ // the arrival run
+	}
 	c.budget.Start(c.left)
 	if h.Start != nil && j.Rank == 0 {
-		h.Start(sess, c.doc, plan.points()*spec.Passes)
+		h.Start(sess, c.doc, c.left)
 	}
+	checkCtx, endCheck := rec.Span(ctx, "check", time.Now())
+	c.steps = newPhases(checkCtx, rec)
 	runErr := c.measure(ctx, plan)
+	endCheck(time.Now(), runErr)
 	if runErr == nil && j.Multi() {
 		runErr = j.Peers().Barrier(ctx)
 	}
@@ -263,10 +280,18 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 		}
 	}
 	runErr = j.Explain(outer, runErr)
-	if h.Write != nil && j.Rank == 0 {
-		if err := h.Write(c.doc, runErr); err != nil {
-			return c.doc, err
+	if j.Rank != 0 {
+		return c.doc, runErr
+	}
+	recordHealth(ctx, rec, c.doc)
+	err = writeAndFlush(ctx, rec, runErr, j.logf, func() error {
+		if h.Write == nil {
+			return nil
 		}
+		return h.Write(c.doc, runErr)
+	})
+	if err != nil {
+		return c.doc, err
 	}
 	return c.doc, runErr
 }
@@ -417,6 +442,9 @@ func (c *healthCheck) measure(ctx context.Context, p healthPlan) error {
 		return err
 	}
 	c.doc.Job = &job[0]
+	if err := c.arrivals(ctx, allreduce); err != nil || c.spent {
+		return err
+	}
 	if c.spec.Bisect || c.jobSlow() {
 		return c.bisect(ctx, all, allreduce)
 	}
@@ -443,6 +471,12 @@ func (c *healthCheck) phase(ctx context.Context, waves [][]unit, coll *bench.Col
 		}
 		return us, fs
 	}
+	defer func() {
+		if c.steps != nil && len(waves) > 0 {
+			us, _ := keep()
+			c.steps.done(what, attribute.Int("collbench.health.waves", len(waves)), attribute.Int("collbench.health.figures", len(us)))
+		}
+	}()
 	for pass := 0; pass < c.spec.Passes; pass++ {
 		k := 0
 		for _, wave := range waves {
@@ -569,10 +603,12 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 		if err := g.Validate(world); err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
+		opening := time.Now()
 		opened, _, err := c.sess.OpenGroups(ctx, g, bench.Sweep{Min: bytes, Max: bytes, Factor: 2}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("opening the groups of %s: %w", what, err)
 		}
+		c.opened(what, time.Since(opening))
 		defer opened.Close()
 		comm = opened
 	}

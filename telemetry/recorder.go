@@ -51,6 +51,7 @@ type Recorder struct {
 	algBW    metric.Float64Gauge
 	commX    metric.Float64Gauge
 	compX    metric.Float64Gauge
+	health   healthInstruments
 	shutdown time.Duration
 	common   attribute.KeyValue
 }
@@ -143,6 +144,7 @@ func (r *Recorder) instruments() error {
 		*g.dst, err = m.Float64Gauge(g.name, metric.WithUnit(g.unit), metric.WithDescription(g.what))
 		errs = append(errs, err)
 	}
+	errs = append(errs, r.health.create(m))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("telemetry: instruments: %w", err)
 	}

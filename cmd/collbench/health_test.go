@@ -25,6 +25,7 @@ type fabric struct {
 	hosts  []string // namespace names
 	sw     string
 	subnet int
+	cpu    map[int]string // host: the CPU cgroup its processes start in
 }
 
 func newFabric(t *testing.T, hosts int) *fabric {
@@ -83,6 +84,50 @@ func (f *fabric) slowLink(a, b int, rate string) {
 	}
 }
 
+// slowCPU starts host's processes in a CPU cgroup (v2, or v1's cpu
+// hierarchy) allowed share of one CPU, or skips where this process may not
+// make one.
+func (f *fabric) slowCPU(host int, share float64) {
+	t := f.t
+	name := fmt.Sprintf("collbench-cpu-%d-%d", os.Getpid(), host)
+	// Periods of 10 ms, so that a call's millisecond of compute is slowed
+	// every time rather than run at full speed until a long period's
+	// quota is spent.
+	for _, c := range []struct{ dir, file, value string }{
+		{"/sys/fs/cgroup", "cpu.max", fmt.Sprintf("%d 10000", int(share*10000))},              // v2
+		{"/sys/fs/cgroup/cpu", "cpu.cfs_period_us", "10000\n" + fmt.Sprint(int(share*10000))}, // v1: the period, then the quota
+	} {
+		if _, err := os.Stat(filepath.Join(c.dir, c.file)); err != nil && c.file == "cpu.max" {
+			continue // no v2 cpu controller here
+		}
+		dir := filepath.Join(c.dir, name)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			continue
+		}
+		t.Cleanup(func() { os.Remove(dir) })
+		if !writeCgroup(dir, c.file, c.value) {
+			continue
+		}
+		if f.cpu == nil {
+			f.cpu = map[int]string{}
+		}
+		f.cpu[host] = dir
+		return
+	}
+	t.Skip("cannot make a CPU cgroup here (needs root and a cpu controller)")
+}
+
+// writeCgroup sets a cgroup's CPU limit: v2's cpu.max in one write, or
+// v1's period and then its quota (value holds both, a line each).
+func writeCgroup(dir, file, value string) bool {
+	if file == "cpu.max" {
+		return os.WriteFile(filepath.Join(dir, file), []byte(value), 0o644) == nil
+	}
+	period, quota, _ := strings.Cut(value, "\n")
+	return os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(period), 0o644) == nil &&
+		os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(quota), 0o644) == nil
+}
+
 // health runs collbench health with per processes on every host, rank 0
 // on host 0 hosting the rendezvous, and returns rank 0's exit code, its
 // output and the record it wrote.
@@ -99,7 +144,11 @@ func (f *fabric) health(per int, args ...string) (int, string, *document.Health)
 		if r == 0 {
 			argv = append(argv, "-J", rec)
 		}
-		procs = append(procs, startRank(t, r, size, env, []string{"ip", "netns", "exec", f.hosts[r/per]}, argv...))
+		wrap := []string{"ip", "netns", "exec", f.hosts[r/per]}
+		if cg, ok := f.cpu[r/per]; ok {
+			wrap = append([]string{"sh", "-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, cg}, wrap...)
+		}
+		procs = append(procs, startRank(t, r, size, env, wrap, argv...))
 	}
 	waitAll(t, 180*time.Second, procs...)
 	for r, p := range procs[1:] {
@@ -447,4 +496,41 @@ func TestHealthScreening(t *testing.T) {
 			t.Fatalf("exit %d, findings %v; want exit 1 and %s only:\n%s", code, got, want, out)
 		}
 	})
+}
+
+// The arrival run on four hosts: every process's share of the job's
+// all-reduce is recorded, nobody is named on a healthy fabric, and a host
+// whose processes get a tenth of a CPU reaches the calls last, call after
+// call, and is named a straggler. Its slow CPU may slow its links too, so
+// other findings may name it or a link of it, but none leaves it out.
+func TestHealthStraggler(t *testing.T) {
+	f := newFabric(t, 4)
+	args := []string{"--pair-size", "256K", "--allreduce-size", "256K", "-n", "5", "-w", "1", "--min-drop", "0.5"}
+	code, out, d := f.health(1, args...)
+	if code != 0 || !d.Healthy || d.Arrivals == nil || len(d.Arrivals.Procs) != 4 || d.Arrivals.Calls != 20 {
+		t.Fatalf("healthy: exit %d, findings %v, arrivals %+v:\n%s", code, kinds(d), d.Arrivals, out)
+	}
+	last := 0
+	for _, p := range d.Arrivals.Procs {
+		last += p.Last
+		if p.WorkUs <= 0 || p.Node != p.Proc {
+			t.Errorf("process %+v", p)
+		}
+	}
+	if last != 20 || len(d.Setup) == 0 {
+		t.Errorf("%d last arrivals over 20 calls; communicator set-up %+v", last, d.Setup)
+	}
+	f.slowCPU(2, 0.1)
+	code, out, d = f.health(1, args...)
+	named := false
+	for _, x := range d.Findings {
+		named = named || x.Kind == "straggler" && slices.Equal(x.Nodes, []int{2})
+		if !slices.Contains(x.Nodes, 2) || x.Kind == "straggler" && len(x.Nodes) != 1 {
+			t.Errorf("a finding that is not about host 2: %+v", x)
+		}
+	}
+	if code != 1 || !named {
+		t.Fatalf("exit %d, findings %v; want a straggler on node 2:\n%s", code, kinds(d), out)
+	}
+	t.Logf("%s", out[strings.Index(out, "FLAGGED"):])
 }

@@ -89,3 +89,47 @@ func spanNames(r *otlpreceiver.Receiver) string {
 	sort.Strings(names)
 	return strings.Join(names, ", ")
 }
+
+// A health check sends its figures, communicator set-up and verdict to the
+// same receiver as the measuring commands, with a span per phase: one
+// point per GPU pair and node, and every node's count of findings.
+func TestTelemetryFromHealth(t *testing.T) {
+	rcv := otlpreceiver.Start()
+	defer rcv.Close()
+	code, _, errOut := runCLI("health", "-g", "4", "--pair-size", "64K", "--allreduce-size", "64K", "-n", "3", "-w", "1", "-q",
+		"--min-drop", "0.9", "--otlp-endpoint", rcv.URL())
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if errs := rcv.Errors(); len(errs) > 0 {
+		t.Fatalf("receiver refused requests: %v", errs)
+	}
+	figures, seen := map[string]int{}, map[string]float64{}
+	for _, p := range rcv.Points() {
+		if p.Resource["collbench.world_size"] != "4" || p.Attrs["collbench.command"] != "health" {
+			t.Errorf("%s: resource %v, attributes %v", p.Metric, p.Resource, p.Attrs)
+		}
+		seen[p.Metric] = p.Value
+		if p.Metric == "collbench.health.bus_bandwidth" {
+			figures[p.Attrs["collbench.health.level"]]++
+			if p.Value <= 0 || p.Attrs["collbench.health.node"] == "" {
+				t.Errorf("figure %v: %v By/s", p.Attrs, p.Value)
+			}
+		}
+	}
+	if figures["intra"] != 6 || figures["node"] != 1 {
+		t.Errorf("figures by level %v, want 6 GPU pairs and 1 node", figures)
+	}
+	if v, ok := seen["collbench.health.healthy"]; !ok || v != 1 {
+		t.Errorf("healthy gauge %v (seen %v)", v, ok)
+	}
+	if _, ok := seen["collbench.health.findings"]; !ok {
+		t.Error("no findings gauge")
+	}
+	if v := seen["collbench.health.communicator_setup"]; !(v > 0) {
+		t.Errorf("communicator set-up %v s", v)
+	}
+	if want := "GPU pairs, check, collbench health, node all-reduce, open, write"; spanNames(rcv) != want {
+		t.Errorf("spans %s, want %s", spanNames(rcv), want)
+	}
+}
