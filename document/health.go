@@ -26,6 +26,9 @@ type Health struct {
 	Intra     []PairFigure  `json:"intra_pairs"`    // send/recv between two GPUs of a node
 	NodeAR    []NodeFigure  `json:"node_allreduce"` // each node's all-reduce over its own ranks
 	Inter     []PairFigure  `json:"inter_pairs"`    // send/recv between two nodes, every local rank with its peer
+	// Confirmation is the node pairs a screening measured again: each
+	// suspect node with fresh partners, each suspect link on its own.
+	Confirmation []PairFigure `json:"confirmation"`
 	Job       *BlockFigure  `json:"job_allreduce"`  // one all-reduce over every rank; null when not measured
 	Bisection []BlockFigure `json:"bisection"`      // all-reduces over halves, quarters …, when run
 	// Arrivals is who reached the job's all-reduce last, call after call,
@@ -177,6 +180,9 @@ func (h *Health) Encode(w io.Writer) error {
 	}
 	if h.Intra == nil {
 		h.Intra = []PairFigure{}
+	}
+	if h.Confirmation == nil {
+		h.Confirmation = []PairFigure{}
 	}
 	if h.Inter == nil {
 		h.Inter = []PairFigure{}

@@ -84,3 +84,26 @@ func Halves(members []int) (a, b []int) {
 	h := (len(members) + 1) / 2
 	return members[:h:h], members[h:]
 }
+
+// Disjoint lays pairs out in rounds of disjoint pairs, each pair in the
+// first round that has neither of its members yet, keeping their order
+// within a round: the rounds a list that is not a tournament (a
+// confirmation's) is measured in.
+func Disjoint(pairs []Pair) [][]Pair {
+	var rounds [][]Pair
+	var busy []map[int]bool
+	for _, p := range pairs {
+		r := 0
+		for ; r < len(rounds); r++ {
+			if !busy[r][p.A] && !busy[r][p.B] {
+				break
+			}
+		}
+		if r == len(rounds) {
+			rounds, busy = append(rounds, nil), append(busy, map[int]bool{})
+		}
+		rounds[r] = append(rounds[r], p)
+		busy[r][p.A], busy[r][p.B] = true, true
+	}
+	return rounds
+}

@@ -70,3 +70,32 @@ func TestHalves(t *testing.T) {
 		t.Errorf("Halves = %v %v", a, b)
 	}
 }
+
+// Disjoint puts every pair in exactly one round and no member twice in a
+// round: a suspect's four confirmation partners take four rounds.
+func TestDisjoint(t *testing.T) {
+	pairs := []Pair{{0, 5}, {0, 6}, {0, 7}, {0, 8}, {3, 9}, {1, 2}, {2, 3}}
+	rounds := Disjoint(pairs)
+	if len(rounds) != 4 {
+		t.Errorf("%d rounds %v, want 4", len(rounds), rounds)
+	}
+	seen := map[Pair]int{}
+	for _, round := range rounds {
+		used := map[int]bool{}
+		for _, p := range round {
+			if used[p.A] || used[p.B] {
+				t.Errorf("round %v uses a member twice", round)
+			}
+			used[p.A], used[p.B] = true, true
+			seen[p]++
+		}
+	}
+	for _, p := range pairs {
+		if seen[p] != 1 {
+			t.Errorf("pair %v in %d rounds", p, seen[p])
+		}
+	}
+	if Disjoint(nil) != nil {
+		t.Error("no pairs, some rounds")
+	}
+}

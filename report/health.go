@@ -86,6 +86,13 @@ func Health(w io.Writer, d *document.Health) {
 			nodes[i] = i
 		}
 		pairMatrix(w, nodes, "n", d.Inter)
+		if len(d.Confirmation) > 0 {
+			var parts []string
+			for _, p := range d.Confirmation {
+				parts = append(parts, fmt.Sprintf("n%d-n%d %.3f", p.A, p.B, p.BusBW))
+			}
+			fmt.Fprintf(w, "#  suspects measured again with fresh partners: %s\n", strings.Join(parts, ", "))
+		}
 	}
 	if d.Job != nil {
 		fmt.Fprintf(w, "#\n# All-reduce over the whole job: busbw %.3f GB/s\n", d.Job.BusBW)

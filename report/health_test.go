@@ -63,8 +63,9 @@ func TestHealthSummaryJudged(t *testing.T) {
 	golden.Check(t, "health_judged.golden", b.Bytes())
 }
 
-// The arrival run, the communicators' set-up and a straggler, as
-// testdata/health_arrivals.golden holds them.
+// A screening's suspects measured again, the arrival run, the
+// communicators' set-up and a straggler, as testdata/health_arrivals.golden
+// holds them.
 func TestHealthArrivals(t *testing.T) {
 	d := &document.Health{Stamp: document.Stamp{Collbench: "test", Backend: "host"},
 		Config: document.HealthConfig{NRanks: 4, NProcs: 4, PairBytes: 1 << 20, ARBytes: 1 << 20, Type: "float", Warmup: 1, Iters: 5, Passes: 2,
@@ -81,6 +82,9 @@ func TestHealthArrivals(t *testing.T) {
 	for n := 0; n < 4; n++ {
 		d.Nodes = append(d.Nodes, document.HealthNode{Name: "host" + string(rune('1'+n)), Ranks: []int{n}})
 	}
+	d.Config.ScreenRounds = 1
+	d.Inter = []document.PairFigure{{Node: -1, A: 0, B: 2, BusBW: 0.2}, {Node: -1, A: 1, B: 3, BusBW: 1.1}}
+	d.Confirmation = []document.PairFigure{{Node: -1, A: 1, B: 2, BusBW: 0.21}, {Node: -1, A: 2, B: 3, BusBW: 0.19}}
 	var b bytes.Buffer
 	Health(&b, d)
 	golden.Check(t, "health_arrivals.golden", b.Bytes())

@@ -353,7 +353,18 @@ func (c *healthCheck) plan() healthPlan {
 	p.nodeAR = c.blockWaves(ars)
 	// Inter-node: local rank i of one node with local rank i of the other,
 	// every pair or a screening's.
-	for _, round := range c.nodeRounds(len(nodes)) {
+	p.inter = c.nodePairWaves(c.nodeRounds(len(nodes)))
+	p.job = len(nodes) > 1
+	return p
+}
+
+// nodePairWaves lays out rounds of node pairs as waves: local rank i of
+// one node with local rank i of the other, every such pair of a node
+// pair at once.
+func (c *healthCheck) nodePairWaves(rounds [][]health.Pair) [][]unit {
+	nodes := c.doc.Nodes
+	var waves [][]unit
+	for _, round := range rounds {
 		var units []unit
 		for _, pr := range round {
 			a, b := nodes[pr.A].Ranks, nodes[pr.B].Ranks
@@ -363,10 +374,9 @@ func (c *healthCheck) plan() healthPlan {
 			}
 			units = append(units, u)
 		}
-		p.inter = append(p.inter, c.wavesOf(units)...)
+		waves = append(waves, c.wavesOf(units)...)
 	}
-	p.job = len(nodes) > 1
-	return p
+	return waves
 }
 
 // wavesOf splits units into the waves health.Waves allows.
@@ -430,7 +440,10 @@ func (c *healthCheck) measure(ctx context.Context, p healthPlan) error {
 	for i, u := range units {
 		c.doc.Inter = append(c.doc.Inter, document.PairFigure{Node: -1, A: u.pair.A, B: u.pair.B, BusBW: best(figs[i]), Passes: figs[i]})
 	}
-	if err != nil || c.spent || !p.job {
+	if err != nil || c.spent {
+		return err
+	}
+	if err := c.confirm(ctx, sendrecv); err != nil || c.spent || !p.job {
 		return err
 	}
 	all := make([]int, len(c.doc.Nodes))

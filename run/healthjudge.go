@@ -56,11 +56,7 @@ func (c *healthCheck) judge() {
 		return document.Finding{Kind: "node-allreduce", Where: d.Nodes[n].Name + " (all-reduce over its GPUs)", Nodes: []int{n}}, d.NodeAR[i].BusBW
 	})
 	// Nodes and links between them.
-	inter := make([]health.PairFigure, len(d.Inter))
-	for i, p := range d.Inter {
-		inter[i] = health.PairFigure{Pair: health.Pair{A: p.A, B: p.B}, Value: p.BusBW}
-	}
-	v = crit.Judge(inter, d.Noise["inter"])
+	v = c.interVerdict()
 	for _, m := range v.Members {
 		c.flag(document.Finding{Kind: "node", Where: d.Nodes[m.Member].Name + fmt.Sprintf(" (slow with %d partner nodes)", m.Partners),
 			Nodes: []int{m.Member}}, m.Outlier, "peers")

@@ -484,6 +484,16 @@ func TestHealthScreening(t *testing.T) {
 		if got := kinds(d); code != 1 || !slices.Equal(got, []string{"node[5]"}) {
 			t.Fatalf("exit %d, findings %v; want exit 1 and node[5] only:\n%s", code, got, out)
 		}
+		// Confirmed with 4 fresh partners before it was named.
+		fresh := 0
+		for _, p := range d.Confirmation {
+			if p.A == 5 || p.B == 5 {
+				fresh++
+			}
+		}
+		if fresh != 4 || !strings.Contains(out, "suspects measured again with fresh partners") {
+			t.Errorf("node 5 measured again with %d partners (want 4):\n%s", fresh, out)
+		}
 	})
 	t.Run("slow link", func(t *testing.T) {
 		f.slowLink(link.A, link.B, "50mbit")
