@@ -32,7 +32,10 @@ type Run struct {
 	Args        []string     `json:"args"`
 	NCCLVersion *int         `json:"nccl_version"`
 	Config      Config       `json:"config"`
-	Results     []Result     `json:"results"`
+	// Notes are the comment lines the table's preamble printed beside the
+	// settings: how the backend was chosen, a memory cap, the job.
+	Notes   []string `json:"notes,omitempty"`
+	Results []Result `json:"results"`
 	OutOfBounds OutOfBounds  `json:"out_of_bounds"`
 	AvgBusBW    AvgBandwidth `json:"average_bus_bandwidth"`
 	// Judgement, with --judge, is each size against the wire, published

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -142,11 +143,14 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	}
 
 	cfg := spec.Config
+	// The sizes measured, as the table's preamble says: less than asked
+	// where the devices hold less.
+	cfg.MinBytes, cfg.MaxBytes = opts.Sweep.Min, opts.Sweep.Max
 	cfg.NRanks, cfg.NProcs, cfg.GroupSize, cfg.Layout, cfg.Groups, cfg.Isolated = nranks, j.Size, groups.Of(nranks), groups.Layout(), groups.Groups(nranks), groups.Isolated
 	cfg.PerIterTime, cfg.Devices = opts.PerIteration(caps), document.DeviceRecords(sess.Devices)
 	doc := &document.Run{Schema: document.SchemaName, Version: document.SchemaVersion, Collbench: j.Settings.Version,
 		Collective: coll.Name, Test: coll.Label(), Backend: sess.Backend.Name(),
-		StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args, Config: cfg}
+		StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args, Config: cfg, Notes: slices.Clone(sess.Notes)}
 	if sess.Backend.Name() == "nccl" {
 		v := int(nccl.RuntimeVersion()) // ncclGetVersion's code, as nccl-tests writes it
 		doc.NCCLVersion = &v

@@ -458,6 +458,11 @@ func TestHealthBaselineSettings(t *testing.T) {
 	}
 }
 
+// screenPerHost is the processes TestHealthScreening starts on each host:
+// two, so that every host has GPU pairs and an all-reduce of its own, and
+// its node pairs are two pairs of ranks at once.
+const screenPerHost = 2
+
 // Screening on eight "hosts": three rounds of random partners (12 of the
 // 28 node pairs) name nobody on a healthy fabric, a rate-limited host as
 // that node, and a shaped path between two hosts the screening pairs as
@@ -466,7 +471,7 @@ func TestHealthScreening(t *testing.T) {
 	f := newFabric(t, 8)
 	args := []string{"--pair-size", "1M", "--allreduce-size", "1M", "-n", "10", "-w", "2", "--screen-rounds", "3"}
 	healthy, faulty := slices.Concat(args, []string{"--min-drop", "0.5"}), slices.Concat(args, []string{"--min-drop", "0.3"})
-	code, out, d := f.health(1, healthy...)
+	code, out, d := f.health(screenPerHost, healthy...)
 	if code != 0 || !d.Healthy || len(d.Inter) != 12 || d.Config.ScreenRounds != 3 {
 		t.Fatalf("healthy: exit %d, findings %v, %d node pairs, screen_rounds %d:\n%s", code, kinds(d), len(d.Inter), d.Config.ScreenRounds, out)
 	}
@@ -480,7 +485,7 @@ func TestHealthScreening(t *testing.T) {
 			tc(t, f.hosts[5], "qdisc", "del", "dev", "h5", "root")
 			tc(t, f.sw, "qdisc", "del", "dev", "s5", "root")
 		}()
-		code, out, d := f.health(1, faulty...)
+		code, out, d := f.health(screenPerHost, faulty...)
 		if got := kinds(d); code != 1 || !slices.Equal(got, []string{"node[5]"}) {
 			t.Fatalf("exit %d, findings %v; want exit 1 and node[5] only:\n%s", code, got, out)
 		}
@@ -501,7 +506,7 @@ func TestHealthScreening(t *testing.T) {
 			tc(t, f.hosts[link.A], "qdisc", "del", "dev", fmt.Sprintf("h%d", link.A), "root")
 			tc(t, f.hosts[link.B], "qdisc", "del", "dev", fmt.Sprintf("h%d", link.B), "root")
 		}()
-		code, out, d := f.health(1, faulty...)
+		code, out, d := f.health(screenPerHost, faulty...)
 		if got, want := kinds(d), fmt.Sprintf("link[%d %d]", link.A, link.B); code != 1 || !slices.Equal(got, []string{want}) {
 			t.Fatalf("exit %d, findings %v; want exit 1 and %s only:\n%s", code, got, want, out)
 		}

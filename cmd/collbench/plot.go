@@ -4,11 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/collbench/collbench/chart"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
+	"github.com/collbench/collbench/report"
 )
 
 // runPlot is collbench plot: bus bandwidth and time against message size
@@ -53,12 +56,15 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // tables and charts of saved runs and profiles.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("report")
-	out := fs.StringP("output", "o", "report.html", "page to write: .html, or .md (charts then go to SVG files beside it)")
+	out := fs.StringP("output", "o", "report.html", "page to write: .html, or .md (charts then go to SVG files beside it); - or a .txt file prints a run's nccl-tests table")
 	title := fs.String("title", "", "page title (default: the file names)")
-	synopsis := "collbench report run.json|profile.json [more.json …] [-o report.html|report.md]"
+	synopsis := "collbench report run.json|profile.json [more.json …] [-o report.html|report.md|table.txt|-]"
 	return fileCommand(fs, args, synopsis, stdout, stderr, func() error {
 		if fs.NArg() == 0 {
 			return usagef("want at least one run or profile file (usage: %s)", synopsis)
+		}
+		if *out == fileio.Stdout || strings.EqualFold(filepath.Ext(*out), ".txt") {
+			return savedTable(ctx, *out, fs.Args(), stdout)
 		}
 		if _, err := chart.PageFormat(*out); err != nil {
 			return usageError{Err: err}
@@ -84,4 +90,28 @@ func checkOutput(out string, inputs []string) error {
 		return usageError{Err: err}
 	}
 	return nil
+}
+
+// savedTable prints one saved run as the nccl-tests table it printed, to
+// stdout (-) or a text file.
+func savedTable(ctx context.Context, out string, inputs []string, stdout io.Writer) error {
+	if len(inputs) != 1 {
+		return usagef("a table is printed from one run file (got %d files)", len(inputs))
+	}
+	if out != fileio.Stdout {
+		if err := checkOutput(out, inputs); err != nil {
+			return err
+		}
+	}
+	d, err := document.Load(ctx, inputs[0], inputLimit, document.DecodeRun)
+	if err != nil {
+		return err
+	}
+	return fileio.Save(ctx, out, stdout, func(w io.Writer) error {
+		cw := &fileio.CheckedWriter{W: w}
+		if err := report.SavedTable(cw, d); err != nil {
+			return err
+		}
+		return cw.Err
+	})
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -98,5 +99,42 @@ func TestPlotAndReportErrors(t *testing.T) {
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 2 {
 		t.Errorf("failed commands left files behind: %d entries", len(entries))
+	}
+}
+
+// A saved run prints as the table its run printed, byte for byte: to
+// stdout with -o -, to a text file with -o table.txt; with and without
+// verification (N/A), rooted and unreduced collectives, one process and
+// a launched job (the spread across processes), and a judged run.
+func TestReportPrintsTheSavedTable(t *testing.T) {
+	selfEnv(t)
+	dir := t.TempDir()
+	for i, args := range [][]string{
+		{"allreduce", "-g", "2", "-b", "1K", "-e", "64K", "-f", "4", "-n", "3"},
+		{"broadcast", "-g", "3", "-b", "4K", "-e", "16K", "-n", "2", "-c", "0", "-r", "1"},
+		{"alltoall", "-g", "2", "-b", "8K", "-e", "8K", "-n", "2", "-d", "half"},
+		{"launch", "-n", "2", "reducescatter", "-b", "8K", "-e", "32K", "-n", "2"},
+		{"allgather", "-g", "2", "-b", "8K", "-e", "32K", "-n", "2", "--judge"},
+	} {
+		saved := filepath.Join(dir, fmt.Sprintf("run%d.json", i))
+		code, live, errOut := runCLI(append(args, "-J", saved)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, errOut)
+		}
+		code, printed, errOut := runCLI("report", saved, "-o", "-")
+		if code != 0 || printed != live {
+			t.Errorf("%v: exit %d %s\nlive:\n%s\nfrom the file:\n%s", args, code, errOut, live, printed)
+		}
+		txt := filepath.Join(dir, fmt.Sprintf("table%d.txt", i))
+		if code, _, errOut := runCLI("report", saved, "-o", txt); code != 0 {
+			t.Fatalf("-o %s: exit %d: %s", txt, code, errOut)
+		}
+		if b, err := os.ReadFile(txt); err != nil || string(b) != live {
+			t.Errorf("%s differs from the live table (%v)", txt, err)
+		}
+	}
+	if code, _, errOut := runCLI("report", filepath.Join(dir, "run0.json"), filepath.Join(dir, "run1.json"), "-o", "-"); code != exitUsage ||
+		!strings.Contains(errOut, "a table is printed from one run file (got 2 files)") {
+		t.Errorf("two files: exit %d: %s", code, errOut)
 	}
 }

@@ -1,0 +1,59 @@
+package report
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/document"
+)
+
+// InfoOf is the preamble a saved run's table is printed with: the
+// record's settings, notes and devices.
+func InfoOf(d *document.Run) Info {
+	c := d.Config
+	in := Info{Version: d.Collbench, Backend: d.Backend, TestName: d.Test, NThreads: c.NThreads, NGPUs: c.NGPUs, Notes: d.Notes,
+		MinBytes: c.MinBytes, MaxBytes: c.MaxBytes, Warmup: c.Warmup, Iters: c.Iters, Agg: c.Agg, Check: c.Validation,
+		Graph: c.Graph, Blocking: c.BlockMode, CPUTime: c.CPUTime, Ranks: c.GroupSize}
+	if c.StepFactor != nil {
+		in.StepFactor = *c.StepFactor
+	}
+	if c.StepBytes != nil {
+		in.StepBytes = *c.StepBytes
+	}
+	if coll, err := bench.LookupCollective(d.Collective); err == nil {
+		in.Coll = coll
+	}
+	for _, r := range c.Devices {
+		dev := bench.Device{Rank: r.Rank, Group: r.Group, GroupRank: r.GroupRank, PID: r.PID, Hostname: r.Hostname, Ordinal: r.Device, Name: r.Info}
+		fmt.Sscanf(r.BusID, "%x:%x:%x", &dev.BusID[0], &dev.BusID[1], &dev.BusID[2])
+		in.Devices = append(in.Devices, dev)
+	}
+	return in
+}
+
+// SavedTable prints a saved run as the nccl-tests table its run printed:
+// the same preamble, data rows, footer, judgement and spread across
+// processes, byte for byte (what the record does not hold, -M's memory
+// block and -S's timestamps, is left out).
+func SavedTable(w io.Writer, d *document.Run) error {
+	t := &Table{W: w, Info: InfoOf(d)}
+	if d.Judgement != nil {
+		t.Judgement = d.Judgement.Summary
+	}
+	rows := make([]bench.Row, len(d.Results))
+	for i, r := range d.Results {
+		row, err := r.Row()
+		if err != nil {
+			return err
+		}
+		rows[i] = row
+	}
+	t.Preamble()
+	for _, r := range rows {
+		t.Row(r)
+	}
+	t.Footer(d.Summary())
+	t.Spread(rows, ProcLabels(d.Config.NProcs, d.Config.NGPUs))
+	return nil
+}
