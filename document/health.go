@@ -21,22 +21,22 @@ const (
 // Bandwidths are bus bandwidths in GB/s (1e9 B/s), as nccl-tests prints.
 type Health struct {
 	Stamp
-	Config    HealthConfig  `json:"config"`
-	Nodes     []HealthNode  `json:"nodes"`
-	Intra     []PairFigure  `json:"intra_pairs"`    // send/recv between two GPUs of a node
-	NodeAR    []NodeFigure  `json:"node_allreduce"` // each node's all-reduce over its own ranks
-	Inter     []PairFigure  `json:"inter_pairs"`    // send/recv between two nodes, every local rank with its peer
+	Config HealthConfig `json:"config"`
+	Nodes  []HealthNode `json:"nodes"`
+	Intra  []PairFigure `json:"intra_pairs"`    // send/recv between two GPUs of a node
+	NodeAR []NodeFigure `json:"node_allreduce"` // each node's all-reduce over its own ranks
+	Inter  []PairFigure `json:"inter_pairs"`    // send/recv between two nodes, every local rank with its peer
 	// Confirmation is the node pairs a screening measured again: each
 	// suspect node with fresh partners, each suspect link on its own.
-	Confirmation []PairFigure `json:"confirmation"`
-	Job       *BlockFigure  `json:"job_allreduce"`  // one all-reduce over every rank; null when not measured
-	Bisection []BlockFigure `json:"bisection"`      // all-reduces over halves, quarters …, when run
+	Confirmation []PairFigure  `json:"confirmation"`
+	Job          *BlockFigure  `json:"job_allreduce"` // one all-reduce over every rank; null when not measured
+	Bisection    []BlockFigure `json:"bisection"`     // all-reduces over halves, quarters …, when run
 	// Arrivals is who reached the job's all-reduce last, call after call,
 	// when the job spans nodes; null otherwise.
 	Arrivals *Arrivals `json:"arrivals"`
 	// Setup is what opening each phase's communicators cost.
-	Setup []PhaseSetup `json:"communicator_setup"`
-	Findings  []Finding     `json:"findings"`
+	Setup    []PhaseSetup `json:"communicator_setup"`
+	Findings []Finding    `json:"findings"`
 	// Noise is each level's pass-to-pass noise: the relative standard
 	// deviation of one figure measured again (intra, node, inter).
 	Noise    map[string]float64 `json:"noise"`
@@ -114,9 +114,9 @@ type BlockFigure struct {
 // Arrivals is a run of back-to-back calls of the job's all-reduce, each
 // after the same compute on every rank, and who reached each call last.
 type Arrivals struct {
-	Calls    int           `json:"calls"`
-	Bytes    int64         `json:"bytes"`
-	Workload string        `json:"workload"`
+	Calls    int    `json:"calls"`
+	Bytes    int64  `json:"bytes"`
+	Workload string `json:"workload"`
 	// GapUs is the median, over every process and call, of the time from
 	// a process's return from one call to its start of the next: the
 	// compute, and whatever held the host up.

@@ -21,21 +21,21 @@ const (
 // --format json output. Its keys follow nccl-tests' JSON (version 3) where
 // that has one, with real booleans and numbers and no environment dump.
 type Run struct {
-	Schema      string       `json:"schema"`
-	Version     int          `json:"version"`
-	Collbench   string       `json:"collbench_version"`
-	Collective  string       `json:"collective"`
-	Test        string       `json:"test"`
-	Backend     string       `json:"backend"`
-	StartTime   string       `json:"start_time"`
-	EndTime     string       `json:"end_time"`
-	Args        []string     `json:"args"`
-	NCCLVersion *int         `json:"nccl_version"`
-	Config      Config       `json:"config"`
+	Schema      string   `json:"schema"`
+	Version     int      `json:"version"`
+	Collbench   string   `json:"collbench_version"`
+	Collective  string   `json:"collective"`
+	Test        string   `json:"test"`
+	Backend     string   `json:"backend"`
+	StartTime   string   `json:"start_time"`
+	EndTime     string   `json:"end_time"`
+	Args        []string `json:"args"`
+	NCCLVersion *int     `json:"nccl_version"`
+	Config      Config   `json:"config"`
 	// Notes are the comment lines the table's preamble printed beside the
 	// settings: how the backend was chosen, a memory cap, the job.
-	Notes   []string `json:"notes,omitempty"`
-	Results []Result `json:"results"`
+	Notes       []string     `json:"notes,omitempty"`
+	Results     []Result     `json:"results"`
 	OutOfBounds OutOfBounds  `json:"out_of_bounds"`
 	AvgBusBW    AvgBandwidth `json:"average_bus_bandwidth"`
 	// Judgement, with --judge, is each size against the wire, published
