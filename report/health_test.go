@@ -71,7 +71,7 @@ func TestHealthArrivals(t *testing.T) {
 		Config: document.HealthConfig{NRanks: 4, NProcs: 4, PairBytes: 1 << 20, ARBytes: 1 << 20, Type: "float", Warmup: 1, Iters: 5, Passes: 2,
 			MinDrop: 0.5, Z: 3.5},
 		Job: &document.BlockFigure{Nodes: []int{0, 1, 2, 3}, BusBW: 0.5},
-		Arrivals: &document.Arrivals{Calls: 20, Bytes: 1024, Workload: "gemm 128x128x128 float", GapUs: 788.5, Procs: []document.ProcArrival{
+		Arrivals: &document.Arrivals{Calls: 20, Bytes: 1024, Workload: "gemm 256x256x256 float", GapUs: 788.5, Procs: []document.ProcArrival{
 			{Proc: 0, Node: 0, Ranks: []int{0}, Last: 2, LateUs: 310, WorkUs: 700},
 			{Proc: 1, Node: 1, Ranks: []int{1}, Last: 1, LateUs: 120, WorkUs: 690},
 			{Proc: 2, Node: 2, Ranks: []int{2}, Last: 16, LateUs: 9083, WorkUs: 692},

@@ -31,7 +31,7 @@ func arrivalWork(onGPU bool) bench.Workload {
 	if onGPU {
 		return bench.Workload{Kind: bench.GEMM, M: 4096, N: 4096, K: 4096, Type: numeric.Bfloat16}
 	}
-	return bench.Workload{Kind: bench.GEMM, M: 128, N: 128, K: 128, Type: numeric.Float32}
+	return bench.Workload{Kind: bench.GEMM, M: 256, N: 256, K: 256, Type: numeric.Float32}
 }
 
 // arrivals times the job's all-reduce call after call, each after the

@@ -90,12 +90,12 @@ func (f *fabric) slowLink(a, b int, rate string) {
 func (f *fabric) slowCPU(host int, share float64) {
 	t := f.t
 	name := fmt.Sprintf("collbench-cpu-%d-%d", os.Getpid(), host)
-	// Periods of 10 ms, so that a call's millisecond of compute is slowed
+	// Periods of 20 ms, so that a call's millisecond of compute is slowed
 	// every time rather than run at full speed until a long period's
-	// quota is spent.
+	// quota is spent (the kernel's smallest quota is 1 ms: 5 % of 20 ms).
 	for _, c := range []struct{ dir, file, value string }{
-		{"/sys/fs/cgroup", "cpu.max", fmt.Sprintf("%d 10000", int(share*10000))},              // v2
-		{"/sys/fs/cgroup/cpu", "cpu.cfs_period_us", "10000\n" + fmt.Sprint(int(share*10000))}, // v1: the period, then the quota
+		{"/sys/fs/cgroup", "cpu.max", fmt.Sprintf("%d 20000", int(share*20000))},              // v2
+		{"/sys/fs/cgroup/cpu", "cpu.cfs_period_us", "20000\n" + fmt.Sprint(int(share*20000))}, // v1: the period, then the quota
 	} {
 		if _, err := os.Stat(filepath.Join(c.dir, c.file)); err != nil && c.file == "cpu.max" {
 			continue // no v2 cpu controller here
@@ -515,7 +515,7 @@ func TestHealthScreening(t *testing.T) {
 
 // The arrival run on four hosts: every process's share of the job's
 // all-reduce is recorded, nobody is named on a healthy fabric, and a host
-// whose processes get a tenth of a CPU reaches the calls last, call after
+// whose processes get a twentieth of a CPU reaches the calls last, call after
 // call, and is named a straggler. Its slow CPU may slow its links too, so
 // other findings may name it or a link of it, but none leaves it out.
 func TestHealthStraggler(t *testing.T) {
@@ -535,7 +535,7 @@ func TestHealthStraggler(t *testing.T) {
 	if last != 20 || len(d.Setup) == 0 {
 		t.Errorf("%d last arrivals over 20 calls; communicator set-up %+v", last, d.Setup)
 	}
-	f.slowCPU(2, 0.1)
+	f.slowCPU(2, 0.05)
 	code, out, d = f.health(1, args...)
 	named := false
 	for _, x := range d.Findings {
