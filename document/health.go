@@ -75,12 +75,17 @@ type HealthConfig struct {
 	// ScreenRounds is how many rounds of random partners the node pairs
 	// were screened in; 0 (absent) when every pair was measured.
 	ScreenRounds int `json:"screen_rounds,omitempty"`
+	// Racks is how many racks the nodes sit in, when every node's is
+	// known: the screening meets partners inside and across racks, and
+	// the racks' uplinks are judged.
+	Racks int `json:"racks,omitempty"`
 }
 
 // HealthNode is one node of the job and its ranks.
 type HealthNode struct {
 	Name  string `json:"name"`
 	Addr  string `json:"addr,omitempty"` // the address its processes reach the job from
+	Rack  string `json:"rack,omitempty"` // the rack it sits in, when every node's is known
 	Ranks []int  `json:"ranks"`
 }
 
@@ -148,7 +153,8 @@ type Finding struct {
 	// Kind is gpu (slow with every partner in its node), gpu-link (one
 	// pair of GPUs), node-allreduce, node (slow with every partner
 	// node), link (one pair of nodes), job (the whole job's all-reduce)
-	// block (the part of the job a bisection narrowed the slowness to) or
+	// block (the part of the job a bisection narrowed the slowness to),
+	// rack (a rack whose pairs across racks are slow: its uplink) or
 	// straggler (a process that reaches the job's all-reduce last, call
 	// after call).
 	Kind      string   `json:"kind"`

@@ -52,7 +52,11 @@ func Health(w io.Writer, d *document.Health) {
 	}
 	fmt.Fprintf(w, "#\n# Nodes\n")
 	for i, n := range d.Nodes {
-		fmt.Fprintf(w, "#  n%-3d %-28s ranks %s\n", i, n.Name, bench.RankRanges(n.Ranks, ","))
+		rack := ""
+		if n.Rack != "" {
+			rack = "  rack " + n.Rack
+		}
+		fmt.Fprintf(w, "#  n%-3d %-28s ranks %s%s\n", i, n.Name, bench.RankRanges(n.Ranks, ","), rack)
 	}
 	if len(d.Intra) > 0 {
 		fmt.Fprintf(w, "#\n# GPU pairs inside each node: send/recv busbw (GB/s)%s\n", noiseNote(d, "intra"))
@@ -79,7 +83,11 @@ func Health(w io.Writer, d *document.Health) {
 		fmt.Fprintf(w, "#\n# Node pairs: send/recv busbw (GB/s), the slowest pair of ranks between them%s\n", noiseNote(d, "inter"))
 		if r := c.ScreenRounds; r > 0 {
 			n := len(d.Nodes)
-			fmt.Fprintf(w, "#  screened: %d rounds of random partners, %d of the %d pairs (- not measured)\n", r, len(d.Inter), n*(n-1)/2)
+			racks := ""
+			if c.Racks > 1 {
+				racks = fmt.Sprintf(", inside and across %d racks in turn", c.Racks)
+			}
+			fmt.Fprintf(w, "#  screened: %d rounds of random partners%s, %d of the %d pairs (- not measured)\n", r, racks, len(d.Inter), n*(n-1)/2)
 		}
 		nodes := make([]int, len(d.Nodes))
 		for i := range nodes {

@@ -63,7 +63,7 @@ func TestHealthSummaryJudged(t *testing.T) {
 	golden.Check(t, "health_judged.golden", b.Bytes())
 }
 
-// A screening's suspects measured again, the arrival run, the
+// A rack-aware screening's suspects measured again, the arrival run, the
 // communicators' set-up and a straggler, as testdata/health_arrivals.golden
 // holds them.
 func TestHealthArrivals(t *testing.T) {
@@ -80,9 +80,9 @@ func TestHealthArrivals(t *testing.T) {
 		Findings: []document.Finding{{Kind: "straggler", Where: "host3 ranks 2 (reached the job's all-reduce last in 16 of 20 calls, a median 9.083ms after the first; its compute 692µs)",
 			Nodes: []int{2}, Ranks: []int{2}, Drop: 11.52, Against: "peers"}}}
 	for n := 0; n < 4; n++ {
-		d.Nodes = append(d.Nodes, document.HealthNode{Name: "host" + string(rune('1'+n)), Ranks: []int{n}})
+		d.Nodes = append(d.Nodes, document.HealthNode{Name: "host" + string(rune('1'+n)), Rack: "r" + string(rune('0'+n/2)), Ranks: []int{n}})
 	}
-	d.Config.ScreenRounds = 1
+	d.Config.ScreenRounds, d.Config.Racks = 1, 2
 	d.Inter = []document.PairFigure{{Node: -1, A: 0, B: 2, BusBW: 0.2}, {Node: -1, A: 1, B: 3, BusBW: 1.1}}
 	d.Confirmation = []document.PairFigure{{Node: -1, A: 1, B: 2, BusBW: 0.21}, {Node: -1, A: 2, B: 3, BusBW: 0.19}}
 	var b bytes.Buffer

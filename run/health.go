@@ -42,6 +42,9 @@ type HealthSpec struct {
 	// screenRounds).
 	ScreenRounds int
 	AllPairs     bool
+	// Racks says which rack each node sits in, for rack-aware screening
+	// and the racks' uplinks (see healthracks.go).
+	Racks health.RackOf
 
 	base *document.Health // the baseline record, whose settings must be this check's
 }
@@ -236,7 +239,7 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 			return nil, err
 		}
 	}
-	nodes, err := j.healthNodes(ctx)
+	nodes, err := j.healthNodes(ctx, spec.Racks)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +252,7 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 		Config: document.HealthConfig{NRanks: j.World(), NProcs: j.Size, PairBytes: spec.PairBytes, ARBytes: spec.ARBytes,
 			Type: spec.Type.String(), Warmup: spec.Warmup, Iters: spec.Iters, Passes: spec.Passes, BudgetS: spec.Budget.Seconds(),
 			MinDrop: spec.Criteria.MinDrop, Z: spec.Criteria.Z, Expect: spec.Expect, Baseline: spec.Baseline,
-			ScreenRounds: spec.screenRounds(len(nodes))}}
+			ScreenRounds: spec.screenRounds(len(nodes)), Racks: len(rackIndex(nodes))}}
 	c.byRank = make([]int, j.World())
 	for n, node := range nodes {
 		for _, r := range node.Ranks {
@@ -723,9 +726,14 @@ func (s HealthSpec) screenRounds(nodes int) int {
 	return r
 }
 
-// nodeRounds is the rounds of node pairs the check measures.
+// nodeRounds is the rounds of node pairs the check measures: a
+// screening (rack-aware where every node's rack is known), or every pair.
 func (c *healthCheck) nodeRounds(nodes int) [][]health.Pair {
-	if r := c.spec.screenRounds(nodes); r > 0 {
+	r := c.spec.screenRounds(nodes)
+	switch {
+	case r > 0 && c.doc.Config.Racks >= 2:
+		return health.RackScreening(nodeRacks(c.doc.Nodes), r, screenSeed)
+	case r > 0:
 		return health.Screening(nodes, r, screenSeed)
 	}
 	return health.Rounds(nodes)

@@ -88,6 +88,7 @@ func (c *healthCheck) judge() {
 				Nodes: slow.Nodes}, health.Outlier{Value: slow.BusBW, Median: fast.BusBW, Drop: drop}, "other half")
 		}
 	}
+	c.judgeRacks()
 	c.judgeArrivals()
 	d.Complete = len(d.Skipped) == 0
 	d.Healthy = d.Complete && len(d.Findings) == 0

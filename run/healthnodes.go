@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/health"
 )
 
 // healthNodes finds the job's nodes: processes are on one node when they
@@ -14,12 +16,16 @@ import (
 // containers or network namespaces may share a host name, never an
 // address). Nodes are in the order of their first rank. proc maps a
 // global rank to its process.
-func (j *Job) healthNodes(ctx context.Context) ([]document.HealthNode, error) {
+//
+// Each node's rack is what racks says of it (by its name, its host name or
+// the SLURM_TOPOLOGY_ADDR its first process saw); a rack is kept only when
+// every node has one.
+func (j *Job) healthNodes(ctx context.Context, racks health.RackOf) ([]document.HealthNode, error) {
 	host, _ := os.Hostname()
 	if i := strings.IndexByte(host, '.'); i >= 0 {
 		host = host[:i]
 	}
-	mine := host + "\x00" + j.advertise()
+	mine := host + "\x00" + j.advertise() + "\x00" + os.Getenv("SLURM_TOPOLOGY_ADDR")
 	ids := []string{mine}
 	if j.Multi() {
 		parts, err := j.client.AllGather(ctx, []byte(mine))
@@ -35,14 +41,18 @@ func (j *Job) healthNodes(ctx context.Context) ([]document.HealthNode, error) {
 	index := map[string]int{}
 	var nodes []document.HealthNode
 	names := map[string]int{}
+	slurm := map[int]string{} // node: its first process's topology address
 	for proc, id := range ids {
-		n, ok := index[id]
+		name, rest, _ := strings.Cut(id, "\x00")
+		addr, topo, _ := strings.Cut(rest, "\x00")
+		key := name + "\x00" + addr
+		n, ok := index[key]
 		if !ok {
 			n = len(nodes)
-			index[id] = n
-			name, addr, _ := strings.Cut(id, "\x00")
+			index[key] = n
 			nodes = append(nodes, document.HealthNode{Name: name, Addr: addr})
 			names[name]++
+			slurm[n] = topo
 		}
 		for l := 0; l < per; l++ {
 			nodes[n].Ranks = append(nodes[n].Ranks, proc*per+l)
@@ -51,8 +61,18 @@ func (j *Job) healthNodes(ctx context.Context) ([]document.HealthNode, error) {
 	// Nodes that share a host name (containers, namespaces) go by their
 	// address too.
 	for i := range nodes {
-		if names[nodes[i].Name] > 1 && nodes[i].Addr != "" {
+		host := nodes[i].Name
+		if names[host] > 1 && nodes[i].Addr != "" {
 			nodes[i].Name += "@" + nodes[i].Addr
+		}
+		nodes[i].Rack = racks.Rack(nodes[i].Name, slurm[i])
+		if nodes[i].Rack == "" && nodes[i].Name != host {
+			nodes[i].Rack = racks.Rack(host, "")
+		}
+	}
+	if slices.ContainsFunc(nodes, func(n document.HealthNode) bool { return n.Rack == "" }) {
+		for i := range nodes {
+			nodes[i].Rack = ""
 		}
 	}
 	return nodes, nil

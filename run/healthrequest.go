@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/health"
 )
 
@@ -28,6 +30,10 @@ type HealthRequest struct {
 	// number of nodes.
 	ScreenRounds int
 	AllPairs     bool
+	// RacksFile ("HOST RACK" lines) and RackPattern (a host-name pattern
+	// whose one group is the rack) say which rack each node sits in;
+	// without them Slurm's SLURM_TOPOLOGY_ADDR does, where it is set.
+	RacksFile, RackPattern string
 }
 
 // DefaultHealthRequest is collbench health's defaults; docs/health.md
@@ -55,6 +61,21 @@ func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (He
 				return HealthSpec{}, Usagef("--expect %q: want level=GB/s, e.g. inter=45", part)
 			}
 			s.Expect[strings.TrimSpace(level)] = gbps
+		}
+	}
+	if r.RacksFile != "" {
+		data, err := fileio.Read(ctx, r.RacksFile, limit)
+		if err != nil {
+			return HealthSpec{}, err
+		}
+		if s.Racks.Labels, err = health.ParseRackLabels(bytes.NewReader(data)); err != nil {
+			return HealthSpec{}, Usagef("--racks %s: %v", r.RacksFile, err)
+		}
+	}
+	if r.RackPattern != "" {
+		var err error
+		if s.Racks.Pattern, err = health.ParseRackPattern(r.RackPattern); err != nil {
+			return HealthSpec{}, Usagef("--rack-pattern: %v", err)
 		}
 	}
 	if r.Baseline != "" {

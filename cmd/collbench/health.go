@@ -41,6 +41,8 @@ func newHealthFlags() *healthFlags {
 	fs.BoolVar(&r.Bisect, "bisect", false, "bisect the job's all-reduce on 4 nodes or more even when it is not slow")
 	fs.IntVar(&r.ScreenRounds, "screen-rounds", 0, "meet node pairs in this many rounds of random partners (at most 20) instead of every pair; default: 20 rounds from 22 nodes on, every pair below")
 	fs.BoolVar(&r.AllPairs, "all-pairs", false, "measure every pair of nodes, whatever their number (N−1 rounds)")
+	fs.StringVar(&r.RacksFile, "racks", "", "file of HOST RACK lines naming each node's rack: screen inside and across racks, and judge the racks' uplinks")
+	fs.StringVar(&r.RackPattern, "rack-pattern", "", "host-name pattern whose one group is the rack, e.g. '^(r[0-9]+)-' (default: SLURM_TOPOLOGY_ADDR's leaf switch, where set)")
 	fs.BoolVar(&f.judge, "judge", false, "also judge each level against the link it crosses and the published figures for this system; a node's or the job's all-reduce LOW against a published figure is flagged (docs/judge.md)")
 	fs.StringArrayVar(&f.references, "references", nil, "a site's reference table (JSON, as 'collbench references --json' prints) used beside the built-in one; repeat for more (implies --judge)")
 	fs.IntVarP(&f.NGPUs, "ngpus", "g", 1, "GPUs (ranks) per process")
@@ -98,7 +100,7 @@ func (f *healthFlags) measure(ctx context.Context, j *run.Job, argv []string, st
 	}
 	var bar *progress.Bar
 	doc, err := j.Health(ctx, spec, run.HealthHooks{
-		Before: checkFiles(append([]string{f.Baseline}, f.references...), f.jsonFile, f.heatmap),
+		Before: checkFiles(append([]string{f.Baseline, f.RacksFile}, f.references...), f.jsonFile, f.heatmap),
 		Start: func(_ *run.Session, _ *document.Health, planned int) {
 			bar = progress.New(stderr, f.quiet, "health", planned)
 		},

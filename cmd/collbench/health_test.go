@@ -549,3 +549,60 @@ func TestHealthStraggler(t *testing.T) {
 	}
 	t.Logf("%s", out[strings.Index(out, "FLAGGED"):])
 }
+
+// slowUplink limits what hosts send to every host outside them, as a
+// rack's slow uplink would: an htb class with a tbf under it that a u32
+// filter sends each outside address to; traffic among hosts passes.
+func (f *fabric) slowUplink(hosts []int, rate string) {
+	for _, h := range hosts {
+		ns, dev := f.hosts[h], fmt.Sprintf("h%d", h)
+		cmds := [][]string{
+			{"qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "20"},
+			{"class", "add", "dev", dev, "parent", "1:", "classid", "1:10", "htb", "rate", "10gbit"},
+			{"class", "add", "dev", dev, "parent", "1:", "classid", "1:20", "htb", "rate", "10gbit"},
+			{"qdisc", "add", "dev", dev, "parent", "1:10", "handle", "10:", "tbf", "rate", rate, "burst", "64kb", "latency", "2s"},
+		}
+		for o := range f.hosts {
+			if !slices.Contains(hosts, o) {
+				cmds = append(cmds, []string{"filter", "add", "dev", dev, "parent", "1:", "protocol", "ip", "prio", "1", "u32", "match", "ip", "dst", f.addr(o) + "/32", "flowid", "1:10"})
+			}
+		}
+		for _, args := range cmds {
+			if !tc(f.t, ns, args...) {
+				f.t.Skip("this kernel lacks htb or tbf")
+			}
+		}
+	}
+}
+
+// Eight hosts in four racks of two (a --racks file): the screening meets
+// partners inside and across racks in turn and names nobody on a healthy
+// fabric; when one rack's traffic to the other racks is limited (its
+// uplink), that rack is named, and neither its hosts nor their links.
+func TestHealthRackUplink(t *testing.T) {
+	f := newFabric(t, 8)
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	var labels strings.Builder
+	for i := range f.hosts {
+		fmt.Fprintf(&labels, "%s@%s r%d\n", host, f.addr(i), i/2)
+	}
+	racks := filepath.Join(t.TempDir(), "racks")
+	if err := os.WriteFile(racks, []byte(labels.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--pair-size", "1M", "--allreduce-size", "1M", "-n", "10", "-w", "2", "--screen-rounds", "6", "--racks", racks}
+	code, out, d := f.health(1, append(args, "--min-drop", "0.5")...)
+	if code != 0 || !d.Healthy || d.Config.Racks != 4 || d.Nodes[7].Rack != "r3" {
+		t.Fatalf("healthy: exit %d, findings %v, racks %d:\n%s", code, kinds(d), d.Config.Racks, out)
+	}
+	if !strings.Contains(out, "inside and across 4 racks in turn") || !strings.Contains(out, "rack r3") {
+		t.Errorf("the summary does not give the racks:\n%s", out)
+	}
+	f.slowUplink([]int{6, 7}, "50mbit")
+	code, out, d = f.health(1, append(args, "--min-drop", "0.3")...)
+	if got := kinds(d); code != 1 || !slices.Equal(got, []string{"rack[6 7]"}) {
+		t.Fatalf("exit %d, findings %v; want exit 1 and rack[6 7] only:\n%s", code, got, out)
+	}
+	t.Logf("%s", out[strings.Index(out, "FLAGGED"):])
+}
