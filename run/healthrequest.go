@@ -66,7 +66,7 @@ func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (He
 	if r.RacksFile != "" {
 		data, err := fileio.Read(ctx, r.RacksFile, limit)
 		if err != nil {
-			return HealthSpec{}, err
+			return HealthSpec{}, Usagef("--racks: %v", err)
 		}
 		if s.Racks.Labels, err = health.ParseRackLabels(bytes.NewReader(data)); err != nil {
 			return HealthSpec{}, Usagef("--racks %s: %v", r.RacksFile, err)

@@ -305,6 +305,10 @@ func TestHealthLaunched(t *testing.T) {
 }
 
 func TestHealthBadInput(t *testing.T) {
+	badRacks := filepath.Join(t.TempDir(), "racks")
+	if err := os.WriteFile(badRacks, []byte("node01 r1 r2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -324,6 +328,10 @@ func TestHealthBadInput(t *testing.T) {
 		{[]string{}, "needs two or more"},
 		{[]string{"-g", "2", "--group-size", "2"}, "forms its own groups"},
 		{[]string{"stray"}, "unexpected argument"},
+		{[]string{"--racks", "/nonexistent/racks"}, "--racks: "},
+		{[]string{"--racks", badRacks}, "--racks " + badRacks + ": line 1: want HOST RACK, got 3 word(s)"},
+		{[]string{"--rack-pattern", "^r[0-9]+"}, "--rack-pattern: \"^r[0-9]+\" has 0 groups; want one"},
+		{[]string{"--rack-pattern", "(r"}, "--rack-pattern: error parsing regexp"},
 	} {
 		code, out, errOut := runCLI(append([]string{"health", "--backend", "host"}, c.args...)...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
