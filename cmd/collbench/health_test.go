@@ -86,46 +86,20 @@ func (f *fabric) slowLink(a, b int, rate string) {
 
 // slowCPU starts host's processes in a CPU cgroup (v2, or v1's cpu
 // hierarchy) allowed share of one CPU, or skips where this process may not
-// make one.
+// make one. Periods of 20 ms, so that a call's millisecond of compute is
+// slowed every time rather than run at full speed until a long period's
+// quota is spent (the kernel's smallest quota is 1 ms: 5 % of 20 ms); v1
+// takes the period before the quota, which its file names sort before.
 func (f *fabric) slowCPU(host int, share float64) {
-	t := f.t
-	name := fmt.Sprintf("collbench-cpu-%d-%d", os.Getpid(), host)
-	// Periods of 20 ms, so that a call's millisecond of compute is slowed
-	// every time rather than run at full speed until a long period's
-	// quota is spent (the kernel's smallest quota is 1 ms: 5 % of 20 ms).
-	for _, c := range []struct{ dir, file, value string }{
-		{"/sys/fs/cgroup", "cpu.max", fmt.Sprintf("%d 20000", int(share*20000))},              // v2
-		{"/sys/fs/cgroup/cpu", "cpu.cfs_period_us", "20000\n" + fmt.Sprint(int(share*20000))}, // v1: the period, then the quota
-	} {
-		if _, err := os.Stat(filepath.Join(c.dir, c.file)); err != nil && c.file == "cpu.max" {
-			continue // no v2 cpu controller here
-		}
-		dir := filepath.Join(c.dir, name)
-		if err := os.Mkdir(dir, 0o755); err != nil {
-			continue
-		}
-		t.Cleanup(func() { os.Remove(dir) })
-		if !writeCgroup(dir, c.file, c.value) {
-			continue
-		}
-		if f.cpu == nil {
-			f.cpu = map[int]string{}
-		}
-		f.cpu[host] = dir
-		return
+	quota := fmt.Sprint(int(share * 20000))
+	dir := makeCgroup(f.t, fmt.Sprintf("collbench-cpu-%d-%d", os.Getpid(), host), "cpu", []cgroupLimit{
+		{"/sys/fs/cgroup", map[string]string{"cpu.max": quota + " 20000"}},                                 // v2
+		{"/sys/fs/cgroup/cpu", map[string]string{"cpu.cfs_period_us": "20000", "cpu.cfs_quota_us": quota}}, // v1
+	})
+	if f.cpu == nil {
+		f.cpu = map[int]string{}
 	}
-	t.Skip("cannot make a CPU cgroup here (needs root and a cpu controller)")
-}
-
-// writeCgroup sets a cgroup's CPU limit: v2's cpu.max in one write, or
-// v1's period and then its quota (value holds both, a line each).
-func writeCgroup(dir, file, value string) bool {
-	if file == "cpu.max" {
-		return os.WriteFile(filepath.Join(dir, file), []byte(value), 0o644) == nil
-	}
-	period, quota, _ := strings.Cut(value, "\n")
-	return os.WriteFile(filepath.Join(dir, "cpu.cfs_period_us"), []byte(period), 0o644) == nil &&
-		os.WriteFile(filepath.Join(dir, "cpu.cfs_quota_us"), []byte(quota), 0o644) == nil
+	f.cpu[host] = dir
 }
 
 // health runs collbench health with per processes on every host, rank 0

@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,25 +16,43 @@ import (
 // hierarchy), or skips where this process may not.
 func memoryCgroup(t *testing.T, limit int64) string {
 	t.Helper()
-	name := fmt.Sprintf("collbench-test-%d", os.Getpid())
-	for _, c := range []struct{ dir, file string }{
-		{"/sys/fs/cgroup", "memory.max"},                   // v2
-		{"/sys/fs/cgroup/memory", "memory.limit_in_bytes"}, // v1
-	} {
-		if _, err := os.Stat(filepath.Join(c.dir, c.file)); err != nil && c.file == "memory.max" {
-			continue // no v2 memory controller here
+	return makeCgroup(t, fmt.Sprintf("collbench-test-%d", os.Getpid()), "memory", []cgroupLimit{
+		{"/sys/fs/cgroup", map[string]string{"memory.max": fmt.Sprint(limit)}},                   // v2
+		{"/sys/fs/cgroup/memory", map[string]string{"memory.limit_in_bytes": fmt.Sprint(limit)}}, // v1
+	})
+}
+
+// cgroupLimit is one way to make a limited cgroup: under a hierarchy, the
+// files to write (in the order of their names) and what.
+type cgroupLimit struct {
+	root  string
+	files map[string]string
+}
+
+// makeCgroup makes the cgroup name by the first way this machine takes
+// (v2 only where its controller's file exists), removed when the test
+// ends, or skips where this process may not make one.
+func makeCgroup(t *testing.T, name, controller string, ways []cgroupLimit) string {
+	t.Helper()
+	for i, w := range ways {
+		files := slices.Sorted(maps.Keys(w.files))
+		if _, err := os.Stat(filepath.Join(w.root, files[0])); err != nil && i == 0 {
+			continue // no v2 controller here
 		}
-		dir := filepath.Join(c.dir, name)
+		dir := filepath.Join(w.root, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			continue
 		}
 		t.Cleanup(func() { os.Remove(dir) })
-		if err := os.WriteFile(filepath.Join(dir, c.file), []byte(fmt.Sprint(limit)), 0o644); err != nil {
-			continue
+		ok := true
+		for _, f := range files {
+			ok = ok && os.WriteFile(filepath.Join(dir, f), []byte(w.files[f]), 0o644) == nil
 		}
-		return dir
+		if ok {
+			return dir
+		}
 	}
-	t.Skip("cannot make a memory cgroup here (needs root and a memory controller)")
+	t.Skipf("cannot make a %s cgroup here (needs root and a %s controller)", controller, controller)
 	return ""
 }
 
