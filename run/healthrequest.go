@@ -66,16 +66,16 @@ func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (He
 	if r.RacksFile != "" {
 		data, err := fileio.Read(ctx, r.RacksFile, limit)
 		if err != nil {
-			return HealthSpec{}, Usagef("--racks: %v", err)
+			return HealthSpec{}, Usagef("racks file: %v", err)
 		}
 		if s.Racks.Labels, err = health.ParseRackLabels(bytes.NewReader(data)); err != nil {
-			return HealthSpec{}, Usagef("--racks %s: %v", r.RacksFile, err)
+			return HealthSpec{}, Usagef("racks file %s: %v", r.RacksFile, err)
 		}
 	}
 	if r.RackPattern != "" {
 		var err error
 		if s.Racks.Pattern, err = health.ParseRackPattern(r.RackPattern); err != nil {
-			return HealthSpec{}, Usagef("--rack-pattern: %v", err)
+			return HealthSpec{}, Usagef("rack pattern: %v", err)
 		}
 	}
 	if r.Baseline != "" {

@@ -312,7 +312,7 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 			return comm, maxBytes, func() { comm.Close() }, nil
 		}}
 	if spec.Budget > 0 {
-		if err := budgetHoldsExports(ctx, &suite, sess.Comm, spec, j.Began); err != nil {
+		if err := budgetHoldsExports(ctx, &suite, sess.Comm, spec, j.Began, j.Peers()); err != nil {
 			return nil, err
 		}
 	}
@@ -450,13 +450,18 @@ func exportsUnmet(targets []string, needs []export.Need, spec ProfileSpec, p Pla
 // budgetHoldsExports refuses, before any curve is measured, a budget that
 // cannot hold the curves the exports read at their promised sizes and the
 // overlap probes, from one all-reduce of the whole job timed now
-// (bench.Suite.EstimateWanted).
-func budgetHoldsExports(ctx context.Context, suite *bench.Suite, comm bench.Comm, spec ProfileSpec, began time.Time) error {
+// (bench.Suite.EstimateWanted). The time already spent is the slowest
+// process's, so that every process decides alike.
+func budgetHoldsExports(ctx context.Context, suite *bench.Suite, comm bench.Comm, spec ProfileSpec, began time.Time, peers bench.Peers) error {
 	e, err := suite.EstimateWanted(ctx, comm)
 	if err != nil || e.Curves == 0 {
 		return err
 	}
-	spent := time.Since(began)
+	slowest, err := peers.AllReduce(ctx, []float64{time.Since(began).Seconds()}, bench.ReduceMax)
+	if err != nil {
+		return err
+	}
+	spent := time.Duration(slowest[0] * float64(time.Second))
 	need := spent + e.Least + suite.Budget.Reserve
 	if suite.Budget.Holds(need) {
 		return nil

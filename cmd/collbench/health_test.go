@@ -302,10 +302,10 @@ func TestHealthBadInput(t *testing.T) {
 		{[]string{}, "needs two or more"},
 		{[]string{"-g", "2", "--group-size", "2"}, "forms its own groups"},
 		{[]string{"stray"}, "unexpected argument"},
-		{[]string{"--racks", "/nonexistent/racks"}, "--racks: "},
-		{[]string{"--racks", badRacks}, "--racks " + badRacks + ": line 1: want HOST RACK, got 3 word(s)"},
-		{[]string{"--rack-pattern", "^r[0-9]+"}, "--rack-pattern: \"^r[0-9]+\" has 0 groups; want one"},
-		{[]string{"--rack-pattern", "(r"}, "--rack-pattern: error parsing regexp"},
+		{[]string{"--racks", "/nonexistent/racks"}, "racks file: "},
+		{[]string{"--racks", badRacks}, "racks file " + badRacks + ": line 1: want HOST RACK, got 3 word(s)"},
+		{[]string{"--rack-pattern", "^r[0-9]+"}, "rack pattern: \"^r[0-9]+\" has 0 groups; want one"},
+		{[]string{"--rack-pattern", "(r"}, "rack pattern: error parsing regexp"},
 	} {
 		code, out, errOut := runCLI(append([]string{"health", "--backend", "host"}, c.args...)...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
