@@ -442,8 +442,10 @@ func TestHealthBaselineSettings(t *testing.T) {
 
 // screenPerHost is the processes TestHealthScreening starts on each host:
 // two, so that every host has GPU pairs and an all-reduce of its own, and
-// its node pairs are two pairs of ranks at once.
-const screenPerHost = 2
+// its node pairs are two pairs of ranks at once; one under the race
+// detector, whose sixteen instrumented processes on two cores would take
+// minutes for what one a host checks as well.
+var screenPerHost = map[bool]int{false: 2, true: 1}[raceEnabled]
 
 // Screening on eight "hosts": three rounds of random partners (12 of the
 // 28 node pairs) name nobody on a healthy fabric, a rate-limited host as

@@ -105,7 +105,7 @@ func savedTable(ctx context.Context, out string, inputs []string, stdout io.Writ
 	}
 	d, err := document.Load(ctx, inputs[0], inputLimit, document.DecodeRun)
 	if err != nil {
-		return err
+		return fmt.Errorf("a table is printed from a run file: %w", err)
 	}
 	return fileio.Save(ctx, out, stdout, func(w io.Writer) error {
 		cw := &fileio.CheckedWriter{W: w}
