@@ -143,13 +143,15 @@ type RackOutlier struct {
 }
 
 // JudgeRacks judges the racks' uplinks from node-pair figures. With three
-// racks or more, each rack's median over its pairs across racks is held
-// against the median of the pairs across racks that do not touch it (so
-// that a slow rack does not drag down the reference it is judged by):
-// MinDrop below it, and Z standard deviations of a median of that many
-// figures at noise. With two racks, the median across is held against
-// the median inside racks. A rack whose own pairs inside it are slow too
-// is not an uplink finding: its nodes' own findings say it.
+// racks or more, the rack whose pairs across racks are slowest has its
+// median over them held against the median of the pairs across racks
+// that do not touch it (so that a slow rack does not drag down the
+// reference it is judged by): MinDrop below it, and Z standard deviations
+// of a median of that many figures at noise, and below its own pairs
+// inside it (a rack of slow nodes is slow inside too, and is left to their
+// findings). A rack found slow sets its pairs aside and the next slowest
+// is judged, until one is not slow or too few pairs are left. With two racks, the median across is held against
+// the median inside racks.
 func (c Criteria) JudgeRacks(racks []int, figs []PairFigure, noise float64) []RackOutlier {
 	nracks := 0
 	for _, r := range racks {
@@ -185,12 +187,14 @@ func (c Criteria) JudgeRacks(racks []int, figs []PairFigure, noise float64) []Ra
 		}
 		return Outlier{Value: x, Median: ref, Drop: drop, Z: z}, short && z >= c.Z
 	}
-	fastInside := func(vals []float64) bool {
-		if len(vals) == 0 || math.IsNaN(typicalInside) {
+	// An uplink is slow when the rack's pairs across are slow against its
+	// own pairs inside; a rack whose nodes are slow is slow inside too.
+	uplink := func(r int, across float64) bool {
+		if len(inside[r]) == 0 {
 			return true // nothing says otherwise
 		}
-		_, short := c.Short(quantile50(vals), typicalInside)
-		return !short
+		_, short := c.Short(across, quantile50(inside[r]))
+		return short
 	}
 	if nracks == 2 {
 		var vals []float64
@@ -202,23 +206,68 @@ func (c Criteria) JudgeRacks(racks []int, figs []PairFigure, noise float64) []Ra
 		}
 		return nil
 	}
+	// Peel: judge the rack whose pairs across are slowest (lowest mean
+	// logarithm), set its pairs aside when it is slow (named as an uplink
+	// when it is fast inside), and judge the others again without them,
+	// so that a rack whose partners across happened to sit behind the
+	// slow uplink is not named for it.
 	var out []RackOutlier
-	for r := 0; r < nracks; r++ {
+	named := make([]bool, nracks)
+	for {
+		best, bestMean := -1, math.Inf(1)
 		var own, rest []float64
+		for r := 0; r < nracks; r++ {
+			if named[r] {
+				continue
+			}
+			var o, sum []float64
+			for _, x := range across {
+				if named[x.a] || named[x.b] || (x.a != r && x.b != r) {
+					continue
+				}
+				o = append(o, x.v)
+				sum = append(sum, math.Log(x.v))
+			}
+			if len(o) == 0 {
+				continue
+			}
+			if m := mean(sum); m < bestMean {
+				best, bestMean, own = r, m, o
+			}
+		}
+		if best < 0 {
+			return out
+		}
+		rest = rest[:0]
 		for _, x := range across {
-			if x.a == r || x.b == r {
-				own = append(own, x.v)
-			} else {
+			if !named[x.a] && !named[x.b] && x.a != best && x.b != best {
 				rest = append(rest, x.v)
 			}
 		}
-		if len(own) == 0 || len(rest) == 0 {
-			continue
+		if len(rest) < minRackPeers {
+			return out
 		}
-		if o, ok := slow(own, quantile50(rest)); ok && fastInside(inside[r]) {
-			o.Index = r
-			out = append(out, RackOutlier{Rack: r, Outlier: o, Inside: quantile50(inside[r])})
+		o, ok := slow(own, quantile50(rest))
+		if !ok {
+			return out
+		}
+		named[best] = true // set aside, named or not
+		if uplink(best, o.Value) {
+			o.Index = best
+			out = append(out, RackOutlier{Rack: best, Outlier: o, Inside: quantile50(inside[best])})
 		}
 	}
-	return out
+}
+
+// minRackPeers is the fewest pairs across racks, not touching a rack, that
+// it is judged against: fewer are mostly chance.
+const minRackPeers = 3
+
+// mean is the arithmetic mean of values.
+func mean(values []float64) float64 {
+	s := 0.0
+	for _, v := range values {
+		s += v
+	}
+	return s / float64(len(values))
 }
