@@ -96,9 +96,11 @@ func spanNames(r *otlpreceiver.Receiver) string {
 func TestTelemetryFromHealth(t *testing.T) {
 	rcv := otlpreceiver.Start()
 	defer rcv.Close()
+	// On a loaded machine a pair of host ranks can come out slow; the
+	// verdict gauge must say whatever the exit code says.
 	code, _, errOut := runCLI("health", "-g", "4", "--pair-size", "64K", "--allreduce-size", "64K", "-n", "3", "-w", "1", "-q",
 		"--min-drop", "0.9", "--otlp-endpoint", rcv.URL())
-	if code != 0 {
+	if code != 0 && code != 1 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	if errs := rcv.Errors(); len(errs) > 0 {
@@ -120,8 +122,8 @@ func TestTelemetryFromHealth(t *testing.T) {
 	if figures["intra"] != 6 || figures["node"] != 1 {
 		t.Errorf("figures by level %v, want 6 GPU pairs and 1 node", figures)
 	}
-	if v, ok := seen["collbench.health.healthy"]; !ok || v != 1 {
-		t.Errorf("healthy gauge %v (seen %v)", v, ok)
+	if v, ok := seen["collbench.health.healthy"]; !ok || v != map[int]float64{0: 1, 1: 0}[code] {
+		t.Errorf("healthy gauge %v (seen %v) after exit %d", v, ok, code)
 	}
 	if _, ok := seen["collbench.health.findings"]; !ok {
 		t.Error("no findings gauge")
