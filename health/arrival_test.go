@@ -60,7 +60,9 @@ func TestStraggler(t *testing.T) {
 		want         bool
 	}{
 		{Arrival{Last: 20, LateUs: 200}, 8, 20, true},
-		{Arrival{Last: 10, LateUs: 200}, 8, 20, false}, // not a majority
+		{Arrival{Last: 15, LateUs: 200}, 8, 20, true},
+		{Arrival{Last: 12, LateUs: 200}, 4, 20, false}, // held up now and then (a healthy fabric on busy cores)
+		{Arrival{Last: 10, LateUs: 200}, 8, 20, false}, // not three quarters
 		{Arrival{Last: 15, LateUs: 200}, 2, 20, false}, // two processes: 15 of 20 happens by chance
 		{Arrival{Last: 19, LateUs: 200}, 2, 20, true},  //   19 of 20 hardly does
 		{Arrival{Last: 20, LateUs: 5}, 8, 20, false},   // last by 5 µs of 1 ms: no straggler
