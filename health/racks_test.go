@@ -164,49 +164,43 @@ func TestRackOf(t *testing.T) {
 	}
 }
 
-// A rack whose partners across racks mostly sat behind the slow uplink
-// (as a suspect's fresh partners may) is not named for it: the slowest
-// rack is named first and its pairs set aside.
-func TestJudgeRacksPeels(t *testing.T) {
+// Racks named from figures where the simple rules went wrong, rack 3's
+// uplink limited in both:
+//   - rack 2's partners across racks mostly sat behind rack 3's uplink (as
+//     a suspect's fresh partners may): the slowest rack is named first and
+//     its pairs set aside, so rack 2 is not named for it;
+//   - a real check under load (TestHealthRackUplink beside two busy
+//     loops): rack 3's own pair 0.33 against 0.49-0.66 inside the others.
+//     A rack is an uplink finding when its pairs across are slow against
+//     its own inside, and after rack 3 is set aside too few pairs are left
+//     to judge rack 1 by.
+func TestJudgeRacksNamesOnlyTheUplink(t *testing.T) {
 	racks := []int{0, 0, 1, 1, 2, 2, 3, 3}
-	var figs []PairFigure
-	for _, p := range []struct {
+	type fig struct {
 		a, b int
 		v    float64
+	}
+	for _, c := range []struct {
+		name  string
+		noise float64
+		figs  []fig
 	}{
-		{0, 1, 0.97}, {2, 3, 0.86}, {4, 5, 0.80}, {6, 7, 0.90}, // inside
-		{0, 2, 0.76}, {1, 3, 0.70}, {0, 4, 0.65}, {2, 5, 0.85}, {3, 5, 1.1}, // across, fast
-		{4, 6, 0.006}, {4, 7, 0.006}, {5, 7, 0.006}, {5, 6, 0.006}, // rack 2's partners behind rack 3's uplink
+		{"partners behind the uplink", 0.2, []fig{
+			{0, 1, 0.97}, {2, 3, 0.86}, {4, 5, 0.80}, {6, 7, 0.90}, // inside
+			{0, 2, 0.76}, {1, 3, 0.70}, {0, 4, 0.65}, {2, 5, 0.85}, {3, 5, 1.1}, // across, fast
+			{4, 6, 0.006}, {4, 7, 0.006}, {5, 7, 0.006}, {5, 6, 0.006}}},
+		{"under load", 0.115, []fig{
+			{0, 1, 0.659}, {2, 3, 0.486}, {4, 5, 0.612}, {6, 7, 0.331},
+			{0, 2, 0.491}, {0, 4, 0.776}, {1, 3, 0.690}, {2, 5, 0.465}, {3, 5, 0.389},
+			{1, 6, 0.006}, {4, 6, 0.006}, {4, 7, 0.006}, {5, 7, 0.006},
+			{5, 6, 0.006}, {3, 6, 0.006}, {2, 7, 0.006}, {2, 6, 0.006}, {3, 7, 0.006}}}, // the last five measured again
 	} {
-		figs = append(figs, PairFigure{Pair: Pair{p.a, p.b}, Value: p.v})
-	}
-	got := DefaultCriteria.JudgeRacks(racks, figs, 0.2)
-	if len(got) != 1 || got[0].Rack != 3 {
-		t.Errorf("named %+v, want rack 3 alone", got)
-	}
-}
-
-// Figures of a real check under load (TestHealthRackUplink beside two busy
-// loops): rack 3's uplink limited, its own pair 0.33 against 0.49-0.66
-// inside the others. Rack 3 is named and nothing else: a rack is an
-// uplink finding when its pairs across are slow against its own inside,
-// and after rack 3 is set aside too few pairs are left to judge rack 1 by.
-func TestJudgeRacksUnderLoad(t *testing.T) {
-	racks := []int{0, 0, 1, 1, 2, 2, 3, 3}
-	var figs []PairFigure
-	for _, p := range []struct {
-		a, b int
-		v    float64
-	}{
-		{0, 1, 0.659}, {2, 3, 0.486}, {4, 5, 0.612}, {6, 7, 0.331},
-		{0, 2, 0.491}, {0, 4, 0.776}, {1, 3, 0.690}, {2, 5, 0.465}, {3, 5, 0.389},
-		{1, 6, 0.006}, {4, 6, 0.006}, {4, 7, 0.006}, {5, 7, 0.006},
-		{5, 6, 0.006}, {3, 6, 0.006}, {2, 7, 0.006}, {2, 6, 0.006}, {3, 7, 0.006}, // measured again
-	} {
-		figs = append(figs, PairFigure{Pair: Pair{p.a, p.b}, Value: p.v})
-	}
-	got := DefaultCriteria.JudgeRacks(racks, figs, 0.115)
-	if len(got) != 1 || got[0].Rack != 3 {
-		t.Errorf("named %+v, want rack 3 alone", got)
+		var figs []PairFigure
+		for _, f := range c.figs {
+			figs = append(figs, PairFigure{Pair: Pair{f.a, f.b}, Value: f.v})
+		}
+		if got := DefaultCriteria.JudgeRacks(racks, figs, c.noise); len(got) != 1 || got[0].Rack != 3 {
+			t.Errorf("%s: named %+v, want rack 3 alone", c.name, got)
+		}
 	}
 }
