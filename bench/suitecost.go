@@ -37,7 +37,6 @@ func (s *Suite) EstimateWanted(ctx context.Context, comm Comm) (Estimate, error)
 	if s.Wanted == nil || err != nil {
 		return e, err
 	}
-	world := Grouping{}
 	type curve struct {
 		coll *Collective
 		keep int
@@ -60,7 +59,7 @@ func (s *Suite) EstimateWanted(ctx context.Context, comm Comm) (Estimate, error)
 		return e, nil
 	}
 	e.Curves, e.Size = len(wanted), s.Sizes[keep-1]
-	eng := &Engine{Comm: comm, Peers: s.peers(), CommRanks: s.World, Groups: world.Groups(s.World), Opts: Options{Coll: ar,
+	eng := &Engine{Comm: comm, Peers: s.peers(), CommRanks: s.World, Groups: 1, Opts: Options{Coll: ar,
 		Iters: 1, Warmup: 1, Agg: 1, Types: []numeric.DataType{s.Type}, Ops: []numeric.RedOp{s.RedOp}, Root: -1,
 		IterTiming: true, Timeout: s.Timeout, StallFloor: s.StallFloor}}
 	row, err := eng.Point(ctx, s.Type, s.RedOp, -1, e.Size, PointPlan{})

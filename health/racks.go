@@ -7,6 +7,8 @@ import (
 	"math"
 	"regexp"
 	"strings"
+
+	"github.com/montanaflynn/stats"
 )
 
 // RackScreening is Screening for members that sit in racks (racks[i] is
@@ -231,7 +233,7 @@ func (c Criteria) JudgeRacks(racks []int, figs []PairFigure, noise float64) []Ra
 			if len(o) == 0 {
 				continue
 			}
-			if m := mean(sum); m < bestMean {
+			if m, _ := stats.Mean(sum); m < bestMean {
 				best, bestMean, own = r, m, o
 			}
 		}
@@ -262,12 +264,3 @@ func (c Criteria) JudgeRacks(racks []int, figs []PairFigure, noise float64) []Ra
 // minRackPeers is the fewest pairs across racks, not touching a rack, that
 // it is judged against: fewer are mostly chance.
 const minRackPeers = 3
-
-// mean is the arithmetic mean of values.
-func mean(values []float64) float64 {
-	s := 0.0
-	for _, v := range values {
-		s += v
-	}
-	return s / float64(len(values))
-}
