@@ -48,6 +48,13 @@ type Options struct {
 	// Emit hears each probe and round as it ends (on every process; only
 	// rank 0's rounds carry the run).
 	Emit func(Event)
+	// Probe is the command line (after Exe) that prints, as JSON, which
+	// NCCL a process loads given lib ("" for its default); Place is what
+	// a round adds to Command for the arm's rendezvous and for the path
+	// of its run document, each "" when not wanted. The caller knows the
+	// program's flags; ab only passes them on.
+	Probe func(lib string) []string
+	Place func(rendezvous, document string) []string
 }
 
 // Event is a probe or a round that ended.
@@ -157,10 +164,7 @@ func (r *runner) probe(ctx context.Context, out *Outcome) error {
 	for i := range out.Arms {
 		a := &out.Arms[i]
 		start := time.Now()
-		args := []string{"doctor", "--json"}
-		if a.Lib != "" {
-			args = append(args, "--nccl-lib", a.Lib)
-		}
+		args := r.o.Probe(a.Lib)
 		var rep report
 		cmd := r.command(ctx, args, r.env(a.Arm, nil))
 		var stdout, stderr bytes.Buffer
@@ -216,15 +220,14 @@ func (r *runner) round(ctx context.Context, a Arm, idx, round int) (doc *documen
 	if err != nil {
 		return nil, "", err
 	}
-	args := slices.Concat(r.o.Command, a.Args)
-	jsonPath := ""
+	jsonPath, addr := "", ""
 	if r.o.Size > 1 {
-		args = append(args, "--rendezvous", rv.addr)
+		addr = rv.addr
 	}
 	if r.o.Rank == 0 {
 		jsonPath = filepath.Join(r.tmp, fmt.Sprintf("round%d-arm%d.json", round, idx+1))
-		args = append(args, "-J", jsonPath)
 	}
+	args := slices.Concat(r.o.Command, a.Args, r.o.Place(addr, jsonPath))
 	cmd := r.command(ctx, args, r.env(a, rv))
 	if rv.listener != nil {
 		cmd.ExtraFiles = []*os.File{rv.listener} // descriptor 3

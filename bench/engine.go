@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/setting"
 )
 
 // Engine runs the nccl-tests measurement loop over a Comm.
@@ -55,7 +56,7 @@ func (e *Engine) Run(ctx context.Context, onRow func(Row)) (Summary, error) {
 	defer runtime.UnlockOSThread()
 	o := &e.Opts
 	if o.Graph > 0 && !e.Comm.Capabilities().Graphs {
-		return Summary{}, fmt.Errorf("this backend cannot capture CUDA graphs (-G); run without -G or on the nccl backend")
+		return Summary{}, setting.Errorf("this backend cannot capture CUDA graphs ({Graph}); run without {Graph} or on the nccl backend")
 	}
 	var sum Summary
 	var bwTotal float64
@@ -321,7 +322,7 @@ func (e *Engine) graphLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 	o := &e.Opts
 	g, ok := e.Comm.(Grapher)
 	if !ok {
-		return 0, 0, nil, fmt.Errorf("this backend cannot capture CUDA graphs (-G)")
+		return 0, 0, nil, setting.Errorf("this backend cannot capture CUDA graphs ({Graph})")
 	}
 	graph, err := g.Capture(Batch{Op: op, Iters: o.Iters, Agg: o.Agg})
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/setting"
 )
 
 // Options are the engine's settings for one run, mirroring nccl-tests' flags.
@@ -56,25 +57,25 @@ func (o Options) Validate(nranks int) (Options, error) {
 	}
 	switch {
 	case o.Iters < 1:
-		return o, fmt.Errorf("iterations (-n) must be at least 1 (got %d)", o.Iters)
+		return o, setting.Errorf("iterations ({Iters}) must be at least 1 (got %d)", o.Iters)
 	case o.Warmup < 0:
-		return o, fmt.Errorf("warmup iterations (-w) cannot be negative (got %d)", o.Warmup)
+		return o, setting.Errorf("warmup iterations ({Warmup}) cannot be negative (got %d)", o.Warmup)
 	case o.Agg < 1:
-		return o, fmt.Errorf("aggregated iterations (-m) must be at least 1 (got %d)", o.Agg)
+		return o, setting.Errorf("aggregated iterations ({Agg}) must be at least 1 (got %d)", o.Agg)
 	case o.Cycles < 0:
-		return o, fmt.Errorf("run cycles (-N) cannot be negative (got %d)", o.Cycles)
+		return o, setting.Errorf("run cycles ({Cycles}) cannot be negative (got %d)", o.Cycles)
 	case o.Check < 0:
-		return o, fmt.Errorf("check passes (-c) cannot be negative (got %d)", o.Check)
+		return o, setting.Errorf("check passes ({Check}) cannot be negative (got %d)", o.Check)
 	case o.Blocking < 0 || o.Blocking > 3:
-		return o, fmt.Errorf("blocking mode (-z) must be 0, 1, 2 or 3 (got %d)", o.Blocking)
+		return o, setting.Errorf("blocking mode ({Blocking}) must be 0, 1, 2 or 3 (got %d)", o.Blocking)
 	case o.Graph < 0:
-		return o, fmt.Errorf("graph launches (-G) cannot be negative (got %d)", o.Graph)
+		return o, setting.Errorf("graph launches ({Graph}) cannot be negative (got %d)", o.Graph)
 	case o.Average < 0 || o.Average > 3:
-		return o, fmt.Errorf("average mode (-a) must be 0 (rank 0), 1 (mean), 2 (min) or 3 (max) (got %d)", o.Average)
+		return o, setting.Errorf("average mode ({Average}) must be 0 (rank 0), 1 (mean), 2 (min) or 3 (max) (got %d)", o.Average)
 	case o.Unalign < 0:
-		return o, fmt.Errorf("unalign (-u) cannot be negative (got %d)", o.Unalign)
+		return o, setting.Errorf("unalign ({Unalign}) cannot be negative (got %d)", o.Unalign)
 	case o.Timeout < 0:
-		return o, fmt.Errorf("timeout (-T) cannot be negative")
+		return o, setting.Errorf("timeout ({Timeout}) cannot be negative")
 	case o.StallFloor < 0:
 		return o, fmt.Errorf("the stall watchdog's floor cannot be negative")
 	case len(o.Types) == 0:

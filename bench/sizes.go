@@ -5,6 +5,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/collbench/collbench/setting"
 )
 
 // ParseSize reads a byte count as nccl-tests does: a decimal number with an
@@ -100,7 +102,7 @@ func (s Sweep) Validate() error {
 	case s.Min > s.Max:
 		return fmt.Errorf("minimum size %d is larger than maximum size %d", s.Min, s.Max)
 	case s.Factor <= 1 && s.Step <= 0:
-		return fmt.Errorf("step must be positive when the step factor is 1 (got -i %d)", s.Step)
+		return setting.Errorf("step must be positive when the step factor is 1 (got {StepBytes} %d)", s.Step)
 	}
 	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"github.com/collbench/collbench/setting"
 )
 
 // Traffic is who sends how many bytes to whom in an uneven all-to-all,
@@ -163,11 +165,11 @@ func (t *Traffic) check(n int, s Sweep) error {
 		return fmt.Errorf("traffic matrix %s is %dx%d, smaller than the %d ranks", t.Source, t.Dim, t.Dim, n)
 	}
 	if s.Min != s.Max {
-		return fmt.Errorf("a traffic matrix sets every size: give -b and -e the same value (e.g. -b 32M -e 32M)")
+		return setting.Errorf("a traffic matrix sets every size: give {MinBytes} and {MaxBytes} the same value (e.g. {MinBytes} 32M {MaxBytes} 32M)")
 	}
 	need := t.counts(0, 1, n).Bytes(1)
 	if s.Max < need {
-		return fmt.Errorf("-e must be at least %d bytes for traffic matrix %s (got %d)", need, t.Source, s.Max)
+		return setting.Errorf("{MaxBytes} must be at least %d bytes for traffic matrix %s (got %d)", need, t.Source, s.Max)
 	}
 	return nil
 }

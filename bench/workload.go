@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/setting"
 )
 
 // WorkKind is the kind of compute that runs next to a collective.
@@ -48,13 +49,13 @@ func (w Workload) String() string {
 func ParseGEMM(s string, t numeric.DataType) (Workload, error) {
 	parts := strings.Split(s, ",")
 	if len(parts) != 3 {
-		return Workload{}, fmt.Errorf("--gemm %q: want m,n,k (three positive integers)", s)
+		return Workload{}, setting.Errorf("{GEMMs} %q: want m,n,k (three positive integers)", s)
 	}
 	var dims [3]int
 	for i, p := range parts {
 		v, err := strconv.Atoi(strings.TrimSpace(p))
 		if err != nil || v < 1 || v > 1<<20 {
-			return Workload{}, fmt.Errorf("--gemm %q: %q is not a dimension between 1 and 1048576", s, p)
+			return Workload{}, setting.Errorf("{GEMMs} %q: %q is not a dimension between 1 and 1048576", s, p)
 		}
 		dims[i] = v
 	}

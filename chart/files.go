@@ -3,13 +3,13 @@ package chart
 import (
 	"bytes"
 	"context"
-	"errors"
 	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
+	"github.com/collbench/collbench/setting"
 )
 
 // Load reads runs and profiles (at most limit bytes each), naming each
@@ -45,7 +45,7 @@ func Names(entries []Entry) string {
 
 // ErrNothingToPlot is a chart none of whose lines has a measured size,
 // or whose filter kept none.
-var ErrNothingToPlot = errors.New("nothing to plot: no line has a measured size (or none matches --only)")
+var ErrNothingToPlot = setting.Errorf("nothing to plot: no line has a measured size (or none matches {Only})")
 
 // PlotFiles draws the runs and profiles in inputs (read up to limit bytes
 // each) into the image out, in format, keeping the lines keep matches

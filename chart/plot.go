@@ -20,6 +20,7 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/setting"
 )
 
 // Metric is what a panel puts on its y axis.
@@ -41,7 +42,7 @@ func ParseMetrics(s string) ([]Metric, error) {
 	case "both", "":
 		return []Metric{BusBW, Time}, nil
 	}
-	return nil, fmt.Errorf("--metric %q: want busbw, time or both", s)
+	return nil, setting.Errorf("{Metric} %q: want busbw, time or both", s)
 }
 
 // Options shape a chart.

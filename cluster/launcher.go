@@ -12,6 +12,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/collbench/collbench/setting"
 )
 
 // Job is this process's place in the job.
@@ -100,7 +102,7 @@ func (j *Job) master(getenv func(string) string) error {
 	}
 	if strings.EqualFold(getenv("TORCHELASTIC_USE_AGENT_STORE"), "true") && j.MasterPort > 0 {
 		if j.MasterPort == 65535 {
-			return fmt.Errorf("MASTER_PORT=65535 is torchrun's agent store, and there is no port above it for the rendezvous; pass --rendezvous")
+			return setting.Errorf("MASTER_PORT=65535 is torchrun's agent store, and there is no port above it for the rendezvous; pass {Rendezvous}")
 		}
 		j.AgentStore = true
 		j.MasterPort++

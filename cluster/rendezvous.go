@@ -1,10 +1,11 @@
 package cluster
 
 import (
-	"fmt"
 	"hash/fnv"
 	"net"
 	"strconv"
+
+	"github.com/collbench/collbench/setting"
 )
 
 // derivedLow and derivedHigh bound the ports derived from a job id: below
@@ -75,7 +76,7 @@ func (j Job) Rendezvous(explicit string, getenv func(string) string) (string, er
 		if p != "" {
 			n, err := strconv.Atoi(p)
 			if err != nil || n < 1 || n > 65535 {
-				return "", fmt.Errorf("--rendezvous %q: %q is not a TCP port", explicit, p)
+				return "", setting.Errorf("{Rendezvous} %q: %q is not a TCP port", explicit, p)
 			}
 			port = n
 		}
@@ -85,7 +86,7 @@ func (j Job) Rendezvous(explicit string, getenv func(string) string) (string, er
 	}
 	if host == "" {
 		if j.LocalSize > 0 && j.LocalSize < j.Size {
-			return "", fmt.Errorf("the job's %d ranks span several hosts (%d on this one) but nothing names the rendezvous; set MASTER_ADDR to rank 0's host or pass --rendezvous host:port", j.Size, j.LocalSize)
+			return "", setting.Errorf("the job's %d ranks span several hosts (%d on this one) but nothing names the rendezvous; set MASTER_ADDR to rank 0's host or pass {Rendezvous} host:port", j.Size, j.LocalSize)
 		}
 		host = "127.0.0.1"
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/collbench/collbench/setting"
 )
 
 // Document is a run (-J, --format json), a profile or a health record:
@@ -65,7 +67,7 @@ func readDocument(r io.Reader) (*versioned, error) {
 		return nil, jsonError(d.data, err)
 	}
 	if json.Unmarshal(head.Schema, &d.head.Schema) != nil || d.head.Schema == "" {
-		return nil, fmt.Errorf("not a collbench document: no \"schema\" key names one (collbench writes them with -J, -o and --format json)")
+		return nil, setting.Errorf("not a collbench document: no \"schema\" key names one (collbench writes them with {JSONFile}, {Output} and {Format} json)")
 	}
 	if !strings.HasPrefix(d.head.Schema, "collbench.") {
 		return d, nil // each kind's decoder names the schemas it reads

@@ -14,6 +14,7 @@ import (
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/machine"
 	"github.com/collbench/collbench/model"
+	"github.com/collbench/collbench/setting"
 )
 
 // ProfileSchemaName and ProfileSchemaVersion identify the calibration
@@ -467,7 +468,7 @@ func (p *Profile) PlannerProbe() (*ProfileOverlap, error) {
 		if len(p.Suite.ProbesLeftOut) > 0 {
 			return nil, fmt.Errorf("its overlap probe was left out (%s); profile again with a larger time budget", strings.Join(p.Suite.ProbesLeftOut, "; "))
 		}
-		return nil, fmt.Errorf("the profile has no overlap probe (it was taken with --no-overlap)")
+		return nil, setting.Errorf("the profile has no overlap probe (it was taken with {NoOverlap})")
 	}
 	best := &p.Overlap[0]
 	for i := range p.Overlap {

@@ -147,7 +147,7 @@ func TestPlannerProbeSaysWhyNone(t *testing.T) {
 		want    string
 	}{
 		{[]string{"galvatron: the time budget was spent"}, "its overlap probe was left out (galvatron: the time budget was spent); profile again with a larger time budget"},
-		{nil, "the profile has no overlap probe (it was taken with --no-overlap)"},
+		{nil, "the profile has no overlap probe (it was taken with NoOverlap)"},
 	} {
 		p := &document.Profile{Suite: document.SuiteConfig{ProbesLeftOut: c.leftOut}}
 		if _, err := p.PlannerProbe(); err == nil || err.Error() != c.want {

@@ -19,6 +19,7 @@ import (
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
+	"github.com/collbench/collbench/setting"
 )
 
 // Targets are the planners and simulators a profile exports to.
@@ -80,7 +81,7 @@ func (r *Request) Check() error {
 		return err
 	}
 	if err := CheckBandwidthRef(r.GalvatronBW); err != nil {
-		return fmt.Errorf("--galvatron-bw: %w", err)
+		return setting.Errorf("{GalvatronBW}: %w", err)
 	}
 	for _, g := range []struct {
 		name string

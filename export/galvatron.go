@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/setting"
 )
 
 // galvatronFiles renders Galvatron's four hardware files, with the names
@@ -76,7 +77,7 @@ func galvatronFiles(p *document.Profile, o Options) ([]exportFile, error) {
 				count++
 			}
 			if count < 8 {
-				return nil, fmt.Errorf("%s has %d whole-MiB sizes; Galvatron's loader needs at least 8 (profile with -b 1M -e 128M or more)", c.Key(), count)
+				return nil, setting.Errorf("%s has %d whole-MiB sizes; Galvatron's loader needs at least 8 (profile with {MinBytes} 1M {MaxBytes} 128M or more)", c.Key(), count)
 			}
 		}
 	}

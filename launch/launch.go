@@ -26,6 +26,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/cluster"
+	"github.com/collbench/collbench/setting"
 )
 
 // failed is the exit code of a launch that could not start its ranks.
@@ -80,10 +81,10 @@ func Env(base []string, rendezvous string) ([]string, *os.File, error) {
 	}
 	host, port, err := net.SplitHostPort(rendezvous)
 	if err != nil {
-		return nil, nil, fmt.Errorf("--rendezvous %q: want host:port", rendezvous)
+		return nil, nil, setting.Errorf("{Rendezvous} %q: want host:port", rendezvous)
 	}
 	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return nil, nil, fmt.Errorf("--rendezvous %q: %q is not a TCP port", rendezvous, port)
+		return nil, nil, setting.Errorf("{Rendezvous} %q: %q is not a TCP port", rendezvous, port)
 	}
 	secret := make([]byte, 16)
 	if _, err := rand.Read(secret); err != nil {

@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/collbench/collbench/setting"
 )
 
 // Request is a prediction as a person states it: a preset and the shape
@@ -33,7 +35,7 @@ type Request struct {
 // unknown preset or type, a shape that does not hold together.
 func (r Request) Check() error {
 	if r.TFLOPS < 0 {
-		return fmt.Errorf("--tflops cannot be negative")
+		return setting.Errorf("{TFLOPS} cannot be negative")
 	}
 	if _, err := r.Model(); err != nil {
 		return err
@@ -90,7 +92,7 @@ func (r Request) Model() (Transformer, error) {
 	if r.Preset != "" {
 		p, ok := Presets[r.Preset]
 		if !ok {
-			return m, fmt.Errorf("unknown --model %q (want %s)", r.Preset, strings.Join(PresetNames(), ", "))
+			return m, setting.Errorf("unknown {Model} %q (want %s)", r.Preset, strings.Join(PresetNames(), ", "))
 		}
 		m = p
 	}
@@ -114,7 +116,7 @@ func (r Request) Model() (Transformer, error) {
 		m.TopK = 1
 	}
 	if r.Preset == "" && (m.Layers == 0 || m.Hidden == 0) {
-		return m, fmt.Errorf("give --model or at least --layers and --hidden")
+		return m, setting.Errorf("give {Model} or at least {Layers} and {Hidden}")
 	}
 	return m, m.Validate()
 }
@@ -123,7 +125,7 @@ func (r Request) Model() (Transformer, error) {
 func (r Request) Bytes() (int, error) {
 	bytes := map[string]int{"bfloat16": 2, "half": 2, "float": 4}[r.DType]
 	if bytes == 0 {
-		return 0, fmt.Errorf("unknown --dtype %q (want bfloat16, half or float)", r.DType)
+		return 0, setting.Errorf("unknown {DType} %q (want bfloat16, half or float)", r.DType)
 	}
 	return bytes, nil
 }

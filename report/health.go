@@ -36,7 +36,7 @@ func Health(w io.Writer, d *document.Health) {
 		for _, k := range keys {
 			parts = append(parts, fmt.Sprintf("%s=%.3g", k, c.Expect[k]))
 		}
-		from := "--expect"
+		from := "{Expect}"
 		if c.Baseline != "" {
 			from += ", " + c.Baseline
 		}
@@ -147,7 +147,7 @@ func noiseNote(d *document.Health, level string) string {
 	note := fmt.Sprintf("; pass-to-pass noise %.1f%%", 100*n)
 	// A figure must lie Z noise deviations out (in logarithms) to count.
 	if floor := 1 - math.Exp(-d.Config.Z*n); floor > 0.2 {
-		note += fmt.Sprintf(": only slowdowns beyond about %.0f%% can be told from it (raise -n, --passes or the sizes)", 100*floor)
+		note += fmt.Sprintf(": only slowdowns beyond about %.0f%% can be told from it (raise {Iters}, {Passes} or the sizes)", 100*floor)
 	}
 	return note
 }

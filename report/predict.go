@@ -37,7 +37,7 @@ func PredictTable(w io.Writer, p model.Prediction, mc model.Machine) {
 			p.Compute/1e3, mc.FLOPS/1e12, max(mc.CommSlowdown, 1), max(mc.ComputeSlowdown, 1))
 		fmt.Fprintf(w, "# step ≈ %.3f ms without overlap, %.3f ms with overlap\n", p.StepNoOverlap/1e3, p.StepOverlap/1e3)
 	} else {
-		fmt.Fprintln(w, "# no compute rate (the profile has no GEMM probe; give --tflops): exposed = all communication")
+		fmt.Fprintln(w, "# no compute rate (the profile has no GEMM probe; give {TFLOPS}): exposed = all communication")
 	}
 	mem := p.Memory
 	fmt.Fprintf(w, "# memory per GPU (mixed-precision Adam, 16 B/parameter, ZeRO-%d): weights %.2f GiB, gradients %.2f GiB, optimizer %.2f GiB, total %.2f GiB (activations not included)\n",

@@ -23,7 +23,7 @@ func Standings(w io.Writer, base, next *document.Run, ss []compare.Standing) int
 		name string
 		doc  *document.Run
 	}{{"base", base}, {"new", next}} {
-		line := "not judged (run without --judge)"
+		line := "not judged (run without {Judge})"
 		if r.doc.Judgement != nil {
 			line = r.doc.Judgement.Summary
 		}

@@ -53,9 +53,9 @@ func Diagnose(ncclLib string) (*Diagnosis, error) {
 func (d *Diagnosis) WriteText(w io.Writer) {
 	d.Report.WriteText(w)
 	if d.Backend == "nccl" {
-		fmt.Fprintf(w, "%-15s%s\n", "backend:", "nccl (--backend auto picks it here)")
+		fmt.Fprintf(w, "%-15s%s\n", "backend:", "nccl ({Backend} auto picks it here)")
 		return
 	}
-	fmt.Fprintf(w, "%-15s%s\n", "backend:", fmt.Sprintf("host: CPU memory over TCP, %d CPU(s), %.1f GiB available (--backend auto picks it here; the nccl backend needs the NVIDIA driver, a GPU and NCCL)",
+	fmt.Fprintf(w, "%-15s%s\n", "backend:", fmt.Sprintf("host: CPU memory over TCP, %d CPU(s), %.1f GiB available ({Backend} auto picks it here; the nccl backend needs the NVIDIA driver, a GPU and NCCL)",
 		d.Host.CPUs, float64(d.Host.AvailableBytes)/(1<<30)))
 }

@@ -3,6 +3,8 @@ package run
 import (
 	"fmt"
 	"time"
+
+	"github.com/collbench/collbench/setting"
 )
 
 // UsageError marks a failure caused by what the caller asked for (a bad
@@ -13,8 +15,9 @@ type UsageError struct{ Err error }
 func (e UsageError) Error() string { return e.Err.Error() }
 func (e UsageError) Unwrap() error { return e.Err }
 
-// Usagef formats a UsageError.
-func Usagef(format string, a ...any) error { return UsageError{fmt.Errorf(format, a...)} }
+// Usagef formats a UsageError; its format names settings as {Name}
+// (setting.Errorf), never as a flag.
+func Usagef(format string, a ...any) error { return UsageError{setting.Errorf(format, a...)} }
 
 // StartTimeout is a start-up step that did not finish within the job's
 // start-up deadline (-T, or the default); it counts as a timeout.
@@ -25,7 +28,7 @@ type StartTimeout struct {
 }
 
 func (e *StartTimeout) Error() string {
-	return fmt.Sprintf("%s did not finish within the start-up deadline of %v (-T sets it): %v", e.What, e.After, e.Err)
+	return setting.Errorf("%s did not finish within the start-up deadline of %v ({Timeout} sets it): %v", e.What, e.After, e.Err).Error()
 }
 func (e *StartTimeout) Unwrap() error { return e.Err }
 

@@ -58,7 +58,7 @@ func (s HealthSpec) sameSettings(backend string) error {
 	}
 	b := s.base.Config
 	differ := func(what string, was, is any) error {
-		return Usagef("--baseline %s was measured with %s of %v; this check uses %v: bandwidth depends on it, so the baseline's medians are no expectation here (measure one with the same settings, or give --expect)",
+		return Usagef("{Baseline} %s was measured with %s of %v; this check uses %v: bandwidth depends on it, so the baseline's medians are no expectation here (measure one with the same settings, or give {Expect})",
 			s.Baseline, what, was, is)
 	}
 	switch {
@@ -121,30 +121,30 @@ var HealthLevels = []string{"intra", "node", "inter", "job"}
 func (s *HealthSpec) check() error {
 	switch {
 	case s.PairBytes < 0 || s.ARBytes < 0:
-		return Usagef("sizes cannot be negative (got --pair-size %d, --allreduce-size %d)", s.PairBytes, s.ARBytes)
+		return Usagef("sizes cannot be negative (got {PairBytes} %d, {ARBytes} %d)", s.PairBytes, s.ARBytes)
 	case s.Iters < 1:
-		return Usagef("-n must be at least 1 (got %d)", s.Iters)
+		return Usagef("{Iters} must be at least 1 (got %d)", s.Iters)
 	case s.Warmup < 0:
-		return Usagef("-w cannot be negative (got %d)", s.Warmup)
+		return Usagef("{Warmup} cannot be negative (got %d)", s.Warmup)
 	case s.Passes < 1:
-		return Usagef("--passes must be at least 1 (got %d)", s.Passes)
+		return Usagef("{Passes} must be at least 1 (got %d)", s.Passes)
 	case s.Budget < 0:
-		return Usagef("--budget cannot be negative")
+		return Usagef("{Budget} cannot be negative")
 	case s.Criteria.MinDrop <= 0 || s.Criteria.MinDrop >= 1:
-		return Usagef("--min-drop must be between 0 and 1 (got %g)", s.Criteria.MinDrop)
+		return Usagef("{MinDrop} must be between 0 and 1 (got %g)", s.Criteria.MinDrop)
 	case s.Criteria.Z <= 0:
 		return Usagef("--z must be positive (got %g)", s.Criteria.Z)
 	case s.ScreenRounds < 0 || s.ScreenRounds > health.MaxScreenRounds:
-		return Usagef("--screen-rounds must be between 1 and %d (got %d)", health.MaxScreenRounds, s.ScreenRounds)
+		return Usagef("{ScreenRounds} must be between 1 and %d (got %d)", health.MaxScreenRounds, s.ScreenRounds)
 	case s.AllPairs && s.ScreenRounds > 0:
-		return Usagef("--all-pairs and --screen-rounds ask for different things; give one")
+		return Usagef("{AllPairs} and {ScreenRounds} ask for different things; give one")
 	}
 	for k, v := range s.Expect {
 		if !slices.Contains(HealthLevels, k) {
-			return Usagef("--expect %s: unknown level (want intra, node, inter or job)", k)
+			return Usagef("{Expect} %s: unknown level (want intra, node, inter or job)", k)
 		}
 		if !(v > 0) {
-			return Usagef("--expect %s=%g: want a positive GB/s", k, v)
+			return Usagef("{Expect} %s=%g: want a positive GB/s", k, v)
 		}
 	}
 	return nil
@@ -189,6 +189,7 @@ type healthCheck struct {
 	// call (health.Arrivals).
 	stragglers []int
 	setup      map[string]int // phase: index into doc.Setup
+	planned    healthPlan
 }
 
 // Health measures the job's GPUs, nodes and links and judges them. It
@@ -196,25 +197,33 @@ type healthCheck struct {
 // failed, else the measurement's. A check that ran and flagged something
 // is not an error: the record's Healthy says so.
 func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*document.Health, error) {
-	if err := spec.check(); err != nil {
+	c := &healthCheck{j: j, spec: spec, hooks: h, perCall: map[string]time.Duration{}}
+	ran, err := j.drive(ctx, c, h.Before)
+	if !ran {
 		return nil, err
+	}
+	return c.doc, err
+}
+
+func (c *healthCheck) check(_ context.Context, j *Job) error {
+	if err := c.spec.check(); err != nil {
+		return err
 	}
 	if j.World() < 2 {
-		return nil, Usagef("collbench health compares ranks with each other and needs two or more (got one: start it with collbench launch, mpirun, srun or torchrun, or give -g)")
+		return Usagef("collbench health compares ranks with each other and needs two or more (got one: start it with collbench launch, mpirun, srun or torchrun, or give {RanksPerProc})")
 	}
 	if g := j.Settings.Grouping; g.Size != 0 || g.Isolated {
-		return nil, Usagef("collbench health forms its own groups; drop --group-size and --isolated")
+		return Usagef("collbench health forms its own groups; drop {GroupSize} and {Isolated}")
 	}
-	if h.Before != nil && j.Rank == 0 {
-		if err := h.Before(); err != nil {
-			return nil, err
-		}
-	}
-	outer := ctx
+	return nil
+}
+
+func (c *healthCheck) opening(_ context.Context, j *Job) (opening, error) {
 	backend, _, err := j.backend()
 	if err != nil {
-		return nil, err
+		return opening{}, err
 	}
+	spec := &c.spec
 	def := HealthBytes(backend.Name() == "nccl")
 	if spec.PairBytes == 0 {
 		spec.PairBytes = def
@@ -223,29 +232,27 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 		spec.ARBytes = def
 	}
 	if err := spec.sameSettings(backend.Name()); err != nil {
-		return nil, err
+		return opening{}, err
 	}
 	big := max(spec.PairBytes, spec.ARBytes)
-	start := time.Now()
-	ctx, sess, err := j.Open(ctx, bench.Sweep{Min: big, Max: big, Factor: 2}, false, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
-	if sess.Sweep.Max < big {
+	return opening{sweep: bench.Sweep{Min: big, Max: big, Factor: 2}, command: "health", span: "check"}, nil
+}
+
+func (c *healthCheck) begin(ctx context.Context, sess *Session) error {
+	j, spec := c.j, &c.spec
+	c.sess = sess
+	if big := max(spec.PairBytes, spec.ARBytes); sess.Sweep.Max < big {
 		// The devices hold less: measure at what they hold.
 		spec.PairBytes, spec.ARBytes = min(spec.PairBytes, sess.Sweep.Max), min(spec.ARBytes, sess.Sweep.Max)
-		if err := spec.sameSettings(backend.Name()); err != nil {
-			return nil, err
+		if err := spec.sameSettings(sess.Backend.Name()); err != nil {
+			return err
 		}
 	}
 	nodes, err := j.healthNodes(ctx, spec.Racks)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	rec := sess.startTelemetry(ctx, "health", start)
-	c := &healthCheck{j: j, spec: spec, sess: sess, hooks: h, perCall: map[string]time.Duration{}, rec: rec,
-		budget: bench.Budget{Limit: spec.Budget, MinIters: min(3, spec.Iters), MaxIters: spec.Iters, Since: j.Began}}
+	c.budget = bench.Budget{Limit: spec.Budget, MinIters: min(3, spec.Iters), MaxIters: spec.Iters, Since: j.Began}
 	c.doc = &document.Health{Stamp: document.NewStamp(document.HealthSchemaName, document.HealthSchemaVersion, j.Settings.Version,
 		sess.Backend.Name(), spec.Args), Nodes: nodes,
 		Devices: document.DeviceRecords(sess.Devices),
@@ -259,44 +266,42 @@ func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*docu
 			c.byRank[r] = n
 		}
 	}
-	plan := c.plan()
-	c.left = plan.points() * spec.Passes
-	if plan.job {
+	c.planned = c.plan()
+	c.left = c.planned.points() * spec.Passes
+	if c.planned.job {
 		c.left++ // the arrival run
 	}
 	c.budget.Start(c.left)
-	if h.Start != nil && j.Rank == 0 {
-		h.Start(sess, c.doc, c.left)
+	if c.hooks.Start != nil && j.Rank == 0 {
+		c.hooks.Start(sess, c.doc, c.left)
 	}
-	checkCtx, endCheck := rec.Span(ctx, "check", time.Now())
-	c.steps = newPhases(checkCtx, rec)
-	runErr := c.measure(ctx, plan)
-	endCheck(time.Now(), runErr)
-	if runErr == nil && j.Multi() {
-		runErr = j.Peers().Barrier(ctx)
-	}
+	return nil
+}
+
+func (c *healthCheck) measure(ctx context.Context, out *recording) error {
+	c.rec, c.steps = out.rec, out.steps
+	return c.measurePlan(ctx, c.planned)
+}
+
+func (c *healthCheck) finish(ctx context.Context, out *recording, runErr error) error {
 	c.doc.Finish()
 	if runErr == nil {
 		c.judge()
-		if spec.Judge != nil && j.Rank == 0 {
-			c.judgePublished(levelJudgers(sess.topology(j.Settings.NCCLLib), spec.Judge.Tables))
+		if c.spec.Judge != nil && c.j.Rank == 0 {
+			c.judgePublished(levelJudgers(c.sess.topology(c.j.Settings.NCCLLib), c.spec.Judge.Tables))
 		}
 	}
-	runErr = j.Explain(outer, runErr)
-	if j.Rank != 0 {
-		return c.doc, runErr
+	if c.j.Rank == 0 {
+		recordHealth(ctx, out.rec, c.doc)
 	}
-	recordHealth(ctx, rec, c.doc)
-	err = writeAndFlush(ctx, rec, runErr, j.logf, func() error {
-		if h.Write == nil {
-			return nil
-		}
-		return h.Write(c.doc, runErr)
-	})
-	if err != nil {
-		return c.doc, err
+	return nil
+}
+
+func (c *healthCheck) write(runErr error) error {
+	if c.hooks.Write == nil {
+		return nil
 	}
-	return c.doc, runErr
+	return c.hooks.Write(c.doc, runErr)
 }
 
 // healthPlan is what a check measures, as lists of groups of global
@@ -422,7 +427,7 @@ func (c *healthCheck) blockWaves(units []unit) [][]unit {
 
 // measure runs the plan, the bisection when it is called for, and records
 // every figure in the document.
-func (c *healthCheck) measure(ctx context.Context, p healthPlan) error {
+func (c *healthCheck) measurePlan(ctx context.Context, p healthPlan) error {
 	sendrecv, _ := bench.LookupCollective("sendrecv")
 	allreduce, _ := bench.LookupCollective("allreduce")
 	units, figs, err := c.phase(ctx, p.intra, sendrecv, c.spec.PairBytes, "GPU pairs")

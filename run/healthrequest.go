@@ -48,7 +48,7 @@ func DefaultHealthRequest() HealthRequest {
 func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (HealthSpec, error) {
 	t, err := numeric.ParseDataType(r.DType)
 	if err != nil {
-		return HealthSpec{}, Usagef("-d: %v", err)
+		return HealthSpec{}, Usagef("{DataType}: %v", err)
 	}
 	s := HealthSpec{PairBytes: r.PairBytes, ARBytes: r.ARBytes, Type: t, Warmup: r.Warmup, Iters: r.Iters, Passes: r.Passes,
 		Budget: r.Budget, Criteria: health.Criteria{MinDrop: r.MinDrop, Z: r.Z}, Expect: map[string]float64{},
@@ -58,7 +58,7 @@ func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (He
 			level, val, ok := strings.Cut(part, "=")
 			gbps, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
 			if !ok || err != nil {
-				return HealthSpec{}, Usagef("--expect %q: want level=GB/s, e.g. inter=45", part)
+				return HealthSpec{}, Usagef("{Expect} %q: want level=GB/s, e.g. inter=45", part)
 			}
 			s.Expect[strings.TrimSpace(level)] = gbps
 		}

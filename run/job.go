@@ -13,6 +13,7 @@ import (
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/cluster"
+	"github.com/collbench/collbench/setting"
 )
 
 // Deadlines are the watchdog's limits for one run.
@@ -111,7 +112,7 @@ func NewJob(s Settings, getenv func(string) string, logf func(string, ...any)) (
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
 		if _, err := net.DefaultResolver.LookupHost(ctx, host); err != nil {
-			return nil, Usagef("--rendezvous %q: %v", s.Rendezvous, err)
+			return nil, Usagef("{Rendezvous} %q: %v", s.Rendezvous, err)
 		}
 	}
 	return j, nil
@@ -169,7 +170,7 @@ func listenStore(addr string, getenv func(string) string) (net.Listener, error) 
 	host, port, _ := net.SplitHostPort(addr)
 	ln, err := net.Listen("tcp", cluster.Bind(host, port))
 	if err != nil {
-		return nil, fmt.Errorf("rank 0 cannot host the rendezvous at %s: %w (pick another with --rendezvous or MASTER_PORT)", addr, err)
+		return nil, setting.Errorf("rank 0 cannot host the rendezvous at %s: %w (pick another with {Rendezvous} or MASTER_PORT)", addr, err)
 	}
 	return ln, nil
 }

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 
@@ -40,86 +39,110 @@ type MoEHooks struct {
 // communicators. It returns the document (nil when nothing ran) and an
 // error: Write's if it failed, else the measurement's.
 func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoERun, error) {
+	m := &moeRun{j: j, spec: spec, hooks: h}
+	ran, err := j.drive(ctx, m, h.Before)
+	if !ran {
+		return nil, err
+	}
+	return m.doc, err
+}
+
+// moeRun is a mixture-of-experts layer as Job.drive runs it.
+type moeRun struct {
+	j      *Job
+	spec   MoESpec
+	hooks  MoEHooks
+	opts   bench.Options
+	size   int64 // the buffers' bytes
+	sess   *Session
+	doc    *document.MoERun
+	phases []bench.MoEPhase
+}
+
+func (m *moeRun) check(ctx context.Context, j *Job) error {
+	spec := m.spec
 	nranks, groups := j.World(), j.Settings.Grouping
 	if err := groups.Validate(nranks); err != nil {
-		return nil, Usagef("--group-size: %v", err)
+		return Usagef("{GroupSize}: %v", err)
 	}
 	commRanks := groups.Of(nranks)
 	if err := spec.Routing.Check(commRanks); err != nil {
-		return nil, Usagef("--moe: %v", err)
+		return Usagef("{MoE}: %v", err)
 	}
 	if err := spec.Routing.CheckDraws(commRanks, spec.Draws); err != nil {
-		return nil, Usagef("--moe: %v", err)
+		return Usagef("{MoE}: %v", err)
 	}
 	// The buffers hold the busiest rank of the heaviest draw; combine,
 	// the same exchange reversed, needs no more.
 	traffic, err := spec.Routing.Traffic(ctx, commRanks, spec.Type.Size(), spec.Draws)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	dispatch, err := bench.Collectives[bench.AllToAllV].WithTraffic(traffic)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	size := max(dispatch.Counts(0, spec.Type.Size(), commRanks).Bytes(spec.Type.Size()), 1)
+	m.size = max(dispatch.Counts(0, spec.Type.Size(), commRanks).Bytes(spec.Type.Size()), 1)
 	opts := spec.Opts
-	opts.Coll, opts.Sweep, opts.Types, opts.Root = dispatch, bench.Sweep{Min: size, Max: size, Factor: 2}, []numeric.DataType{spec.Type}, -1
+	opts.Coll, opts.Sweep, opts.Types, opts.Root = dispatch, bench.Sweep{Min: m.size, Max: m.size, Factor: 2}, []numeric.DataType{spec.Type}, -1
 	if opts, err = opts.Validate(commRanks); err != nil {
-		return nil, UsageError{err}
+		return UsageError{err}
 	}
 	opts.Timeout, opts.StallFloor = j.Limits.Collective, j.Limits.Watchdog
-	if h.Before != nil && j.Rank == 0 {
-		if err := h.Before(); err != nil {
-			return nil, err
-		}
-	}
-	started := time.Now()
-	outer := ctx
-	ctx, sess, err := j.Open(ctx, opts.Sweep, opts.Check > 0, nil)
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
-	if sess.Sweep.Max < size {
-		return nil, Usagef("--moe needs %d-byte buffers; the devices hold %d (fewer --tokens or a smaller --hidden)", size, sess.Sweep.Max)
+	m.opts = opts
+	return nil
+}
+
+func (m *moeRun) opening(context.Context, *Job) (opening, error) {
+	return opening{sweep: m.opts.Sweep, check: m.opts.Check > 0, command: "alltoallv", span: "sweep",
+		attrs: []attribute.KeyValue{attribute.String("collbench.collective", "alltoallv")}}, nil
+}
+
+func (m *moeRun) begin(_ context.Context, sess *Session) error {
+	j, spec, opts := m.j, m.spec, m.opts
+	m.sess = sess
+	if sess.Sweep.Max < m.size {
+		return Usagef("{MoE} needs %d-byte buffers; the devices hold %d (fewer {Tokens} or a smaller {Hidden})", m.size, sess.Sweep.Max)
 	}
 	if check := sess.Comm.Capabilities().Type; check != nil {
 		if err := check(spec.Type); err != nil {
-			return nil, UsageError{err}
+			return UsageError{err}
 		}
 	}
-	rec := sess.startTelemetry(ctx, "alltoallv", started)
 	r := spec.Routing
-	doc := &document.MoERun{Stamp: document.NewStamp(document.MoESchemaName, document.MoESchemaVersion, j.Settings.Version,
+	m.doc = &document.MoERun{Stamp: document.NewStamp(document.MoESchemaName, document.MoESchemaVersion, j.Settings.Version,
 		sess.Backend.Name(), spec.Args),
 		Config: document.MoEConfig{Experts: r.Experts, TopK: r.TopK, Tokens: r.Tokens, Hidden: r.Hidden, Type: spec.Type.String(),
-			Routing: r.Name, Seed: r.Seed, Draws: spec.Draws, NRanks: nranks, NProcs: j.Size, GroupSize: commRanks,
+			Routing: r.Name, Seed: r.Seed, Draws: spec.Draws, NRanks: j.World(), NProcs: j.Size, GroupSize: j.Settings.Grouping.Of(j.World()),
 			Iters: opts.Iters, Warmup: opts.Warmup, Check: opts.Check, Average: opts.Average, Devices: document.DeviceRecords(sess.Devices)}}
-	if h.Start != nil && j.Rank == 0 {
-		h.Start(sess, doc)
+	if m.hooks.Start != nil && j.Rank == 0 {
+		m.hooks.Start(sess, m.doc)
 	}
-	eng := &bench.Engine{Comm: sess.Comm, Peers: j.Peers(), Opts: opts, CommRanks: commRanks, Groups: groups.Groups(nranks)}
-	sweepCtx, endSweep := rec.Span(ctx, "sweep", time.Now(), attribute.String("collbench.collective", "alltoallv"))
-	phases, runErr := eng.MoE(sweepCtx, r, spec.Type, spec.Draws)
-	if runErr == nil && j.Multi() {
-		runErr = j.Peers().Barrier(ctx)
+	return nil
+}
+
+func (m *moeRun) measure(_ context.Context, out *recording) error {
+	j, groups := m.j, m.j.Settings.Grouping
+	eng := &bench.Engine{Comm: m.sess.Comm, Peers: j.Peers(), Opts: m.opts, CommRanks: groups.Of(j.World()), Groups: groups.Groups(j.World())}
+	var err error
+	m.phases, err = eng.MoE(out.ctx, m.spec.Routing, m.spec.Type, m.spec.Draws)
+	return err
+}
+
+func (m *moeRun) finish(_ context.Context, _ *recording, runErr error) error {
+	for _, p := range m.phases {
+		m.doc.Phases = append(m.doc.Phases, document.MakeMoEPhase(p))
 	}
-	endSweep(time.Now(), runErr)
-	for _, p := range phases {
-		doc.Phases = append(doc.Phases, document.MakeMoEPhase(p))
+	m.doc.Finish()
+	if runErr != nil {
+		m.doc.Errors = append(m.doc.Errors, runErr.Error())
 	}
-	doc.Finish()
-	if runErr = j.Explain(outer, runErr); runErr != nil {
-		doc.Errors = append(doc.Errors, runErr.Error())
+	return nil
+}
+
+func (m *moeRun) write(runErr error) error {
+	if m.hooks.Write == nil {
+		return nil
 	}
-	err = writeAndFlush(ctx, rec, runErr, j.logf, func() error {
-		if h.Write == nil || j.Rank != 0 {
-			return nil
-		}
-		return h.Write(doc, phases, runErr)
-	})
-	if err != nil {
-		return doc, err
-	}
-	return doc, runErr
+	return m.hooks.Write(m.doc, m.phases, runErr)
 }

@@ -42,18 +42,18 @@ func (o *OverlapSpec) check() error {
 	case o.Coll == nil:
 		return Usagef("no collective given")
 	case o.Cover < 1:
-		return Usagef("--cover must be at least 1 (got %g)", o.Cover)
+		return Usagef("{Cover} must be at least 1 (got %g)", o.Cover)
 	case o.Target <= 0 || o.Target > time.Hour:
-		return Usagef("--target must be between 0 and 3600 seconds (got %g)", o.Target.Seconds())
+		return Usagef("{Target} must be between 0 and 3600 seconds (got %g)", o.Target.Seconds())
 	case o.CommPriority != "normal" && o.CommPriority != "high":
-		return Usagef("unknown --comm-priority %q (want normal or high)", o.CommPriority)
+		return Usagef("unknown {CommPriority} %q (want normal or high)", o.CommPriority)
 	}
 	if err := checkCTAs(o.MinCTAs, o.MaxCTAs); err != nil {
 		return err
 	}
 	for _, n := range o.Copies {
 		if n <= 0 {
-			return Usagef("--copy %d: want a positive size", n)
+			return Usagef("{Copies} %d: want a positive size", n)
 		}
 	}
 	return nil
@@ -68,10 +68,10 @@ func (o *OverlapSpec) Workloads(onGPU bool) ([]bench.Workload, error) {
 	}
 	gt, err := numeric.ParseDataType(dtype)
 	if err != nil {
-		return nil, Usagef("-d: %v", err)
+		return nil, Usagef("{DataType}: %v", err)
 	}
 	if gt != numeric.Float32 && gt != numeric.Float16 && gt != numeric.Bfloat16 {
-		return nil, Usagef("-d %s: GEMMs run in float, half or bfloat16", gt)
+		return nil, Usagef("{DataType} %s: GEMMs run in float, half or bfloat16", gt)
 	}
 	if len(gemms) == 0 && len(o.Copies) == 0 {
 		gemms = []string{map[bool]string{true: "4096,4096,4096", false: "256,256,256"}[onGPU]}
@@ -110,106 +110,116 @@ type OverlapHooks struct {
 // returns the document (nil when nothing ran) and an error: Write's if it
 // failed, else the measurement's.
 func (j *Job) Overlap(ctx context.Context, spec OverlapSpec, h OverlapHooks) (*document.OverlapRun, error) {
-	nranks, groups := j.World(), j.Settings.Grouping
-	if err := spec.check(); err != nil {
+	m := &overlapRun{j: j, spec: spec, hooks: h}
+	ran, err := j.drive(ctx, m, h.Before)
+	if !ran {
 		return nil, err
 	}
+	return m.doc, err
+}
+
+// overlapRun is an overlap experiment as Job.drive runs it.
+type overlapRun struct {
+	j         *Job
+	spec      OverlapSpec
+	hooks     OverlapHooks
+	sess      *Session
+	workloads []bench.Workload
+	doc       *document.OverlapRun
+}
+
+func (m *overlapRun) check(_ context.Context, j *Job) error {
+	nranks, groups, spec := j.World(), j.Settings.Grouping, m.spec
+	if err := spec.check(); err != nil {
+		return err
+	}
 	if err := groups.Validate(nranks); err != nil {
-		return nil, Usagef("--group-size: %v", err)
+		return Usagef("{GroupSize}: %v", err)
 	}
 	if err := spec.Coll.Fits(groups.Of(nranks)); err != nil {
-		return nil, UsageError{err}
+		return UsageError{err}
 	}
 	if err := spec.Sweep.Validate(); err != nil {
-		return nil, UsageError{err}
+		return UsageError{err}
 	}
-	if h.Before != nil && j.Rank == 0 {
-		if err := h.Before(); err != nil {
-			return nil, err
-		}
-	}
+	return nil
+}
+
+func (m *overlapRun) opening(context.Context, *Job) (opening, error) {
+	spec := m.spec
 	// The workloads' defaults depend on the backend; errors are found
 	// before any process is contacted by resolving them for the host.
 	if _, err := spec.Workloads(false); err != nil {
-		return nil, err
+		return opening{}, err
 	}
-	started := time.Now()
-	outer := ctx // the signal context, before the job's failure is joined to it
-	ctx, sess, err := j.Open(ctx, spec.Sweep, false, func(s *bench.Setup) {
+	return opening{sweep: spec.Sweep, adjust: func(s *bench.Setup) {
 		s.MinCTAs, s.MaxCTAs, s.CommHighPriority = spec.MinCTAs, spec.MaxCTAs, spec.CommPriority == "high"
-	})
-	if err != nil {
-		return nil, err
+	}, command: "overlap", span: "sweep", attrs: []attribute.KeyValue{attribute.String("collbench.collective", spec.Coll.Name)}}, nil
+}
+
+func (m *overlapRun) begin(_ context.Context, sess *Session) error {
+	j, p, nranks, groups := m.j, m.spec, m.j.World(), m.j.Settings.Grouping
+	m.sess = sess
+	var err error
+	if m.workloads, err = p.Workloads(sess.OnGPU()); err != nil {
+		return err
 	}
-	defer sess.Close()
-	rec := sess.startTelemetry(ctx, "overlap", started)
-	workloads, err := spec.Workloads(sess.OnGPU())
-	if err != nil {
-		return nil, err
+	if !sess.OnGPU() && (p.CommPriority != "normal" || p.MaxCTAs > 0 || p.MinCTAs > 0) {
+		return Usagef("{CommPriority} and {MaxCTAs}/{MinCTAs} apply to the nccl backend only")
 	}
-	if !sess.OnGPU() && (spec.CommPriority != "normal" || spec.MaxCTAs > 0 || spec.MinCTAs > 0) {
-		return nil, Usagef("--comm-priority and --nccl-max-ctas/--nccl-min-ctas apply to the nccl backend only")
-	}
-	p := spec
-	doc := &document.OverlapRun{Stamp: document.NewStamp(document.OverlapSchemaName, document.OverlapSchemaVersion, j.Settings.Version,
-		sess.Backend.Name(), spec.Args),
+	m.doc = &document.OverlapRun{Stamp: document.NewStamp(document.OverlapSchemaName, document.OverlapSchemaVersion, j.Settings.Version,
+		sess.Backend.Name(), p.Args),
 		Config: document.OverlapConfig{Collective: p.Coll.Name, Type: p.CommType.String(), RedOp: p.RedOp.String(),
 			NRanks: nranks, NProcs: j.Size, GroupSize: groups.Of(nranks), Layout: groups.Layout(),
-			Cover: p.Cover, TargetUs: p.Target.Seconds() * 1e6, Knobs: spec.knobs(), Devices: document.DeviceRecords(sess.Devices)}}
-	sizes := spec.Sweep.Sizes()
-	if h.Start != nil && j.Rank == 0 {
-		h.Start(sess, doc, len(sizes)*len(workloads))
+			Cover: p.Cover, TargetUs: p.Target.Seconds() * 1e6, Knobs: p.knobs(), Devices: document.DeviceRecords(sess.Devices)}}
+	if m.hooks.Start != nil && j.Rank == 0 {
+		m.hooks.Start(sess, m.doc, len(p.Sweep.Sizes())*len(m.workloads))
 	}
-	x := bench.Overlap{Comm: sess.Comm, Peers: j.Peers(), CommRanks: groups.Of(nranks), Opts: bench.OverlapOptions{
+	return nil
+}
+
+func (m *overlapRun) measure(ctx context.Context, out *recording) error {
+	j, p := m.j, m.spec
+	x := bench.Overlap{Comm: m.sess.Comm, Peers: j.Peers(), CommRanks: j.Settings.Grouping.Of(j.World()), Opts: bench.OverlapOptions{
 		Coll: p.Coll, Type: p.CommType, RedOp: p.RedOp, Target: p.Target, Cover: p.Cover, Timeout: j.Limits.Collective,
 		StallFloor: j.Limits.Watchdog}}
-	var runErr error
-	sweepCtx, endSweep := rec.Span(ctx, "sweep", time.Now(), attribute.String("collbench.collective", p.Coll.Name))
-	steps := newPhases(sweepCtx, rec)
 	measured := 0
-	for _, size := range sizes {
-		if size > sess.Sweep.Max {
+	for _, size := range p.Sweep.Sizes() {
+		if size > m.sess.Sweep.Max {
 			break // lowered to what the devices hold; the notes say so
 		}
-		for _, w := range workloads {
+		for _, w := range m.workloads {
 			fig, err := x.Measure(ctx, size, w)
 			if err != nil {
-				runErr = fmt.Errorf("%s of %d bytes next to %s: %w", p.Coll.Name, size, w, err)
-				break
+				return fmt.Errorf("%s of %d bytes next to %s: %w", p.Coll.Name, size, w, err)
 			}
-			steps.done(fmt.Sprintf("size %s next to %s", bench.FormatSize(size), w), attribute.Int64("collbench.message.size", size),
+			out.steps.done(fmt.Sprintf("size %s next to %s", bench.FormatSize(size), w), attribute.Int64("collbench.message.size", size),
 				attribute.String("collbench.workload", w.String()))
-			rec.Overlap(sweepCtx, "overlap", p.Coll.Name, size, w.String(), fig.CommSlowdown, fig.ComputeSlowdown)
+			out.rec.Overlap(out.ctx, "overlap", p.Coll.Name, size, w.String(), fig.CommSlowdown, fig.ComputeSlowdown)
 			r := document.MakeOverlapResult(size, w, fig)
-			doc.Add(r)
+			m.doc.Add(r)
 			measured++
-			if h.Result != nil && j.Rank == 0 {
-				h.Result(r, measured)
+			if m.hooks.Result != nil && j.Rank == 0 {
+				m.hooks.Result(r, measured)
 			}
 		}
-		if runErr != nil {
-			break
-		}
 	}
-	if runErr == nil && j.Multi() {
-		runErr = j.Peers().Barrier(ctx)
+	return nil
+}
+
+func (m *overlapRun) finish(_ context.Context, _ *recording, runErr error) error {
+	m.doc.Finish()
+	if runErr != nil {
+		m.doc.Errors = append(m.doc.Errors, runErr.Error())
 	}
-	endSweep(time.Now(), runErr)
-	err = writeAndFlush(ctx, rec, runErr, j.logf, func() error {
-		doc.Finish()
-		explainedErr := j.Explain(outer, runErr)
-		if explainedErr != nil {
-			doc.Errors = append(doc.Errors, explainedErr.Error())
-		}
-		if h.Write == nil || j.Rank != 0 {
-			return nil
-		}
-		return h.Write(doc, explainedErr)
-	})
-	if err != nil {
-		return doc, err
+	return nil
+}
+
+func (m *overlapRun) write(runErr error) error {
+	if m.hooks.Write == nil {
+		return nil
 	}
-	return doc, runErr
+	return m.hooks.Write(m.doc, runErr)
 }
 
 // knobs records what changes the answer: the NCCL_* environment, the

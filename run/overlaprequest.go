@@ -23,21 +23,21 @@ type OverlapRequest struct {
 }
 
 // presetFixes are the settings a preset chooses itself.
-var presetFixes = []string{"gemm", "copy", "datatype", "minbytes", "maxbytes", "coll", "comm-type", "cover", "target"}
+var presetFixes = []string{"GEMMs", "Copies", "DataType", "MinBytes", "MaxBytes", "Coll", "CommType", "Cover", "Target"}
 
 // Validate refuses settings out of range and applies the preset; given
 // says which settings the caller chose, which a preset must not override.
 func (r *OverlapRequest) Validate(given func(name string) bool) error {
 	switch {
 	case r.Preset != "" && r.Preset != "galvatron":
-		return Usagef("unknown --preset %q (want galvatron)", r.Preset)
+		return Usagef("unknown {Preset} %q (want galvatron)", r.Preset)
 	case r.Target <= 0 || r.Target > 3600: // before it becomes a duration
-		return Usagef("--target must be between 0 and 3600 seconds (got %g)", r.Target)
+		return Usagef("{Target} must be between 0 and 3600 seconds (got %g)", r.Target)
 	}
 	if r.Preset == "galvatron" {
 		for _, name := range presetFixes {
 			if given(name) {
-				return Usagef("--preset galvatron fixes --%s; leave it out", name)
+				return Usagef("{Preset} galvatron fixes {%s}; leave it out", name)
 			}
 		}
 		g := GalvatronProbe
@@ -59,7 +59,7 @@ func (r *OverlapRequest) Spec(args []string) (OverlapSpec, error) {
 		return p, UsageError{Err: err}
 	}
 	if p.CommType, err = numeric.ParseDataType(r.CommType); err != nil {
-		return p, Usagef("--comm-type: %v", err)
+		return p, Usagef("{CommType}: %v", err)
 	}
 	p.RedOp = numeric.NoOp
 	if p.Coll.Reduces {
@@ -70,7 +70,7 @@ func (r *OverlapRequest) Spec(args []string) (OverlapSpec, error) {
 	for _, c := range r.Copies {
 		n, err := bench.ParseSize(c)
 		if err != nil || n <= 0 {
-			return p, Usagef("--copy %q: want a positive size", c)
+			return p, Usagef("{Copies} %q: want a positive size", c)
 		}
 		p.Copies = append(p.Copies, n)
 	}

@@ -96,22 +96,22 @@ func (s *ProfileSpec) Plan(world int, isolated bool) (Plan, error) {
 	case len(s.Colls) == 0:
 		return p, Usagef("no collective given")
 	case s.Sweep.Factor < 2:
-		return p, Usagef("-f must be at least 2 (got %d)", s.Sweep.Factor)
+		return p, Usagef("{StepFactor} must be at least 2 (got %d)", s.Sweep.Factor)
 	case s.Iters < 1 || s.MinIters < 1 || s.MinIters > s.Iters:
-		return p, Usagef("want 1 <= --min-iters (%d) <= -n (%d)", s.MinIters, s.Iters)
+		return p, Usagef("want 1 <= {MinIters} (%d) <= {Iters} (%d)", s.MinIters, s.Iters)
 	case s.Warmup < 0 || s.Check < 0:
-		return p, Usagef("-w and -c cannot be negative")
+		return p, Usagef("{Warmup} and {Check} cannot be negative")
 	case s.Budget < 0:
-		return p, Usagef("--budget cannot be negative")
+		return p, Usagef("{Budget} cannot be negative")
 	case s.OverlapTarget < 0 || s.OverlapTarget > time.Hour:
-		return p, Usagef("--overlap-target must be between 0 and 3600 seconds")
+		return p, Usagef("{OverlapTarget} must be between 0 and 3600 seconds")
 	}
 	if err := s.Sweep.Validate(); err != nil {
 		return p, UsageError{err}
 	}
 	p.Sizes = s.Sweep.Sizes()
 	if world < 2 {
-		return p, Usagef("a profile needs at least 2 ranks (got %d); use -g or launch several processes", world)
+		return p, Usagef("a profile needs at least 2 ranks (got %d); use {RanksPerProc} or launch several processes", world)
 	}
 	if len(s.Groups) == 0 {
 		// Every power of two that divides the world, and the world.
@@ -124,7 +124,7 @@ func (s *ProfileSpec) Plan(world int, isolated bool) (Plan, error) {
 	} else {
 		for _, n := range s.Groups {
 			if n < 2 || n > world || world%n != 0 {
-				return p, Usagef("--group-sizes: %d is not a group size of 2 or more that divides the %d ranks", n, world)
+				return p, Usagef("{GroupSizes}: %d is not a group size of 2 or more that divides the %d ranks", n, world)
 			}
 			p.GroupSizes = append(p.GroupSizes, n)
 		}
@@ -132,7 +132,7 @@ func (s *ProfileSpec) Plan(world int, isolated bool) (Plan, error) {
 	sort.Sort(sort.Reverse(sort.IntSlice(p.GroupSizes)))
 	for _, l := range s.Layout {
 		if l != "consecutive" && l != "strided" {
-			return p, Usagef("--layouts: unknown layout %q (want consecutive, strided or both)", l)
+			return p, Usagef("{Layouts}: unknown layout %q (want consecutive, strided or both)", l)
 		}
 	}
 	for _, n := range p.GroupSizes {
@@ -202,7 +202,7 @@ func (s *ProfileSpec) Probes(onGPU bool) ([]bench.Probe, time.Duration, error) {
 	for _, g := range gemms {
 		w, err := bench.ParseGEMM(g, gt)
 		if err != nil {
-			return nil, 0, Usagef("--overlap-gemm: %v", err)
+			return nil, 0, Usagef("{OverlapGEMMs}: %v", err)
 		}
 		out = append(out, bench.Probe{Name: w.String(), Coll: allreduce, Type: gt, RedOp: numeric.Sum, Size: bytes, Workload: w})
 	}
@@ -214,65 +214,94 @@ func (s *ProfileSpec) Probes(onGPU bool) ([]bench.Probe, time.Duration, error) {
 // with the error inside. It returns the document and an error: Write's if
 // it failed, else the measurement's.
 func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*document.Profile, error) {
-	world := j.World()
-	p, err := spec.Plan(world, j.Settings.Grouping.Isolated)
-	if err != nil {
+	m := &profileRun{j: j, spec: spec, hooks: h}
+	ran, err := j.drive(ctx, m, h.Before)
+	if !ran {
 		return nil, err
 	}
-	if h.Before != nil && j.Rank == 0 {
-		if err := h.Before(); err != nil {
-			return nil, err
-		}
-	}
+	return m.doc, err
+}
+
+// profileRun is a profile as Job.drive runs it.
+type profileRun struct {
+	j     *Job
+	spec  ProfileSpec
+	hooks ProfileHooks
+	plan  Plan
+	start time.Time
+	suite bench.Suite
+	doc   *document.Profile
+}
+
+func (m *profileRun) check(_ context.Context, j *Job) error {
+	var err error
+	m.plan, err = m.spec.Plan(j.World(), j.Settings.Grouping.Isolated)
+	return err
+}
+
+func (m *profileRun) opening(ctx context.Context, j *Job) (opening, error) {
+	spec, p, world := m.spec, m.plan, j.World()
 	// Routed traffic is drawn here, where an interruption can stop it,
 	// not when the buffers are sized (for the whole job) or the curves run.
 	sizes := append([]int{world}, p.GroupSizes...)
 	for _, c := range spec.Colls {
 		for _, n := range sizes {
 			if err := c.Traffic.CheckDraws(n); err != nil {
-				return nil, Usagef("--moe: %v", err)
+				return opening{}, Usagef("{MoE}: %v", err)
 			}
 		}
 	}
 	for _, c := range spec.Colls {
 		for _, n := range sizes {
 			if err := c.Traffic.Prepare(ctx, n); err != nil {
-				return nil, err
+				return opening{}, err
 			}
 		}
 	}
-	start := time.Now()
+	m.start = time.Now()
 	sizing := bench.Sweep{Min: p.Sizes[0], Max: p.Sizes[len(p.Sizes)-1], Factor: spec.Sweep.Factor}
-	outer := ctx // the signal context, before the job's failure is joined to it
-	ctx, sess, err := j.Open(ctx, sizing, false, func(s *bench.Setup) {
+	return opening{sweep: sizing, adjust: func(s *bench.Setup) {
 		s.BufferBytes = func(size int64) int64 { return spec.bufferBytes(size, []int{world}) }
-	})
-	if err != nil {
-		return nil, err
+	}, command: "profile", span: "suite"}, nil
+}
+
+// rank0 runs f on rank 0 only, where the hooks run.
+func (m *profileRun) rank0(f func()) {
+	if m.j.Rank == 0 {
+		f()
 	}
-	defer sess.Close()
-	rec := sess.startTelemetry(ctx, "profile", start)
+}
+
+// log hands a line of progress to the Log hook.
+func (m *profileRun) log(format string, a ...any) {
+	if m.hooks.Log != nil {
+		m.rank0(func() { m.hooks.Log(format, a...) })
+	}
+}
+
+func (m *profileRun) begin(ctx context.Context, sess *Session) error {
+	j, spec, p, world := m.j, m.spec, m.plan, m.j.World()
 	probes, target, err := spec.Probes(sess.OnGPU())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	overlap := bench.OverlapOptions{Target: target, Cover: probeCover, Timeout: j.Limits.Collective, StallFloor: j.Limits.Watchdog}
 	budget := bench.Budget{Limit: spec.Budget, MinIters: spec.MinIters, MaxIters: spec.Iters, Since: j.Began,
 		Reserve: time.Duration(len(probes)) * overlap.Duration()}
 	if !budget.Holds(budget.Reserve) {
-		return nil, Usagef("--budget %s cannot hold the overlap probe(s): %d × %s at --overlap-target %s; raise it, lower --overlap-target or pass --no-overlap",
+		return Usagef("{Budget} %s cannot hold the overlap probe(s): %d × %s at {OverlapTarget} %s; raise it, lower {OverlapTarget} or pass {NoOverlap}",
 			spec.Budget, len(probes), overlap.Duration().Round(time.Millisecond), target)
 	}
 	doc := &document.Profile{Schema: document.ProfileSchemaName, Version: document.ProfileSchemaVersion, Collbench: j.Settings.Version,
-		Created: start.UTC().Format(time.RFC3339), Args: spec.Args, Backend: sess.Backend.Name(), Units: document.SIUnits,
+		Created: m.start.UTC().Format(time.RFC3339), Args: spec.Args, Backend: sess.Backend.Name(), Units: document.SIUnits,
 		Curves: []document.ProfileCurve{}, Overlap: []document.ProfileOverlap{}, Errors: []string{}}
 	devs := document.DeviceRecords(sess.Devices)
 	if doc.Meta, err = j.profileMeta(ctx, sess.OnGPU(), devs); err != nil {
-		return nil, err
+		return err
 	}
 	needs := export.Needs(spec.Exports, world, doc.Meta.RanksPerNode)
 	if why := exportsUnmet(spec.Exports, needs, spec, p, world); why != "" {
-		return nil, Usagef("%s", why)
+		return Usagef("%s", why)
 	}
 	doc.Suite = document.SuiteConfig{Type: spec.Type.String(), RedOp: spec.RedOp.String(), GroupSizes: p.GroupSizes, Layouts: spec.Layout,
 		Concurrent: !j.Settings.Grouping.Isolated, Warmup: spec.Warmup, Iters: spec.Iters, MinIters: spec.MinIters, Check: spec.Check,
@@ -280,21 +309,11 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 	for _, c := range spec.Colls {
 		doc.Suite.Collectives = append(doc.Suite.Collectives, c.Name)
 	}
-	rank0 := func(f func()) {
-		if j.Rank == 0 {
-			f()
-		}
-	}
-	progress := func(format string, a ...any) {
-		if h.Log != nil {
-			rank0(func() { h.Log(format, a...) })
-		}
-	}
-	suite := bench.Suite{Colls: spec.Colls, Groupings: p.Groupings, Sizes: p.Sizes, Type: spec.Type, RedOp: spec.RedOp, World: world,
-		Warmup: spec.Warmup, Check: spec.Check, Timeout: j.Limits.Collective, StallFloor: j.Limits.Watchdog, Peers: j.Peers(), Probes: probes, Log: progress,
+	m.suite = bench.Suite{Colls: spec.Colls, Groupings: p.Groupings, Sizes: p.Sizes, Type: spec.Type, RedOp: spec.RedOp, World: world,
+		Warmup: spec.Warmup, Check: spec.Check, Timeout: j.Limits.Collective, StallFloor: j.Limits.Watchdog, Peers: j.Peers(), Probes: probes, Log: m.log,
 		Progress: func(done, _ int, what string) {
-			if h.Progress != nil {
-				rank0(func() { h.Progress(done, what) })
+			if m.hooks.Progress != nil {
+				m.rank0(func() { m.hooks.Progress(done, what) })
 			}
 		},
 		Budget:  budget,
@@ -312,25 +331,30 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 			return comm, maxBytes, func() { comm.Close() }, nil
 		}}
 	if spec.Budget > 0 {
-		if err := budgetHoldsExports(ctx, &suite, sess.Comm, spec, j.Began, j.Peers()); err != nil {
-			return nil, err
+		if err := budgetHoldsExports(ctx, &m.suite, sess.Comm, spec, j.Began, j.Peers()); err != nil {
+			return err
 		}
 	}
-	if h.Start != nil {
-		rank0(func() { h.Start(sess, len(spec.Colls)*len(p.Groupings)*len(p.Sizes)) })
+	m.doc = doc
+	if m.hooks.Start != nil {
+		m.rank0(func() { m.hooks.Start(sess, len(spec.Colls)*len(p.Groupings)*len(p.Sizes)) })
 	}
 	for _, n := range sess.Notes {
-		progress("%s", strings.TrimPrefix(n, "# "))
+		m.log("%s", strings.TrimPrefix(n, "# "))
 	}
-	progress("%d curves × %d sizes on %d ranks, then %d overlap probe(s)", len(spec.Colls)*len(p.Groupings), len(p.Sizes), world, len(probes))
-	suiteCtx, endSuite := rec.Span(ctx, "suite", time.Now())
-	steps := newPhases(suiteCtx, rec)
-	runErr := suite.Run(ctx, func(r bench.CurveResult) {
-		steps.done(fmt.Sprintf("curve %s n=%d %s", r.Coll.Name, r.GroupSize, r.Grouping.Layout()),
+	m.log("%d curves × %d sizes on %d ranks, then %d overlap probe(s)", len(spec.Colls)*len(p.Groupings), len(p.Sizes), world, len(probes))
+	return nil
+}
+
+func (m *profileRun) measure(ctx context.Context, out *recording) error {
+	doc, spec, world := m.doc, m.spec, m.j.World()
+	devs := doc.Meta.Devices
+	return m.suite.Run(ctx, func(r bench.CurveResult) {
+		out.steps.done(fmt.Sprintf("curve %s n=%d %s", r.Coll.Name, r.GroupSize, r.Grouping.Layout()),
 			attribute.String("collbench.collective", r.Coll.Name), attribute.Int("collbench.group.size", r.GroupSize),
 			attribute.String("collbench.layout", r.Grouping.Layout()), attribute.Int("collbench.sizes", len(r.Rows)))
 		for _, row := range r.Rows {
-			recordRow(suiteCtx, rec, r.Coll.Name, r.GroupSize, row)
+			recordRow(out.ctx, out.rec, r.Coll.Name, r.GroupSize, row)
 		}
 		doc.Curves = append(doc.Curves, document.NewProfileCurve(r, spec.Type.String(), spec.RedOp.String(), world, devs))
 	}, func(r bench.ProbeResult) {
@@ -338,34 +362,28 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 			doc.Suite.ProbesLeftOut = append(doc.Suite.ProbesLeftOut, r.Probe.Name+": "+r.LeftOut)
 			return
 		}
-		steps.done("overlap "+r.Probe.Name, attribute.String("collbench.workload", r.Probe.Workload.String()))
-		rec.Overlap(suiteCtx, r.Probe.Name, r.Probe.Coll.Name, r.Probe.Size, r.Probe.Workload.String(), r.Figures.CommSlowdown, r.Figures.ComputeSlowdown)
+		out.steps.done("overlap "+r.Probe.Name, attribute.String("collbench.workload", r.Probe.Workload.String()))
+		out.rec.Overlap(out.ctx, r.Probe.Name, r.Probe.Coll.Name, r.Probe.Size, r.Probe.Workload.String(), r.Figures.CommSlowdown, r.Figures.ComputeSlowdown)
 		doc.Overlap = append(doc.Overlap, document.ProfileOverlap{Name: r.Probe.Name, Collective: r.Probe.Coll.Name,
 			Type: r.Probe.Type.String(), GroupSize: r.GroupSize, OverlapResult: document.MakeOverlapResult(r.Probe.Size, r.Probe.Workload, r.Figures)})
 	})
-	endSuite(time.Now(), runErr)
-	suiteOrder(doc.Curves, suite)
-	if runErr == nil && j.Multi() {
-		runErr = j.Peers().Barrier(ctx)
+}
+
+func (m *profileRun) finish(_ context.Context, _ *recording, runErr error) error {
+	suiteOrder(m.doc.Curves, m.suite)
+	m.doc.Finished = time.Now().UTC().Format(time.RFC3339)
+	m.doc.Suite.ElapsedS = time.Since(m.start).Seconds()
+	if runErr != nil {
+		m.doc.Errors = append(m.doc.Errors, runErr.Error())
 	}
-	doc.Finished = time.Now().UTC().Format(time.RFC3339)
-	doc.Suite.ElapsedS = time.Since(start).Seconds()
-	if runErr = j.Explain(outer, runErr); runErr != nil {
-		doc.Errors = append(doc.Errors, runErr.Error())
+	return nil
+}
+
+func (m *profileRun) write(runErr error) error {
+	if m.hooks.Write == nil {
+		return nil
 	}
-	if j.Rank != 0 {
-		return doc, runErr
-	}
-	err = writeAndFlush(ctx, rec, runErr, j.logf, func() error {
-		if h.Write == nil {
-			return nil
-		}
-		return h.Write(doc, runErr == nil)
-	})
-	if err != nil {
-		return doc, err
-	}
-	return doc, runErr
+	return m.hooks.Write(m.doc, runErr == nil)
 }
 
 // profileMeta gathers the job's hosts, their inventory (on GPUs) and the

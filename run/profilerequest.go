@@ -35,7 +35,7 @@ const DefaultProfileColls = "allreduce,allgather,reducescatter,alltoall,broadcas
 // Validate refuses settings out of range before anything is read.
 func (r *ProfileRequest) Validate() error {
 	if r.OverlapTarget < 0 || r.OverlapTarget > 3600 { // checked before it becomes a duration
-		return Usagef("--overlap-target must be between 0 and 3600 seconds")
+		return Usagef("{OverlapTarget} must be between 0 and 3600 seconds")
 	}
 	return nil
 }
@@ -54,7 +54,7 @@ func (r *ProfileRequest) Spec(args []string) (ProfileSpec, error) {
 	for _, name := range strings.Split(r.Colls, ",") {
 		c, err := bench.LookupCollective(strings.TrimSpace(name))
 		if err != nil {
-			return s, Usagef("--colls: %v", err)
+			return s, Usagef("{Colls}: %v", err)
 		}
 		if c.Traffic != nil && r.Routing.MoE != "" {
 			if c, err = r.Routing.Apply(c, r.Iters); err != nil {
@@ -65,20 +65,20 @@ func (r *ProfileRequest) Spec(args []string) (ProfileSpec, error) {
 		s.Colls = append(s.Colls, c)
 	}
 	if r.Routing.MoE != "" && !routed {
-		return s, Usagef("--moe shapes alltoallv's traffic: add alltoallv to --colls")
+		return s, Usagef("{MoE} shapes alltoallv's traffic: add alltoallv to {Colls}")
 	}
 	var err error
 	if s.Type, err = numeric.ParseDataType(r.DType); err != nil {
-		return s, Usagef("-d: %v", err)
+		return s, Usagef("{DataType}: %v", err)
 	}
 	if s.RedOp, err = numeric.ParseRedOp(r.Op); err != nil {
-		return s, Usagef("-o: %v", err)
+		return s, Usagef("{Output}: %v", err)
 	}
 	if r.GroupSizes != "" {
 		for _, g := range strings.Split(r.GroupSizes, ",") {
 			n, err := strconv.Atoi(strings.TrimSpace(g))
 			if err != nil {
-				return s, Usagef("--group-sizes: %q is not a group size of 2 or more that divides the ranks", g)
+				return s, Usagef("{GroupSizes}: %q is not a group size of 2 or more that divides the ranks", g)
 			}
 			s.Groups = append(s.Groups, n)
 		}

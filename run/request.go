@@ -30,6 +30,14 @@ type JobRequest struct {
 	OTLPEndpoint        string
 }
 
+// DefaultJobRequest is a job as nccl-tests forms it by default: one GPU
+// per process and one thread, the backend and the host transport chosen
+// by what the machine has, and (when groups are asked for) consecutive
+// ranks in each.
+func DefaultJobRequest() JobRequest {
+	return JobRequest{NGPUs: 1, Threads: 1, Backend: "auto", Transport: "auto", Layout: "consecutive"}
+}
+
 // MaxLocalRanks bounds the ranks of one process: far above the GPUs of any
 // host, far below what would exhaust a process before a sentence could
 // say so.
@@ -47,17 +55,17 @@ func (r JobRequest) Grouping() bench.Grouping {
 func (r JobRequest) Settings(version string, getenv func(string) string) (Settings, error) {
 	switch {
 	case r.NGPUs < 1:
-		return Settings{}, Usagef("-g must be at least 1 (got %d)", r.NGPUs)
+		return Settings{}, Usagef("{RanksPerProc} must be at least 1 (got %d)", r.NGPUs)
 	case r.Threads < 0:
-		return Settings{}, Usagef("-t must be at least 1 (got %d)", r.Threads)
+		return Settings{}, Usagef("{Threads} must be at least 1 (got %d)", r.Threads)
 	case r.PerProc() > MaxLocalRanks:
-		return Settings{}, Usagef("-t × -g = %d: at most %d ranks run in one process; launch more processes", r.PerProc(), MaxLocalRanks)
+		return Settings{}, Usagef("{Threads} × {RanksPerProc} = %d: at most %d ranks run in one process; launch more processes", r.PerProc(), MaxLocalRanks)
 	case r.Layout != "consecutive" && r.Layout != "strided":
-		return Settings{}, Usagef("unknown --layout %q (want consecutive or strided)", r.Layout)
+		return Settings{}, Usagef("unknown {Layout} %q (want consecutive or strided)", r.Layout)
 	case r.GroupSize < 0:
-		return Settings{}, Usagef("--group-size cannot be negative (got %d)", r.GroupSize)
+		return Settings{}, Usagef("{GroupSize} cannot be negative (got %d)", r.GroupSize)
 	}
-	timeout, err := Seconds("-T", r.Timeout)
+	timeout, err := Seconds("{Timeout}", r.Timeout)
 	if err != nil {
 		return Settings{}, err
 	}
@@ -67,12 +75,12 @@ func (r JobRequest) Settings(version string, getenv func(string) string) (Settin
 	switch r.Backend {
 	case "auto", "host", "nccl":
 	default:
-		return Settings{}, Usagef("unknown --backend %q (want auto, nccl or host)", r.Backend)
+		return Settings{}, Usagef("unknown {Backend} %q (want auto, nccl or host)", r.Backend)
 	}
 	transport := host.TransportAuto
 	if r.Transport != "" {
 		if transport, err = host.ParseTransport(r.Transport); err != nil {
-			return Settings{}, Usagef("--transport: %v", err)
+			return Settings{}, Usagef("{Transport}: %v", err)
 		}
 	}
 	return Settings{RanksPerProc: r.PerProc(), Timeout: timeout, Backend: r.Backend, NCCLLib: r.NCCLLib, Transport: transport,
@@ -146,7 +154,7 @@ func (j *Job) Split(lookup func(string) (string, bool), grouped bool) error {
 		return UsageError{Err: err}
 	}
 	if grouped {
-		return Usagef("%s and --group-size/--layout both split the job; give one", sp.Text)
+		return Usagef("%s and {GroupSize}/{Layout} both split the job; give one", sp.Text)
 	}
 	g, err := sp.Grouping(j.Size, j.Settings.RanksPerProc)
 	if err != nil {

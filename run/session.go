@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/collbench/collbench/judge"
+	"github.com/collbench/collbench/setting"
 	"os"
 	"slices"
 	"strconv"
@@ -51,7 +52,7 @@ func (j *Job) Open(ctx context.Context, sweep bench.Sweep, check bool, adjust fu
 		return ctx, nil, err
 	}
 	if backend.Name() != "nccl" && j.Settings.Devices != "" {
-		return ctx, nil, Usagef("--devices applies to the nccl backend only")
+		return ctx, nil, Usagef("{Devices} applies to the nccl backend only")
 	}
 	devs, err := deviceList(j.Settings.Devices, j.Settings.RanksPerProc, j.LocalRank, j.getenv)
 	if err != nil {
@@ -237,12 +238,12 @@ func deviceList(spec string, ngpus, localRank int, getenv func(string) string) (
 		for _, s := range strings.Split(spec, ",") {
 			d, err := strconv.Atoi(strings.TrimSpace(s))
 			if err != nil || d < 0 {
-				return nil, fmt.Errorf("--devices %q: %q is not a GPU number", spec, s)
+				return nil, setting.Errorf("{Devices} %q: %q is not a GPU number", spec, s)
 			}
 			devs = append(devs, d)
 		}
 		if len(devs) != ngpus {
-			return nil, fmt.Errorf("--devices lists %d GPU(s) but -g is %d", len(devs), ngpus)
+			return nil, setting.Errorf("{Devices} lists %d GPU(s) but {RanksPerProc} is %d", len(devs), ngpus)
 		}
 		return devs, nil
 	}

@@ -26,7 +26,7 @@ func TestDeviceList(t *testing.T) {
 		{" 1, 3 ", "", 2, 0, []int{1, 3}, ""},
 		{"0,x", "", 2, 0, nil, `"x" is not a GPU number`},
 		{"-1", "", 1, 0, nil, "is not a GPU number"},
-		{"0,1,2", "", 2, 0, nil, "lists 3 GPU(s) but -g is 2"},
+		{"0,1,2", "", 2, 0, nil, "lists 3 GPU(s) but RanksPerProc is 2"},
 		{"", "gpu0", 1, 0, nil, `NCCL_TESTS_DEVICE="gpu0" is not a GPU number`},
 	}
 	for _, tt := range tests {

@@ -11,6 +11,7 @@ import (
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/nccl"
+	"github.com/collbench/collbench/setting"
 )
 
 // SweepSpec is one collective's size sweep, as collbench <collective>
@@ -79,50 +80,74 @@ type SweepResult struct {
 // communicators. It returns the result (nil when nothing was measured)
 // and an error: Write's if it failed, else the measurement's.
 func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepResult, error) {
-	coll, nranks, groups := spec.Opts.Coll, j.World(), j.Settings.Grouping
-	if err := groups.Validate(nranks); err != nil {
-		return nil, Usagef("--group-size: %v", err)
+	m := &sweepRun{j: j, spec: spec, hooks: h}
+	ran, err := j.drive(ctx, m, h.Before)
+	if !ran {
+		return nil, err
 	}
-	opts, err := spec.Opts.Validate(groups.Of(nranks))
+	return m.res, err
+}
+
+// sweepRun is a sweep as Job.drive runs it.
+type sweepRun struct {
+	j        *Job
+	spec     SweepSpec
+	hooks    SweepHooks
+	opts     bench.Options
+	sess     *Session
+	reporter bench.MemoryReporter
+	doc      *document.Run
+	eng      *bench.Engine
+	kept     *rowKeeper
+	sum      bench.Summary
+	res      *SweepResult
+}
+
+func (m *sweepRun) check(_ context.Context, j *Job) error {
+	nranks, groups := j.World(), j.Settings.Grouping
+	if err := groups.Validate(nranks); err != nil {
+		return Usagef("{GroupSize}: %v", err)
+	}
+	opts, err := m.spec.Opts.Validate(groups.Of(nranks))
 	if err != nil {
-		return nil, UsageError{err}
+		return UsageError{err}
 	}
 	opts.Timeout, opts.StallFloor = j.Limits.Collective, j.Limits.Watchdog
-	if spec.StreamNull && opts.Graph > 0 {
-		return nil, Usagef("-y and -G cannot be combined: CUDA cannot capture the NULL stream into a graph")
+	if m.spec.StreamNull && opts.Graph > 0 {
+		return Usagef("{StreamNull} and {Graph} cannot be combined: CUDA cannot capture the NULL stream into a graph")
 	}
-	if h.Before != nil && j.Rank == 0 {
-		if err := h.Before(); err != nil {
-			return nil, err
-		}
-	}
-	started := time.Now()
-	outer := ctx // the signal context, before the job's failure is joined to it
-	ctx, sess, err := j.Open(ctx, opts.Sweep, opts.Check > 0, func(s *bench.Setup) {
+	m.opts = opts
+	return nil
+}
+
+func (m *sweepRun) opening(_ context.Context, j *Job) (opening, error) {
+	spec, opts, coll, n := m.spec, m.opts, m.opts.Coll, j.Settings.Grouping.Of(j.World())
+	return opening{sweep: opts.Sweep, check: opts.Check > 0, adjust: func(s *bench.Setup) {
 		s.Register, s.CTAPolicy, s.StreamNull, s.InitThreads = spec.Register, spec.CTAPolicy, spec.StreamNull, spec.InitThreads
 		s.MinCTAs, s.MaxCTAs, s.P2PPeers = spec.MinCTAs, spec.MaxCTAs, coll.P2PPeers
 		s.Pad = 8 * int64(opts.Unalign) // the largest element, as nccl-tests pads
 		s.BufferBytes = func(size int64) int64 {
 			var need int64
 			for _, t := range opts.Types {
-				need = max(need, coll.BufferBytes(size, t.Size(), groups.Of(nranks)))
+				need = max(need, coll.BufferBytes(size, t.Size(), n))
 			}
 			return need
 		}
-	})
-	if err != nil {
-		return nil, err
-	}
-	defer sess.Close()
+	}, command: coll.Name, span: "sweep", attrs: []attribute.KeyValue{attribute.String("collbench.collective", coll.Name)}}, nil
+}
+
+func (m *sweepRun) begin(_ context.Context, sess *Session) error {
+	j, spec, opts, coll := m.j, m.spec, m.opts, m.opts.Coll
+	nranks, groups := j.World(), j.Settings.Grouping
+	m.sess = sess
 	opts.Sweep = sess.Sweep
-	rec := sess.startTelemetry(ctx, coll.Name, started)
 	for _, f := range []struct {
 		set  bool
 		name string
-	}{{spec.Register != 0, "-R"}, {spec.CTAPolicy != 0, "-x"}, {spec.StreamNull, "-y"}, {spec.InitThreads > 0, "-p"},
-		{spec.MinCTAs != 0 || spec.MaxCTAs != 0, "--nccl-min-ctas/--nccl-max-ctas"}, {opts.Estimate, "NCCL's estimate (ncclGroupSimulateEnd)"}} {
+	}{{spec.Register != 0, "{Register}"}, {spec.CTAPolicy != 0, "{CTAPolicy}"}, {spec.StreamNull, "{StreamNull}"}, {spec.InitThreads > 0, "{Parallel}"},
+		{spec.MinCTAs != 0 || spec.MaxCTAs != 0, "{MinCTAs}/{MaxCTAs}"}, {opts.Estimate, "NCCL's estimate (ncclGroupSimulateEnd)"}} {
 		if f.set && !sess.OnGPU() {
-			return nil, Usagef("%s applies to the nccl backend only", f.name)
+			return Usagef("%s applies to the nccl backend only", f.name)
 		}
 	}
 	if opts.Estimate {
@@ -132,15 +157,18 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	}
 	reporter, reports := sess.Comm.(bench.MemoryReporter)
 	if spec.MemoryReport && !reports {
-		return nil, Usagef("-M reports GPU memory; the %s backend has none", sess.Backend.Name())
+		return Usagef("{MemoryReport} reports GPU memory; the %s backend has none", sess.Backend.Name())
 	}
+	m.reporter = reporter
 	caps := sess.Comm.Capabilities()
 	if opts.Graph > 0 && !caps.Graphs {
-		return nil, Usagef("the %s backend cannot capture CUDA graphs (-G); run without -G", sess.Backend.Name())
+		return Usagef("the %s backend cannot capture CUDA graphs ({Graph}); run without {Graph}", sess.Backend.Name())
 	}
-	if opts, err = filterSupport(opts, caps, spec.AllTypes, spec.AllOps); err != nil {
-		return nil, err
+	opts, err := filterSupport(opts, caps, spec.AllTypes, spec.AllOps)
+	if err != nil {
+		return err
 	}
+	m.opts = opts
 
 	cfg := spec.Config
 	// The sizes measured, as the table's preamble says: less than asked
@@ -148,64 +176,65 @@ func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepRe
 	cfg.MinBytes, cfg.MaxBytes = opts.Sweep.Min, opts.Sweep.Max
 	cfg.NRanks, cfg.NProcs, cfg.GroupSize, cfg.Layout, cfg.Groups, cfg.Isolated = nranks, j.Size, groups.Of(nranks), groups.Layout(), groups.Groups(nranks), groups.Isolated
 	cfg.PerIterTime, cfg.Devices = opts.PerIteration(caps), document.DeviceRecords(sess.Devices)
-	doc := &document.Run{Schema: document.SchemaName, Version: document.SchemaVersion, Collbench: j.Settings.Version,
+	m.doc = &document.Run{Schema: document.SchemaName, Version: document.SchemaVersion, Collbench: j.Settings.Version,
 		Collective: coll.Name, Test: coll.Label(), Backend: sess.Backend.Name(),
 		StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args, Config: cfg, Notes: slices.Clone(sess.Notes)}
 	if sess.Backend.Name() == "nccl" {
 		v := int(nccl.RuntimeVersion()) // ncclGetVersion's code, as nccl-tests writes it
-		doc.NCCLVersion = &v
+		m.doc.NCCLVersion = &v
 	}
 	if spec.Judge != nil && j.Rank == 0 {
 		sess.Judger = j.judger(sess, spec.Judge, coll.Name)
 	}
-	eng := &bench.Engine{Comm: sess.Comm, Peers: j.Peers(), Opts: opts, CommRanks: groups.Of(nranks), Groups: groups.Groups(nranks)}
-	kept := newRowKeeper(opts.Cycles, eng.PlannedRows())
-	if h.Start != nil && j.Rank == 0 {
-		h.Start(sess, opts, eng.PlannedRows())
+	m.eng = &bench.Engine{Comm: sess.Comm, Peers: j.Peers(), Opts: opts, CommRanks: groups.Of(nranks), Groups: groups.Groups(nranks)}
+	m.kept = newRowKeeper(opts.Cycles, m.eng.PlannedRows())
+	if m.hooks.Start != nil && j.Rank == 0 {
+		m.hooks.Start(sess, opts, m.eng.PlannedRows())
 	}
-	sweepCtx, endSweep := rec.Span(ctx, "sweep", time.Now(), attribute.String("collbench.collective", coll.Name))
-	steps := newPhases(sweepCtx, rec)
-	sum, runErr := eng.Run(ctx, func(r bench.Row) {
-		steps.done("size "+bench.FormatSize(r.Size), attribute.Int64("collbench.message.size", r.Size),
+	return nil
+}
+
+func (m *sweepRun) measure(ctx context.Context, out *recording) error {
+	coll := m.opts.Coll
+	var err error
+	m.sum, err = m.eng.Run(ctx, func(r bench.Row) {
+		out.steps.done("size "+bench.FormatSize(r.Size), attribute.Int64("collbench.message.size", r.Size),
 			attribute.String("collbench.dtype", r.Type.String()), attribute.String("collbench.redop", r.Op.String()))
-		recordRow(sweepCtx, rec, coll.Name, eng.CommRanks, r)
-		kept.add(r)
-		if h.Row != nil && j.Rank == 0 {
-			h.Row(r, kept.seen())
+		recordRow(out.ctx, out.rec, coll.Name, m.eng.CommRanks, r)
+		m.kept.add(r)
+		if m.hooks.Row != nil && m.j.Rank == 0 {
+			m.hooks.Row(r, m.kept.seen())
 		}
 	})
-	if runErr == nil && j.Multi() {
-		// Nobody leaves before everybody is done, so a finished rank is
-		// not mistaken for a lost one.
-		runErr = j.Peers().Barrier(ctx)
-	}
-	endSweep(time.Now(), runErr)
-	doc.Results = kept.results
+	return err
+}
+
+func (m *sweepRun) finish(_ context.Context, _ *recording, runErr error) error {
+	doc := m.doc
+	doc.Results = m.kept.results
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
-	sum.MinBusBW = spec.MinBusBW
-	doc.Finish(sum)
-	if sess.Judger != nil && runErr == nil {
-		doc.Judgement = judgeDoc(sess.Judger, doc)
+	m.sum.MinBusBW = m.spec.MinBusBW
+	doc.Finish(m.sum)
+	if m.sess.Judger != nil && runErr == nil {
+		doc.Judgement = judgeDoc(m.sess.Judger, doc)
 	}
-	if runErr = j.Explain(outer, runErr); runErr != nil {
+	if runErr != nil {
 		doc.Errors = append(doc.Errors, runErr.Error())
 	}
-	res := &SweepResult{Doc: doc, Summary: sum, Rows: kept.rows, Err: runErr}
-	if spec.MemoryReport && runErr == nil {
-		use, err := reporter.MemoryUse()
+	m.res = &SweepResult{Doc: doc, Summary: m.sum, Rows: m.kept.rows, Err: runErr}
+	if m.spec.MemoryReport && runErr == nil {
+		use, err := m.reporter.MemoryUse()
 		if err != nil {
-			return res, fmt.Errorf("reading GPU memory (-M): %w", err)
+			return setting.Errorf("reading GPU memory ({MemoryReport}): %w", err)
 		}
-		res.Memory = &use
+		m.res.Memory = &use
 	}
-	err = writeAndFlush(ctx, rec, runErr, j.logf, func() error {
-		if h.Write == nil || j.Rank != 0 {
-			return nil
-		}
-		return h.Write(res)
-	})
-	if err != nil {
-		return res, err
+	return nil
+}
+
+func (m *sweepRun) write(error) error {
+	if m.hooks.Write == nil {
+		return nil
 	}
-	return res, runErr
+	return m.hooks.Write(m.res)
 }

@@ -33,24 +33,33 @@ type SweepRequest struct {
 	Traffic *TrafficRequest
 }
 
+// DefaultSweepRequest is nccl-tests' defaults: 32 MiB once (1 MiB steps
+// when a step is asked for), 20 timed iterations after one warm-up, one
+// call per iteration, one cycle, one verification pass, a float sum to
+// root 0, and the mean time over the processes.
+func DefaultSweepRequest() SweepRequest {
+	return SweepRequest{MinBytes: 32 << 20, MaxBytes: 32 << 20, StepBytes: 1 << 20, Factor: 1, Iters: 20, Warmup: 1, Agg: 1,
+		Cycles: 1, Check: 1, Op: "sum", DType: "float", Average: 1}
+}
+
 // Validate refuses settings outside what the flags allow.
 func (r *SweepRequest) Validate() error {
 	switch {
 	case r.CTAPolicy < 0 || r.CTAPolicy > 2:
-		return Usagef("-x must be 0, 1 or 2 (got %d)", r.CTAPolicy)
+		return Usagef("{CTAPolicy} must be 0, 1 or 2 (got %d)", r.CTAPolicy)
 	case r.Register < 0 || r.Register > 2:
-		return Usagef("-R must be 0, 1 or 2 (got %d)", r.Register)
+		return Usagef("{Register} must be 0, 1 or 2 (got %d)", r.Register)
 	case r.Iters < 1:
-		return Usagef("-n must be at least 1 (got %d)", r.Iters)
+		return Usagef("{Iters} must be at least 1 (got %d)", r.Iters)
 	case r.IterSkip < 0 || r.IterSkip >= r.Iters:
-		return Usagef("-K must be between 0 and -n minus 1 (got %d)", r.IterSkip)
+		return Usagef("{IterSkip} must be between 0 and {Iters} minus 1 (got %d)", r.IterSkip)
 	case r.Factor < 1:
-		return Usagef("-f must be at least 1 (got %d; 1 steps by -i)", r.Factor)
+		return Usagef("{StepFactor} must be at least 1 (got %d; 1 steps by {StepBytes})", r.Factor)
 	}
 	for _, b := range []struct {
 		name string
 		v    int
-	}{{"-I", r.IterTiming}, {"-C", r.CPUTime}, {"-S", r.Timestamps}, {"-y", r.StreamNull}, {"-M", r.MemoryReport}, {"-p", r.Parallel}} {
+	}{{"{IterTiming}", r.IterTiming}, {"{CPUTime}", r.CPUTime}, {"{Timestamps}", r.Timestamps}, {"{StreamNull}", r.StreamNull}, {"{MemoryReport}", r.MemoryReport}, {"{Parallel}", r.Parallel}} {
 		if b.v != 0 && b.v != 1 {
 			return Usagef("%s must be 0 or 1 (got %d)", b.name, b.v)
 		}
@@ -62,9 +71,9 @@ func (r *SweepRequest) Validate() error {
 func checkCTAs(minCTAs, maxCTAs int) error {
 	switch {
 	case maxCTAs < 0 || minCTAs < 0:
-		return Usagef("--nccl-max-ctas and --nccl-min-ctas cannot be negative")
+		return Usagef("{MaxCTAs} and {MinCTAs} cannot be negative")
 	case maxCTAs > 0 && minCTAs > maxCTAs:
-		return Usagef("--nccl-min-ctas %d is above --nccl-max-ctas %d", minCTAs, maxCTAs)
+		return Usagef("{MinCTAs} %d is above {MaxCTAs} %d", minCTAs, maxCTAs)
 	}
 	return nil
 }
@@ -87,7 +96,7 @@ func (r *SweepRequest) Options(coll *bench.Collective, job JobRequest, opChanged
 		Estimate: r.Estimate,
 	}
 	var err error
-	if o.Timeout, err = Seconds("-T", job.Timeout); err != nil {
+	if o.Timeout, err = Seconds("{Timeout}", job.Timeout); err != nil {
 		return o, err
 	}
 	if o.Types, err = parseList(r.DType, numeric.AllTypes, numeric.ParseDataType); err != nil {

@@ -48,9 +48,7 @@ func writeAndFlush(ctx context.Context, rec *telemetry.Recorder, runErr error, l
 	err := write()
 	_, end := rec.Span(ctx, "write", writing)
 	end(time.Now(), err)
-	if ferr := rec.Close(errors.Join(runErr, err)); ferr != nil {
-		logf("telemetry: %v", ferr)
-	}
+	closeTelemetry(rec, errors.Join(runErr, err), logf)
 	return err
 }
 

@@ -46,7 +46,7 @@ func (t *TrafficRequest) Load(ctx context.Context, limit int64) error {
 	}
 	if t.MoE != "" && t.routingFile() {
 		if t.histogram, err = fileio.Read(ctx, t.Routing, limit); err != nil {
-			return inputError("--routing", t.Routing, err)
+			return inputError("{Routing}", t.Routing, err)
 		}
 	}
 	t.loaded = true
@@ -94,12 +94,13 @@ func (t *TrafficRequest) read(path string, loaded []byte) ([]byte, error) {
 }
 
 // FromEnv fills what the caller did not give (given says which settings
-// were) from nccl-tests' variables of the same meaning.
+// were, by their names: Spread, Scale, Matrix, RankSummary) from
+// nccl-tests' variables of the same meaning.
 func (t *TrafficRequest) FromEnv(given func(name string) bool, getenv func(string) string) error {
 	for _, v := range []struct {
 		name, env string
 		dst       *float64
-	}{{"spread", "NCCL_TESTS_ALLTOALLV_SPREAD", &t.Spread}, {"matrix-scale", "NCCL_TESTS_ALLTOALLV_MATRIX_SCALE", &t.Scale}} {
+	}{{"Spread", "NCCL_TESTS_ALLTOALLV_SPREAD", &t.Spread}, {"Scale", "NCCL_TESTS_ALLTOALLV_MATRIX_SCALE", &t.Scale}} {
 		if s := getenv(v.env); s != "" && !given(v.name) {
 			f, err := EnvFloat(v.env, s)
 			if err != nil {
@@ -108,10 +109,10 @@ func (t *TrafficRequest) FromEnv(given func(name string) bool, getenv func(strin
 			*v.dst = f
 		}
 	}
-	if s := getenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE"); s != "" && !given("matrix") {
+	if s := getenv("NCCL_TESTS_ALLTOALLV_MATRIX_FILE"); s != "" && !given("Matrix") {
 		t.Matrix = s
 	}
-	if s := getenv("NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY"); s != "" && !given("rank-summary") {
+	if s := getenv("NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY"); s != "" && !given("RankSummary") {
 		n, err := strconv.Atoi(s)
 		if err != nil {
 			return Usagef("NCCL_TESTS_ALLTOALLV_PRINT_SUMMARY=%q is not an integer", s)
@@ -133,10 +134,10 @@ func (t *TrafficRequest) DrawCount(iters int) int {
 func (t *TrafficRequest) RoutingOf() (*bench.Routing, error) {
 	var experts, topK int
 	if _, err := fmt.Sscanf(t.MoE, "%d,%d", &experts, &topK); err != nil || fmt.Sprintf("%d,%d", experts, topK) != t.MoE {
-		return nil, Usagef("--moe %q: want EXPERTS,TOPK, e.g. 64,2", t.MoE)
+		return nil, Usagef("{MoE} %q: want EXPERTS,TOPK, e.g. 64,2", t.MoE)
 	}
 	if err := bench.CheckShape(experts, topK); err != nil {
-		return nil, Usagef("--moe: %v", err)
+		return nil, Usagef("{MoE}: %v", err)
 	}
 	r := &bench.Routing{Experts: experts, TopK: topK, Tokens: t.Tokens, Hidden: t.Hidden, Name: t.Routing, Seed: t.Seed}
 	switch name, arg, _ := strings.Cut(t.Routing, ":"); {
@@ -145,7 +146,7 @@ func (t *TrafficRequest) RoutingOf() (*bench.Routing, error) {
 	case name == "zipf":
 		s, err := strconv.ParseFloat(arg, 64)
 		if err != nil || s < 0 || !Finite(s) {
-			return nil, Usagef("--routing %q: want zipf:S with a skew S ≥ 0", t.Routing)
+			return nil, Usagef("{Routing} %q: want zipf:S with a skew S ≥ 0", t.Routing)
 		}
 		r.Weights = bench.ZipfWeights(experts, s)
 	default:
@@ -154,17 +155,17 @@ func (t *TrafficRequest) RoutingOf() (*bench.Routing, error) {
 			r.Weights, err = bench.ReadRoutingHistogram(bytes.NewReader(data), t.Routing)
 		}
 		if err != nil {
-			return nil, Usagef("--routing: %v (want uniform, zipf:S or a histogram file)", err)
+			return nil, Usagef("{Routing}: %v (want uniform, zipf:S or a histogram file)", err)
 		}
 	}
 	if len(r.Weights) != experts {
-		return nil, Usagef("--routing %s has %d experts; --moe says %d", t.Routing, len(r.Weights), experts)
+		return nil, Usagef("{Routing} %s has %d experts; {MoE} says %d", t.Routing, len(r.Weights), experts)
 	}
 	switch {
 	case t.Tokens < 1 || t.Tokens > bench.MaxTokens:
-		return nil, Usagef("--tokens must be between 1 and %d (got %d)", bench.MaxTokens, t.Tokens)
+		return nil, Usagef("{Tokens} must be between 1 and %d (got %d)", bench.MaxTokens, t.Tokens)
 	case t.Draws < 0 || t.Draws > bench.MaxDraws:
-		return nil, Usagef("--draws must be between 1 and %d (got %d)", bench.MaxDraws, t.Draws)
+		return nil, Usagef("{Draws} must be between 1 and %d (got %d)", bench.MaxDraws, t.Draws)
 	}
 	return r, nil
 }
@@ -173,7 +174,7 @@ func (t *TrafficRequest) RoutingOf() (*bench.Routing, error) {
 func (t *TrafficRequest) Pattern() (*bench.Traffic, error) {
 	if t.Matrix == "" {
 		if t.Spread < 0 || t.Spread > 1 || !Finite(t.Spread) {
-			return nil, Usagef("--spread must be between 0 and 1 (got %g)", t.Spread)
+			return nil, Usagef("{Spread} must be between 0 and 1 (got %g)", t.Spread)
 		}
 		return &bench.Traffic{Spread: t.Spread, Scale: 1}, nil
 	}
@@ -213,21 +214,17 @@ func (t *TrafficRequest) Apply(coll *bench.Collective, iters int) (*bench.Collec
 	return c, nil
 }
 
-// CheckMoE refuses, with a MoE layer's routing, the settings the routing
-// replaces or that cannot follow it; given says which the caller chose.
-func (r *SweepRequest) CheckMoE(given func(name string) bool) error {
-	for _, name := range []string{"spread", "matrix", "matrix-scale", "rank-summary", "minbytes", "maxbytes", "stepbytes", "stepfactor", "root"} {
-		if given(name) {
-			return Usagef("--%s does not apply with --moe: the routing sets who sends what", name)
-		}
-	}
+// CheckMoE refuses, with a MoE layer's routing, the settings that cannot
+// follow it. (Those the routing replaces, such as the sizes, are the
+// caller's to refuse where it knows which were given.)
+func (r *SweepRequest) CheckMoE() error {
 	switch {
 	case strings.EqualFold(r.DType, "all"):
-		return Usagef("--moe runs one data type; choose it with -d")
+		return Usagef("{MoE} runs one data type; choose it with {DataType}")
 	case r.Cycles != 1:
-		return Usagef("-N does not apply with --moe")
+		return Usagef("{Cycles} does not apply with {MoE}")
 	case r.Graph != 0:
-		return Usagef("-G does not apply with --moe: every call follows its own routing draw")
+		return Usagef("{Graph} does not apply with {MoE}: every call follows its own routing draw")
 	}
 	return nil
 }

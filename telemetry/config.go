@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/collbench/collbench/setting"
 )
 
 // The standard variables that turn export on; see the OpenTelemetry
@@ -50,11 +52,11 @@ func Check(endpoint string, getenv func(string) string) error {
 		}
 		u, err := url.Parse(value)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return fmt.Errorf("%s %q is not an http:// or https:// URL", name, value)
+			return setting.Errorf("%s %q is not an http:// or https:// URL", name, value)
 		}
 		return nil
 	}
-	if err := check("--otlp-endpoint", endpoint); err != nil {
+	if err := check("{OTLPEndpoint}", endpoint); err != nil {
 		return err
 	}
 	for _, v := range endpointVars {

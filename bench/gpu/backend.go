@@ -18,6 +18,7 @@ import (
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/cuda"
 	"github.com/collbench/collbench/nccl"
+	"github.com/collbench/collbench/setting"
 )
 
 // Backend opens NCCL communicators on the local GPUs.
@@ -58,7 +59,7 @@ func devices(s bench.Setup) ([]int, error) {
 			if v, ok := os.LookupEnv("CUDA_VISIBLE_DEVICES"); ok {
 				vis = fmt.Sprintf(" (CUDA_VISIBLE_DEVICES=%q)", v)
 			}
-			return nil, fmt.Errorf("GPU %d does not exist: %d GPU(s) visible%s; lower -g or pick other --devices", d, n, vis)
+			return nil, setting.Errorf("GPU %d does not exist: %d GPU(s) visible%s; lower {RanksPerProc} or pick other {Devices}", d, n, vis)
 		}
 	}
 	return devs, nil
@@ -243,9 +244,9 @@ func ctaPolicySupport(p int, v nccl.Version) error {
 	switch {
 	case p == 1 && v < nccl.V(2, 27, 0), p == 2 && v < nccl.V(2, 28, 0):
 		need := map[int]string{1: "2.27", 2: "2.28"}[p]
-		return fmt.Errorf("CTA policy %d (-x) needs NCCL %s or later; %s is loaded", p, need, v)
+		return setting.Errorf("CTA policy %d ({CTAPolicy}) needs NCCL %s or later; %s is loaded", p, need, v)
 	case p < 0 || p > 2:
-		return fmt.Errorf("CTA policy (-x) must be 0, 1 or 2 (got %d)", p)
+		return setting.Errorf("CTA policy ({CTAPolicy}) must be 0, 1 or 2 (got %d)", p)
 	}
 	return nil
 }
@@ -331,7 +332,7 @@ func (c *Comm) initComms(id nccl.UniqueID, s bench.Setup) error {
 // isolated run pass NCCL_SPLIT_NOCOLOR and are dropped.
 func (c *Comm) split(s bench.Setup) error {
 	if err := nccl.Has("ncclCommSplit"); err != nil {
-		return fmt.Errorf("groups (--group-size) need ncclCommSplit: %w", err)
+		return setting.Errorf("groups ({GroupSize}) need ncclCommSplit: %w", err)
 	}
 	// Inside the group NCCL writes the new handles only at its end.
 	pending := make([]*nccl.Pending, len(c.gpus))

@@ -1,9 +1,8 @@
 package gpu
 
 import (
-	"fmt"
-
 	"github.com/collbench/collbench/nccl"
+	"github.com/collbench/collbench/setting"
 )
 
 // register registers every GPU's send and receive buffers with its
@@ -18,7 +17,7 @@ func (c *Comm) register(mode int) error {
 			for _, p := range []uintptr{g.send, g.recv} {
 				h, err := g.comm.Register(p, size)
 				if err != nil {
-					return fmt.Errorf("-R 1: %w", err)
+					return setting.Errorf("{Register} 1: %w", err)
 				}
 				g.handles = append(g.handles, h)
 			}
@@ -46,7 +45,7 @@ func (c *Comm) register(mode int) error {
 			}
 		}
 		if err != nil {
-			return fmt.Errorf("-R 2: %w", err)
+			return setting.Errorf("{Register} 2: %w", err)
 		}
 	}
 	return nil

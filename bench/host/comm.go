@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/setting"
 )
 
 // Backend is the host backend. Its zero value joins the ranks of one host
@@ -88,13 +89,13 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 func checkMemory(s bench.Setup, t Transport) error {
 	const perRankBuffers = 3 // send, receive, and scratch at most as large
 	need := float64(s.BufBytes+s.Pad) * perRankBuffers * float64(s.LocalRanks)
-	what := fmt.Sprintf("-e %d bytes on %d ranks", s.BufBytes, s.LocalRanks)
-	hint := "; lower -e or -g"
+	what := fmt.Sprintf("{MaxBytes} %d bytes on %d ranks", s.BufBytes, s.LocalRanks)
+	hint := "; lower {MaxBytes} or {RanksPerProc}"
 	if links, bytes := segmentFootprint(s, t); links > 0 {
 		need += bytes
-		what = fmt.Sprintf("-e %d bytes on %d ranks, with %d shared-memory links of %d KiB,", s.BufBytes, s.LocalRanks,
+		what = fmt.Sprintf("{MaxBytes} %d bytes on %d ranks, with %d shared-memory links of %d KiB,", s.BufBytes, s.LocalRanks,
 			links, segmentSize(ringFor(s.Groups.Of(s.JobRanks)))>>10)
-		hint = "; lower -e or -g, or link the ranks over TCP"
+		hint = "; lower {MaxBytes} or {RanksPerProc}, or link the ranks over TCP"
 	}
 	return fitMemory(need, what, hint)
 }
@@ -129,7 +130,7 @@ func fitMemory(need float64, what, hint string) error {
 		room = fmt.Sprintf("the memory cgroup %s allows %.1f GiB more (limit %.1f GiB) and the machine has %.1f GiB available",
 			r.limitGroup, float64(r.left)/(1<<30), float64(r.limit)/(1<<30), float64(r.avail)/(1<<30))
 	}
-	return fmt.Errorf("%w: %s needs %.1f GiB but %s%s", bench.ErrTooLarge, what, need/(1<<30), room, hint)
+	return setting.Errorf("%w: %s needs %.1f GiB but %s%s", bench.ErrTooLarge, what, need/(1<<30), room, hint)
 }
 
 // Comm is the host backend's communicators for the local ranks.

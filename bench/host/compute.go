@@ -9,6 +9,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/setting"
 )
 
 // computeStream is a local rank's second stream: it runs the overlap
@@ -31,7 +32,7 @@ type workload struct {
 func (c *Comm) SetWorkload(w bench.Workload) error {
 	switch {
 	case w.Kind == bench.GEMM && w.Type != numeric.Float32:
-		return fmt.Errorf("the host backend multiplies float32 matrices (got %s); use -d float", w.Type)
+		return setting.Errorf("the host backend multiplies float32 matrices (got %s); use {DataType} float", w.Type)
 	case w.Kind == bench.Copy && w.Bytes <= 0:
 		return fmt.Errorf("copy size must be positive (got %d)", w.Bytes)
 	}

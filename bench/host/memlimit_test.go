@@ -95,7 +95,7 @@ func TestCheckMemoryCountsSegmentsAndCgroup(t *testing.T) {
 	if err := checkMemory(setup(100, 1024), TransportTCP); err != nil {
 		t.Errorf("-g 100 over TCP needs no segments: %v", err)
 	}
-	if err := checkMemory(setup(2, 1<<30), TransportAuto); err == nil || !strings.Contains(err.Error(), "-e 1073741824 bytes on 2 ranks") {
+	if err := checkMemory(setup(2, 1<<30), TransportAuto); err == nil || !strings.Contains(err.Error(), "MaxBytes 1073741824 bytes on 2 ranks") {
 		t.Errorf("-g 2 -e 1G: %v", err)
 	}
 	if err := checkMemory(setup(4, 1<<20), TransportAuto); err != nil {

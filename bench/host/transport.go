@@ -10,6 +10,8 @@ import (
 	"os"
 	"syscall"
 	"time"
+
+	"github.com/collbench/collbench/setting"
 )
 
 // Transport is how two ranks of one host exchange bytes.
@@ -129,7 +131,7 @@ func offerLink(ctx context.Context, c net.Conn, t Transport, groupSize int) (lin
 	var path string
 	var mem, nonce []byte
 	ring := ringFor(groupSize)
-	why := errors.New("--transport tcp")
+	why := setting.Errorf("{Transport} tcp")
 	if t != TransportTCP {
 		why = errors.New("the peer is in another network stack")
 		if sameStack(c) {
@@ -203,7 +205,7 @@ func answerLink(ctx context.Context, c net.Conn, t Transport) (link, error) {
 		if _, err := io.ReadFull(c, buf); err != nil {
 			return nil, err
 		}
-		why = errors.New("--transport tcp")
+		why = setting.Errorf("{Transport} tcp")
 		if t != TransportTCP {
 			mem, ring, why = openSegment(string(buf[:pathLen]), buf[pathLen:])
 		}

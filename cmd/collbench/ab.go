@@ -51,7 +51,7 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	err := f.run(ctx, fs.Args(), stdout, stderr)
 	if err != nil && !printed(err) {
-		fmt.Fprintf(stderr, "collbench ab: %v\n", err)
+		fmt.Fprintf(stderr, "collbench ab: %s\n", errText(err))
 	}
 	return exitCode(err)
 }
@@ -103,7 +103,7 @@ func (f *abFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Wri
 		}
 	}
 	out, err := ab.Run(ctx, ab.Options{Exe: exe, Command: sweep, Arms: arms, Rounds: f.rounds, Env: os.Environ(),
-		Rank: j.Rank, Size: j.Size, Addr: j.Addr, Group: j, LogDir: f.logs, Emit: say})
+		Rank: j.Rank, Size: j.Size, Addr: j.Addr, Group: j, LogDir: f.logs, Emit: say, Probe: abProbe, Place: abPlace})
 	if err != nil {
 		return err
 	}
@@ -211,4 +211,26 @@ func checkArmSweep(coll *bench.Collective, sweep, armArgs []string, procs int) e
 	}
 	_, err = o.Validate(procs * fl.Threads * fl.NGPUs)
 	return err
+}
+
+// abProbe asks a process which NCCL it loads: collbench doctor's JSON.
+func abProbe(lib string) []string {
+	args := []string{"doctor", "--json"}
+	if lib != "" {
+		args = append(args, "--nccl-lib", lib)
+	}
+	return args
+}
+
+// abPlace joins a round's sweep to its arm's rendezvous and names the
+// run document it writes.
+func abPlace(rendezvous, document string) []string {
+	var args []string
+	if rendezvous != "" {
+		args = append(args, "--rendezvous", rendezvous)
+	}
+	if document != "" {
+		args = append(args, "-J", document)
+	}
+	return args
 }

@@ -17,7 +17,7 @@ import (
 func runCollective(ctx context.Context, name string, args []string, stdout, stderr io.Writer) int {
 	coll, err := bench.LookupCollective(name)
 	if err != nil {
-		fmt.Fprintf(stderr, "collbench: %v\n", err)
+		fmt.Fprintf(stderr, "collbench: %s\n", errText(err))
 		return exitUsage
 	}
 	return runMeasuring(ctx, newFlags(coll), "collbench "+coll.Name+" [flags]", args, stdout, stderr)

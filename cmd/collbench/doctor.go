@@ -25,7 +25,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	d, err := run.Diagnose(*ncclLib)
 	if err != nil {
-		fmt.Fprintf(stderr, "collbench doctor: %v\n", err)
+		fmt.Fprintf(stderr, "collbench doctor: %s\n", errText(err))
 		return exitFailure
 	}
 	if ctx.Err() != nil {
@@ -33,11 +33,11 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	if *asJSON {
 		if err := encodeJSON(stdout, d); err != nil {
-			fmt.Fprintf(stderr, "collbench doctor: %v\n", err)
+			fmt.Fprintf(stderr, "collbench doctor: %s\n", errText(err))
 			return exitFailure
 		}
 	} else {
-		d.WriteText(stdout)
+		spelledText(stdout, d.WriteText)
 	}
 	if len(d.Missing) > 0 {
 		fmt.Fprintf(stderr, "collbench doctor: %s; measuring commands will run on the host backend\n", d.Missing[0])

@@ -64,7 +64,7 @@ func (e *exportFlags) write(ctx context.Context, doc *document.Profile, cmd stri
 	}
 	if failed := export.Failures(err); len(failed) > 0 && ctx.Err() == nil {
 		for _, t := range failed {
-			fmt.Fprintf(stderr, "collbench %s: %v\n", cmd, t)
+			fmt.Fprintf(stderr, "collbench %s: %s\n", cmd, errText(t))
 		}
 		return errExportFailed
 	}

@@ -34,17 +34,17 @@ type jobFlags struct {
 	quiet bool
 }
 
-// register adds the long-named job flags; -g and -T are registered by
-// each command where its help lists them.
+// register adds the long-named job flags, with the library's defaults
+// (run.DefaultJobRequest, which the command set before registering -g
+// and -T where its help lists them).
 func (j *jobFlags) register(fs *pflag.FlagSet) {
-	j.Layout = "consecutive"
-	fs.StringVar(&j.Backend, "backend", "auto", "auto, nccl or host")
-	fs.StringVar(&j.NCCLLib, "nccl-lib", "", "libnccl.so.2 to load, or its folder (also COLLBENCH_NCCL_LIB)")
-	fs.StringVar(&j.Transport, "transport", "auto", "host backend, ranks of one host: auto (shared memory where it can be shared, else TCP), tcp or shm")
+	fs.StringVar(&j.Backend, "backend", j.Backend, "auto, nccl or host")
+	fs.StringVar(&j.NCCLLib, "nccl-lib", j.NCCLLib, "libnccl.so.2 to load, or its folder (also COLLBENCH_NCCL_LIB)")
+	fs.StringVar(&j.Transport, "transport", j.Transport, "host backend, ranks of one host: auto (shared memory where it can be shared, else TCP), tcp or shm")
 	fs.StringVar(&j.Devices, "devices", "", "GPU of each local rank, comma-separated (repeats allowed where NCCL permits); default NCCL_TESTS_DEVICE+i or 0..g-1")
 	fs.StringVar(&j.Rendezvous, "rendezvous", "", "host:port rank 0 hosts the job's rendezvous at (default MASTER_ADDR:MASTER_PORT, the first Slurm node, or this host)")
-	fs.IntVar(&j.GroupSize, "group-size", 0, "split the job into groups of this many ranks, each its own communicator (default: one group of all ranks)")
-	fs.StringVar(&j.Layout, "layout", "consecutive", "group layout: consecutive (adjacent ranks) or strided (ranks world/group-size apart)")
+	fs.IntVar(&j.GroupSize, "group-size", j.GroupSize, "split the job into groups of this many ranks, each its own communicator (default: one group of all ranks)")
+	fs.StringVar(&j.Layout, "layout", j.Layout, "group layout: consecutive (adjacent ranks) or strided (ranks world/group-size apart)")
 	fs.BoolVar(&j.Isolated, "isolated", false, "run only the first group; the other ranks wait")
 	fs.StringVar(&j.OTLPEndpoint, "otlp-endpoint", "", "send metrics and spans over OTLP/HTTP to this collector, e.g. http://localhost:4318 (default OTEL_EXPORTER_OTLP_ENDPOINT; nothing is sent when neither is set)")
 	fs.BoolVarP(&j.quiet, "quiet", "q", false, "no progress on stderr (it is shown only when stderr is a terminal)")
@@ -86,26 +86,25 @@ var unsupportedFlags = []struct {
 }
 
 func newFlags(coll *bench.Collective) *flags {
-	f := &flags{coll: coll, fs: newFlagSet(coll.Name)}
+	f := &flags{coll: coll, fs: newFlagSet(coll.Name), SweepRequest: run.DefaultSweepRequest(), jobFlags: jobFlags{JobRequest: run.DefaultJobRequest()}}
 	fs, r := f.fs, &f.SweepRequest
-	r.MinBytes, r.MaxBytes, r.StepBytes = 32<<20, 32<<20, 1<<20
-	fs.IntVarP(&f.Threads, "nthreads", "t", 1, "threads per process, each with -g GPUs: ranks = processes × threads × GPUs")
-	fs.IntVarP(&f.NGPUs, "ngpus", "g", 1, "GPUs (ranks) per process")
+	fs.IntVarP(&f.Threads, "nthreads", "t", f.Threads, "threads per process, each with -g GPUs: ranks = processes × threads × GPUs")
+	fs.IntVarP(&f.NGPUs, "ngpus", "g", f.NGPUs, "GPUs (ranks) per process")
 	fs.VarP(size(&r.MinBytes), "minbytes", "b", "minimum size in bytes (K, M, G suffixes are binary)")
 	fs.VarP(size(&r.MaxBytes), "maxbytes", "e", "maximum size in bytes")
 	fs.VarP(size(&r.StepBytes), "stepbytes", "i", "size increment when the step factor is 1")
-	fs.Int64VarP(&r.Factor, "stepfactor", "f", 1, "size multiplier (an integer; 1 = use -i)")
-	fs.IntVarP(&r.Iters, "iters", "n", 20, "timed iterations per size")
-	fs.IntVarP(&r.Warmup, "warmup_iters", "w", 1, "warm-up iterations per power-of-two size")
-	fs.IntVarP(&r.Agg, "agg_iters", "m", 1, "calls aggregated into one group per iteration")
-	fs.IntVarP(&r.Cycles, "run_cycles", "N", 1, "times to repeat the sweep (0 = until interrupted)")
-	fs.IntVarP(&r.Check, "check", "c", 1, "verification passes per size (0 = none; #wrong prints N/A)")
-	fs.StringVarP(&r.Op, "op", "o", "sum", "reduction: sum, prod, max, min, avg, mulsum or all")
-	fs.StringVarP(&r.DType, "datatype", "d", "float", "type: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2, or all")
-	fs.IntVarP(&r.Root, "root", "r", 0, "root rank (-1 = every root in turn)")
-	fs.IntVarP(&r.Blocking, "blocking", "z", 0, "0 async; 1 sync+barrier per call; 2 sync per call; 3 sync per call, barrier per iteration outside the time")
-	fs.IntVarP(&r.Graph, "cudagraph", "G", 0, "capture iterations in a CUDA graph and launch it this many times")
-	fs.IntVarP(&r.Average, "average", "a", 1, "combine times across processes: 0 rank 0, 1 mean, 2 min, 3 max")
+	fs.Int64VarP(&r.Factor, "stepfactor", "f", r.Factor, "size multiplier (an integer; 1 = use -i)")
+	fs.IntVarP(&r.Iters, "iters", "n", r.Iters, "timed iterations per size")
+	fs.IntVarP(&r.Warmup, "warmup_iters", "w", r.Warmup, "warm-up iterations per power-of-two size")
+	fs.IntVarP(&r.Agg, "agg_iters", "m", r.Agg, "calls aggregated into one group per iteration")
+	fs.IntVarP(&r.Cycles, "run_cycles", "N", r.Cycles, "times to repeat the sweep (0 = until interrupted)")
+	fs.IntVarP(&r.Check, "check", "c", r.Check, "verification passes per size (0 = none; #wrong prints N/A)")
+	fs.StringVarP(&r.Op, "op", "o", r.Op, "reduction: sum, prod, max, min, avg, mulsum or all")
+	fs.StringVarP(&r.DType, "datatype", "d", r.DType, "type: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2, or all")
+	fs.IntVarP(&r.Root, "root", "r", r.Root, "root rank (-1 = every root in turn)")
+	fs.IntVarP(&r.Blocking, "blocking", "z", r.Blocking, "0 async; 1 sync+barrier per call; 2 sync per call; 3 sync per call, barrier per iteration outside the time")
+	fs.IntVarP(&r.Graph, "cudagraph", "G", r.Graph, "capture iterations in a CUDA graph and launch it this many times")
+	fs.IntVarP(&r.Average, "average", "a", r.Average, "combine times across processes: 0 rank 0, 1 mean, 2 min, 3 max")
 	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a call may take before the run is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)")
 	fs.IntVarP(&r.CPUTime, "report_cputime", "C", 0, "report host enqueue time instead of completion time")
 	fs.StringVarP(&f.jsonFile, "output_file", "J", "", "also write the results as JSON to this file")
@@ -158,7 +157,7 @@ func (f *flags) check() error {
 		return usagef("-r %d: %s has no root (-r applies to broadcast, reduce, gather and scatter)", f.Root, f.coll.Name)
 	}
 	if t := f.Traffic; t != nil {
-		if err := t.FromEnv(f.fs.Changed, os.Getenv); err != nil {
+		if err := t.FromEnv(changed(f.fs), os.Getenv); err != nil {
 			return err
 		}
 		if err := routingOnlyWithMoE(f.fs, t.MoE); err != nil {
@@ -232,5 +231,13 @@ func (f *flags) checkMoE() error {
 	if f.format == "csv" {
 		return usagef("--format csv is not available with --moe (table or json)")
 	}
-	return f.CheckMoE(f.fs.Changed)
+	for _, name := range moeReplaces {
+		if f.fs.Changed(name) {
+			return usagef("--%s does not apply with --moe: the routing sets who sends what", name)
+		}
+	}
+	return f.CheckMoE()
 }
+
+// moeReplaces are the flags whose settings a MoE layer's routing replaces.
+var moeReplaces = []string{"spread", "matrix", "matrix-scale", "rank-summary", "minbytes", "maxbytes", "stepbytes", "stepfactor", "root"}

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"reflect"
 	"testing"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/run"
 )
 
 // Every floating-point flag and variable refuses NaN and infinities, and
@@ -42,5 +46,28 @@ func TestNonFiniteAndRangeRefused(t *testing.T) {
 			}
 			expectUsageError(t, tt.args, tt.want)
 		})
+	}
+}
+
+// The flags' defaults are the libraries': a command line without flags
+// asks for what a Go program gets from run.DefaultJobRequest,
+// run.DefaultSweepRequest and run.DefaultHealthRequest.
+func TestFlagDefaultsAreTheLibrarys(t *testing.T) {
+	allreduce, _ := bench.LookupCollective("allreduce")
+	f := newFlags(allreduce)
+	if err := f.fs.Parse(nil); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(f.SweepRequest, run.DefaultSweepRequest()) {
+		t.Errorf("a collective's flags default to %+v; the library's defaults are %+v", f.SweepRequest, run.DefaultSweepRequest())
+	}
+	for name, job := range map[string]run.JobRequest{"allreduce": f.JobRequest, "health": newHealthFlags().JobRequest,
+		"overlap": newOverlapFlags().JobRequest, "profile": newProfileFlags().JobRequest} {
+		if job != run.DefaultJobRequest() {
+			t.Errorf("%s's job flags default to %+v; the library's defaults are %+v", name, job, run.DefaultJobRequest())
+		}
+	}
+	if h := newHealthFlags(); !reflect.DeepEqual(h.HealthRequest, run.DefaultHealthRequest()) {
+		t.Errorf("health's flags default to %+v; the library's defaults are %+v", h.HealthRequest, run.DefaultHealthRequest())
 	}
 }

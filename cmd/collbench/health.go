@@ -45,7 +45,8 @@ func newHealthFlags() *healthFlags {
 	fs.StringVar(&r.RackPattern, "rack-pattern", "", "host-name pattern whose one group is the rack, e.g. '^(r[0-9]+)-' (default: SLURM_TOPOLOGY_ADDR's leaf switch, where set)")
 	fs.BoolVar(&f.judge, "judge", false, "also judge each level against the link it crosses and the published figures for this system; a node's or the job's all-reduce LOW against a published figure is flagged (docs/judge.md)")
 	fs.StringArrayVar(&f.references, "references", nil, "a site's reference table (JSON, as 'collbench references --json' prints) used beside the built-in one; repeat for more (implies --judge)")
-	fs.IntVarP(&f.NGPUs, "ngpus", "g", 1, "GPUs (ranks) per process")
+	f.JobRequest = run.DefaultJobRequest()
+	fs.IntVarP(&f.NGPUs, "ngpus", "g", f.NGPUs, "GPUs (ranks) per process")
 	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a call may take before the check is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)")
 	f.jobFlags.register(fs)
 	for _, name := range []string{"group-size", "layout", "isolated"} {
@@ -108,7 +109,7 @@ func (f *healthFlags) measure(ctx context.Context, j *run.Job, argv []string, st
 		Write: func(doc *document.Health, runErr error) error {
 			bar.Clear()
 			if f.format == "table" && runErr == nil {
-				report.Health(stdout, doc)
+				report.Health(spelling{stdout}, doc)
 			}
 			if err := emitJSON(ctx, f.format, f.jsonFile, stdout, doc.Encode); err != nil || f.heatmap == "" || runErr != nil {
 				return err

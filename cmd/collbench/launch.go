@@ -38,7 +38,7 @@ func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	o, err := lf.options(fs.Args())
 	if err != nil {
-		fmt.Fprintf(stderr, "collbench launch: %v\n", err)
+		fmt.Fprintf(stderr, "collbench launch: %s\n", errText(err))
 		return exitCode(err)
 	}
 	o.Stdout, o.Stderr = stdout, stderr

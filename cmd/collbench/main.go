@@ -184,7 +184,7 @@ func fileCommand(fs *pflag.FlagSet, args []string, synopsis string, stdout, stde
 	}
 	err := body()
 	if err != nil && !printed(err) {
-		fmt.Fprintf(stderr, "collbench %s: %v\n", fs.Name(), err)
+		fmt.Fprintf(stderr, "collbench %s: %s\n", fs.Name(), errText(err))
 	}
 	return exitCode(err)
 }
@@ -218,6 +218,6 @@ func parseWith(fs *pflag.FlagSet, parse func() error, synopsis string, stdout, s
 		fmt.Fprintf(stdout, "Usage: %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
 		return exitOK, true
 	}
-	fmt.Fprintf(stderr, "collbench %s: %v\n", fs.Name(), err)
+	fmt.Fprintf(stderr, "collbench %s: %s\n", fs.Name(), errText(err))
 	return exitUsage, true
 }

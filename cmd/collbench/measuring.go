@@ -15,6 +15,7 @@ import (
 	"github.com/collbench/collbench/libpath"
 	"github.com/collbench/collbench/nccl"
 	"github.com/collbench/collbench/run"
+	"github.com/collbench/collbench/setting"
 	"github.com/spf13/pflag"
 )
 
@@ -60,7 +61,7 @@ func runMeasuring(ctx context.Context, m measurer, synopsis string, args []strin
 	}
 	cmd := fs.Name()
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "collbench %s: %v\n", cmd, err)
+		fmt.Fprintf(stderr, "collbench %s: %s\n", cmd, errText(err))
 		return exitCode(err)
 	}
 	s, err := jf.settings()
@@ -68,7 +69,7 @@ func runMeasuring(ctx context.Context, m measurer, synopsis string, args []strin
 		return fail(err)
 	}
 	j, err := run.NewJob(s, os.Getenv, func(format string, a ...any) {
-		fmt.Fprintf(stderr, "collbench %s: %s\n", cmd, fmt.Sprintf(format, a...))
+		fmt.Fprintf(stderr, "collbench %s: %s\n", cmd, setting.Marks(fmt.Sprintf(format, a...), flagOf))
 	})
 	if err != nil {
 		return fail(err)

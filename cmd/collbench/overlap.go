@@ -39,7 +39,8 @@ func newOverlapFlags() *overlapFlags {
 	fs.Float64Var(&r.Cover, "cover", 4, "the covering side runs this many times longer than the measured one")
 	fs.Float64Var(&r.Target, "target", 0.5, "seconds the measured side runs in each overlapped phase")
 	fs.StringVar(&r.Preset, "preset", "", "galvatron: Galvatron's probe (fp32 1024×4096×4096 GEMM against a 64 MiB fp32 all-reduce)")
-	fs.IntVarP(&f.NGPUs, "ngpus", "g", 1, "GPUs (ranks) per process")
+	f.JobRequest = run.DefaultJobRequest()
+	fs.IntVarP(&f.NGPUs, "ngpus", "g", f.NGPUs, "GPUs (ranks) per process")
 	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a phase may take before the run is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)")
 	fs.StringVar(&r.CommPriority, "comm-priority", "normal", "stream priority of the collectives against the compute: normal or high (nccl backend)")
 	fs.IntVar(&r.MaxCTAs, "nccl-max-ctas", 0, "NCCL config maxCTAs: at most this many CTAs (channels) per collective (nccl backend; 0 = NCCL's default)")
@@ -54,7 +55,7 @@ func newOverlapFlags() *overlapFlags {
 func (f *overlapFlags) flags() (*pflag.FlagSet, *jobFlags) { return f.fs, &f.jobFlags }
 
 func (f *overlapFlags) check() error {
-	if err := f.OverlapRequest.Validate(f.fs.Changed); err != nil {
+	if err := f.OverlapRequest.Validate(changed(f.fs)); err != nil {
 		return err
 	}
 	if f.galvatron != "" && len(f.GEMMs) == 0 && len(f.Copies) > 0 && f.Preset == "" {

@@ -100,7 +100,7 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	if f.format == "json" {
 		return encodeJSON(stdout, p)
 	}
-	report.PredictTable(stdout, p, mc)
+	report.PredictTable(spelling{stdout}, p, mc)
 	return nil
 }
 
