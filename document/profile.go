@@ -248,18 +248,20 @@ func (p *Profile) Curve(op string, n int, layout string) (*ProfileCurve, error) 
 	return nil, fmt.Errorf("the profile has no %s curve over %d ranks (%s); profile with that collective and group size", op, n, layout)
 }
 
-// P2PCurve is the point-to-point curve of n ranks: the pipeline chain
-// (what pipeline parallelism and Galvatron's probe send), or, in a profile
-// taken without it, send/recv's ring.
+// P2PCurve is the point-to-point curve of n ranks: the first of
+// model.P2POps the profile measured. The error is the first's.
 func (p *Profile) P2PCurve(n int, layout string) (*ProfileCurve, error) {
-	c, err := p.Curve("pipeline", n, layout)
-	if err == nil {
-		return c, nil
+	var first error
+	for _, op := range model.P2POps {
+		c, err := p.Curve(op, n, layout)
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
 	}
-	if ring, rerr := p.Curve("sendrecv", n, layout); rerr == nil {
-		return ring, nil
-	}
-	return nil, err
+	return nil, first
 }
 
 // Encode writes the profile as indented JSON.

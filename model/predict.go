@@ -103,6 +103,12 @@ type Network interface {
 // expert-parallel traffic uses it where the network has one.
 const RoutedAllToAll = "alltoallv:routed"
 
+// P2POps are the curves a point-to-point cost is read from, best first:
+// the pipeline chain (what pipeline parallelism and Galvatron's probe
+// send), else, in a profile taken without it, send/recv's ring, which
+// moves the same bytes per link.
+var P2POps = []string{"pipeline", "sendrecv"}
+
 // Machine is what a prediction knows of the hardware: the network, the
 // slowdowns when compute and communication overlap, and the compute rate.
 type Machine struct {
@@ -265,7 +271,7 @@ func Predict(m Transformer, t Training, s Strategy, mc Machine) (Prediction, err
 		if s.SP {
 			bytes /= float64(s.TP)
 		}
-		add(Traffic{Dim: "PP", Coll: "pipeline", Group: s.PP, Layout: "strided", Calls: 2 * mb, Bytes: bytes})
+		add(Traffic{Dim: "PP", Coll: P2POps[0], Group: s.PP, Layout: "strided", Calls: 2 * mb, Bytes: bytes})
 	}
 	if s.EP > 1 {
 		// Dispatch and combine in forward, and again in backward.
@@ -287,11 +293,12 @@ func Predict(m Transformer, t Training, s Strategy, mc Machine) (Prediction, err
 				c, err, tr.Coll = routed, nil, "alltoallv"
 			}
 		}
-		if err != nil && tr.Coll == "pipeline" {
-			// A profile taken without the pipeline chain: send/recv's
-			// ring moves the same bytes per link.
-			if ring, rerr := mc.Net.Curve("sendrecv", tr.Group, tr.Layout); rerr == nil {
-				c, err, tr.Coll = ring, nil, "sendrecv"
+		if err != nil && tr.Coll == P2POps[0] {
+			for _, op := range P2POps[1:] {
+				if other, oerr := mc.Net.Curve(op, tr.Group, tr.Layout); oerr == nil {
+					c, err, tr.Coll = other, nil, op
+					break
+				}
 			}
 		}
 		if err != nil {

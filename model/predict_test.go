@@ -10,14 +10,18 @@ import (
 // flatNet is a network where every call takes 10 µs plus 1 µs per kB,
 // whatever the collective, group size or layout.
 type flatNet struct {
-	asked  []string
-	routed bool // has a routed all-to-all curve
+	asked   []string
+	routed  bool            // has a routed all-to-all curve
+	missing map[string]bool // collectives it has no curve of
 }
 
 func (n *flatNet) Curve(op string, size int, layout string) (*Curve, error) {
 	n.asked = append(n.asked, fmt.Sprintf("%s/%d/%s", op, size, layout))
 	if op == RoutedAllToAll && !n.routed {
 		return nil, fmt.Errorf("no routed curve")
+	}
+	if n.missing[op] {
+		return nil, fmt.Errorf("no %s curve", op)
 	}
 	var pts []Point
 	for s := 1e3; s <= 1e9; s *= 4 {
@@ -277,6 +281,39 @@ func TestPredictRoutedAllToAll(t *testing.T) {
 		}
 		if !found {
 			t.Fatal("no EP traffic")
+		}
+	}
+}
+
+// Pipeline traffic is timed on the pipeline chain, else on send/recv's
+// ring, else not at all: the error names the chain.
+func TestPredictPipelineFallsBack(t *testing.T) {
+	for _, c := range []struct {
+		missing []string
+		want    string // the collective PP is timed on; "" for an error
+	}{
+		{nil, "pipeline"},
+		{[]string{"pipeline"}, "sendrecv"},
+		{[]string{"pipeline", "sendrecv"}, ""},
+	} {
+		net := &flatNet{missing: map[string]bool{}}
+		for _, op := range c.missing {
+			net.missing[op] = true
+		}
+		p, err := Predict(tiny, Training{Seq: 16, MicroBatch: 1, GlobalBatch: 8, Bytes: 2}, Strategy{DP: 1, TP: 1, PP: 2, EP: 1}, Machine{Net: net})
+		if c.want == "" {
+			if err == nil || !strings.Contains(err.Error(), "no pipeline curve") {
+				t.Errorf("without %v: %v, want the chain's error", c.missing, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("without %v: %v", c.missing, err)
+		}
+		for _, tr := range p.Traffic {
+			if tr.Dim == "PP" && (tr.Coll != c.want || tr.Time <= 0) {
+				t.Errorf("without %v: PP timed on %s (%g), want %s", c.missing, tr.Coll, tr.Time, c.want)
+			}
 		}
 	}
 }
