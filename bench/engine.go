@@ -270,7 +270,7 @@ func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 	if o.Graph > 0 {
 		return e.graphLoop(ctx, op)
 	}
-	if o.Blocking == 0 {
+	if o.Blocking == Async {
 		e.Comm.IterTimes() // drop anything recorded by untimed calls
 		record := o.PerIteration(e.Comm.Capabilities())
 		deltaSec, cpuSec, err = e.clocked(ctx, op, calls, func() error {
@@ -293,7 +293,7 @@ func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 			if err := e.launch(ctx, Batch{Op: op, Iters: 1, Agg: 1, FirstIter: it*o.Agg + a}, size); err != nil {
 				return 0, 0, nil, err
 			}
-			if o.Blocking == 1 {
+			if o.Blocking == SyncBarrierPerCall {
 				if err := e.peers().Barrier(ctx); err != nil {
 					return 0, 0, nil, err
 				}
@@ -301,7 +301,7 @@ func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 		}
 		d := time.Since(t0)
 		samples[it] = d.Seconds() * 1e6 / float64(o.Agg)
-		if o.Blocking == 3 {
+		if o.Blocking == SyncPerCallBarrierPerIter {
 			collOnly += d
 			if err := e.peers().Barrier(ctx); err != nil {
 				return 0, 0, nil, err
@@ -309,7 +309,7 @@ func (e *Engine) timedLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 		}
 	}
 	total := time.Since(start)
-	if o.Blocking == 3 {
+	if o.Blocking == SyncPerCallBarrierPerIter {
 		total = collOnly
 	}
 	return total.Seconds() / float64(calls), total.Seconds() / float64(calls), samples, nil
@@ -378,22 +378,23 @@ func (e *Engine) active() bool { return len(e.Comm.Devices()) > 0 }
 func (e *Engine) combineTime(ctx context.Context, v []float64) ([]float64, error) {
 	active := e.active()
 	switch e.Opts.Average {
-	case 0: // rank 0's value; rank 0 is always measured
+	case AverageRank0: // rank 0 is always measured
 		if e.peers().Proc() != 0 {
 			v = make([]float64, len(v))
 		}
 		return e.peers().AllReduce(ctx, v, ReduceSum)
-	case 2:
+	case AverageMin:
 		if !active {
 			v = fillOf(len(v), math.Inf(1))
 		}
 		return e.peers().AllReduce(ctx, v, ReduceMin)
-	case 3:
+	case AverageMax:
 		if !active {
 			v = fillOf(len(v), 0)
 		}
 		return e.peers().AllReduce(ctx, v, ReduceMax)
 	}
+	// AverageMean: the processes that measured, each once.
 	w := append([]float64{}, v...)
 	w = append(w, 1)
 	if !active {

@@ -9,6 +9,34 @@ import (
 	"github.com/collbench/collbench/setting"
 )
 
+// Blocking is when the host waits for the calls it times (nccl-tests'
+// -z); the numbers are nccl-tests'.
+type Blocking int
+
+const (
+	// Async enqueues an iteration's calls and waits once, at the end.
+	Async Blocking = iota
+	// SyncBarrierPerCall waits for each call and then meets the other
+	// processes at a barrier.
+	SyncBarrierPerCall
+	// SyncPerCall waits for each call, with no barrier.
+	SyncPerCall
+	// SyncPerCallBarrierPerIter waits for each call and meets the others
+	// after each iteration, outside the time.
+	SyncPerCallBarrierPerIter
+)
+
+// Average is how the processes' times combine into the one reported
+// (nccl-tests' -a); the numbers are nccl-tests'.
+type Average int
+
+const (
+	AverageRank0 Average = iota // the time of the process holding rank 0
+	AverageMean                 // the mean over the processes
+	AverageMin                  // the fastest process's
+	AverageMax                  // the slowest process's
+)
+
 // Options are the engine's settings for one run, mirroring nccl-tests' flags.
 type Options struct {
 	Coll     *Collective
@@ -21,9 +49,9 @@ type Options struct {
 	Types    []numeric.DataType
 	Ops      []numeric.RedOp // ignored by collectives that do not reduce
 	Root     int             // -r, -1 = every root in turn
-	Blocking int             // -z
+	Blocking Blocking        // -z
 	Graph    int             // -G, CUDA graph launches (0 = off)
-	Average  int             // -a: 0 rank 0, 1 mean, 2 min, 3 max
+	Average  Average         // -a
 	CPUTime  bool            // -C
 	// Skip are the type and operator pairs left out of Types × Ops: the
 	// backend cannot run them and they came from "all".
@@ -66,11 +94,11 @@ func (o Options) Validate(nranks int) (Options, error) {
 		return o, setting.Errorf("run cycles ({Cycles}) cannot be negative (got %d)", o.Cycles)
 	case o.Check < 0:
 		return o, setting.Errorf("check passes ({Check}) cannot be negative (got %d)", o.Check)
-	case o.Blocking < 0 || o.Blocking > 3:
+	case o.Blocking < Async || o.Blocking > SyncPerCallBarrierPerIter:
 		return o, setting.Errorf("blocking mode ({Blocking}) must be 0, 1, 2 or 3 (got %d)", o.Blocking)
 	case o.Graph < 0:
 		return o, setting.Errorf("graph launches ({Graph}) cannot be negative (got %d)", o.Graph)
-	case o.Average < 0 || o.Average > 3:
+	case o.Average < AverageRank0 || o.Average > AverageMax:
 		return o, setting.Errorf("average mode ({Average}) must be 0 (rank 0), 1 (mean), 2 (min) or 3 (max) (got %d)", o.Average)
 	case o.Unalign < 0:
 		return o, setting.Errorf("unalign ({Unalign}) cannot be negative (got %d)", o.Unalign)
@@ -94,8 +122,8 @@ func (o Options) Validate(nranks int) (Options, error) {
 			return o, err
 		}
 	}
-	if o.Graph > 0 && o.Blocking == 3 {
-		o.Blocking = 0 // nccl-tests resets -z 3 under -G
+	if o.Graph > 0 && o.Blocking == SyncPerCallBarrierPerIter {
+		o.Blocking = Async // nccl-tests resets -z 3 under -G
 	}
 	return o, nil
 }
@@ -105,7 +133,7 @@ func (o Options) Validate(nranks int) (Options, error) {
 // (the host clock times each call) and where timestamps are free;
 // otherwise only with -I.
 func (o *Options) PerIteration(c Capabilities) bool {
-	return o.Graph == 0 && (o.Blocking != 0 || o.IterTiming || c.Timestamps)
+	return o.Graph == 0 && (o.Blocking != Async || o.IterTiming || c.Timestamps)
 }
 
 func (o *Options) runOps() []numeric.RedOp {

@@ -27,7 +27,7 @@ type Info struct {
 	Agg        int
 	Check      int
 	Graph      int
-	Blocking   int
+	Blocking   bench.Blocking
 	CPUTime    bool
 	Unalign    int  // -u, in elements
 	Timestamps bool // -S: each row ends with the time it was written
@@ -83,11 +83,11 @@ func (t *Table) head() {
 	p("# nThread %d nGpus %d minBytes %d maxBytes %d step: %d(%s) warmup iters: %d iters: %d agg iters: %d validation: %d graph: %d unalign: %d\n",
 		in.NThreads, in.NGPUs, in.MinBytes, in.MaxBytes, step, kind, in.Warmup, in.Iters, in.Agg, in.Check, in.Graph, in.Unalign)
 	switch in.Blocking {
-	case 1:
+	case bench.SyncBarrierPerCall:
 		p("# Blocking Enabled: wait and barrier after each inner iteration (-m) \n")
-	case 2:
+	case bench.SyncPerCall:
 		p("# Blocking Enabled: wait after each inner iteration (-m), no barrier \n")
-	case 3:
+	case bench.SyncPerCallBarrierPerIter:
 		p("# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n")
 	}
 	for _, n := range in.Notes {

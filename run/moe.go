@@ -114,7 +114,7 @@ func (m *moeRun) begin(_ context.Context, sess *Session) error {
 		sess.Backend.Name(), spec.Args),
 		Config: document.MoEConfig{Experts: r.Experts, TopK: r.TopK, Tokens: r.Tokens, Hidden: r.Hidden, Type: spec.Type.String(),
 			Routing: r.Name, Seed: r.Seed, Draws: spec.Draws, NRanks: j.World(), NProcs: j.Size, GroupSize: j.Settings.Grouping.Of(j.World()),
-			Iters: opts.Iters, Warmup: opts.Warmup, Check: opts.Check, Average: opts.Average, Devices: document.DeviceRecords(sess.Devices)}}
+			Iters: opts.Iters, Warmup: opts.Warmup, Check: opts.Check, Average: int(opts.Average), Devices: document.DeviceRecords(sess.Devices)}}
 	if m.hooks.Start != nil && j.Rank == 0 {
 		m.hooks.Start(sess, m.doc)
 	}

@@ -91,7 +91,7 @@ func (r *SweepRequest) Options(coll *bench.Collective, job JobRequest, opChanged
 		Coll:  coll,
 		Sweep: bench.Sweep{Min: r.MinBytes, Max: r.MaxBytes, Factor: r.Factor, Step: r.StepBytes},
 		Iters: r.Iters, Warmup: r.Warmup, Agg: r.Agg, Cycles: r.Cycles, Check: r.Check,
-		Root: r.Root, Blocking: r.Blocking, Graph: r.Graph, Average: r.Average,
+		Root: r.Root, Blocking: bench.Blocking(r.Blocking), Graph: r.Graph, Average: bench.Average(r.Average),
 		CPUTime: r.CPUTime != 0, IterTiming: r.IterTiming != 0, IterSkip: r.IterSkip, Unalign: r.Unalign,
 		Estimate: r.Estimate,
 	}

@@ -3,16 +3,16 @@
 #include <time.h>
 #include "batch.h"
 
-#define NCCL_FAIL(name, r, d) do { st->kind = 1; st->code = (r); st->dev = (d); st->call = (name); \
-    st->last[0] = 0; keepLast(&c->p, st, (d) >= 0 ? c->comms[d] : NULL); return -1; } while (0)
-#define CUDA_FAIL(name, r, d) do { st->kind = 2; st->code = (r); st->dev = (d); st->call = (name); return -1; } while (0)
-#define NCCL(name, expr, d) do { ncclResult_t r_ = (expr); if (r_ != 0) NCCL_FAIL(name, r_, d); } while (0)
-#define CUDA(name, expr, d) do { CUresult r_ = (expr); if (r_ != 0) CUDA_FAIL(name, r_, d); } while (0)
+#define NCCL_FAIL(name, r, d) do { st->kind = CB_FAIL_NCCL; st->code = (r); st->dev = (d); st->call = (name); \
+    st->last[0] = 0; keepLast(&c->p, st, (d) >= 0 ? c->comms[d] : NULL); return CB_FAILED; } while (0)
+#define CUDA_FAIL(name, r, d) do { st->kind = CB_FAIL_CUDA; st->code = (r); st->dev = (d); st->call = (name); return CB_FAILED; } while (0)
+#define NCCL(name, expr, d) do { ncclResult_t r_ = (expr); if (r_ != CB_NCCL_SUCCESS) NCCL_FAIL(name, r_, d); } while (0)
+#define CUDA(name, expr, d) do { CUresult r_ = (expr); if (r_ != CB_CUDA_SUCCESS) CUDA_FAIL(name, r_, d); } while (0)
 
 // keepLast copies NCCL's last-error text into a failure just recorded,
 // before any other call can replace it.
 static void keepLast(const cb_procs* p, cb_status* st, ncclComm_t comm) {
-  if (st->kind != 1 || st->last[0] || !p->lastError) return;
+  if (st->kind != CB_FAIL_NCCL || st->last[0] || !p->lastError) return;
   const char* s = p->lastError(comm);
   if (s) snprintf(st->last, sizeof st->last, "%s", s);
 }
@@ -27,15 +27,15 @@ static void set(const cb_procs* p, cb_status* st, int kind, int code, int d, con
 
 // TRY runs an NCCL call inside a function that owns resources: on failure
 // it records the error and jumps to the function's clean-up at out.
-#define TRY(name, expr, d) do { ncclResult_t r_ = (expr); if (r_ != 0) { set(p, st, 1, r_, d, name, comm); rc = -1; goto out; } } while (0)
-#define TRY_CU(name, expr, d) do { CUresult r_ = (expr); if (r_ != 0) { set(p, st, 2, r_, d, name, NULL); rc = -1; goto out; } } while (0)
+#define TRY(name, expr, d) do { ncclResult_t r_ = (expr); if (r_ != CB_NCCL_SUCCESS) { set(p, st, CB_FAIL_NCCL, r_, d, name, comm); rc = CB_FAILED; goto out; } } while (0)
+#define TRY_CU(name, expr, d) do { CUresult r_ = (expr); if (r_ != CB_CUDA_SUCCESS) { set(p, st, CB_FAIL_CUDA, r_, d, name, NULL); rc = CB_FAILED; goto out; } } while (0)
 
 // endGroup closes a group this code opened. NCCL leaves the group on a
 // failed ncclGroupEnd, so it is never called twice.
 static int endGroup(const cb_procs* p, int d, cb_status* st) {
   ncclResult_t r = p->groupEnd();
-  if (r != 0) { set(p, st, 1, r, d, "ncclGroupEnd", NULL); return -1; }
-  return 0;
+  if (r != CB_NCCL_SUCCESS) { set(p, st, CB_FAIL_NCCL, r, d, "ncclGroupEnd", NULL); return CB_FAILED; }
+  return CB_OK;
 }
 
 // one issues GPU d's call of a batch, as nccl-tests' startColl and RunColl
@@ -62,7 +62,7 @@ static int one(cb_comms* c, const cb_op* o, int d, int index, cb_status* st) {
   char *send, *recv;
   pointers(c, o, d, index, &send, &recv);
   size_t block = o->count * o->elt;
-  int op = o->op, rc = 0, created = 0, grouped = 0;
+  int op = o->op, rc = CB_OK, created = 0, grouped = 0;
   if (o->premul) { TRY("ncclRedOpCreatePreMulSum", p->premulCreate(&op, &c->scalars[d], o->dtype, 1, comm), d); created = 1; }
   switch (o->coll) {
   case CB_ALLREDUCE: TRY("ncclAllReduce", p->allReduce(send, recv, o->count, o->dtype, op, comm, s), d); break;
@@ -120,10 +120,10 @@ static int one(cb_comms* c, const cb_op* o, int d, int index, cb_status* st) {
     break;
   }
 out:
-  if (grouped && endGroup(p, d, st) != 0) rc = -1;
+  if (grouped && endGroup(p, d, st) != CB_OK) rc = CB_FAILED;
   if (created) {
     ncclResult_t r = p->redOpDestroy(op, comm);
-    if (r != 0) { set(p, st, 1, r, d, "ncclRedOpDestroy", comm); rc = -1; }
+    if (r != CB_NCCL_SUCCESS) { set(p, st, CB_FAIL_NCCL, r, d, "ncclRedOpDestroy", comm); rc = CB_FAILED; }
   }
   return rc;
 }
@@ -131,16 +131,16 @@ out:
 static int record(cb_comms* c, int slot, cb_status* st) {
   for (int d = 0; d < c->ndev; d++)
     CUDA("cuEventRecord", c->p.eventRecord(c->events[d * c->event_cap + slot], c->streams[d]), d);
-  return 0;
+  return CB_OK;
 }
 
 // call issues one call on every local GPU, grouped when there are several.
 static int call(cb_comms* c, const cb_op* o, int index, cb_status* st) {
-  int rc = 0;
+  int rc = CB_OK;
   if (c->ndev > 1) NCCL("ncclGroupStart", c->p.groupStart(), -1);
-  for (int d = 0; rc == 0 && d < c->ndev; d++)
-    if (one(c, o, d, index, st) != 0) rc = -1;
-  if (c->ndev > 1 && endGroup(&c->p, -1, st) != 0) rc = -1;
+  for (int d = 0; rc == CB_OK && d < c->ndev; d++)
+    if (one(c, o, d, index, st) != CB_OK) rc = CB_FAILED;
+  if (c->ndev > 1 && endGroup(&c->p, -1, st) != CB_OK) rc = CB_FAILED;
   return rc;
 }
 
@@ -162,21 +162,21 @@ static int hypercube(cb_comms* c, const cb_op* o, int index, cb_status* st) {
     if (own != send) CUDA("cuMemcpyDtoDAsync", p->memcpyD2D((uintptr_t)own, (uintptr_t)send, block, c->streams[d]), d);
   }
   for (int mask = 1; mask < c->nranks; mask <<= 1) {
-    int rc = 0;
+    int rc = CB_OK;
     NCCL("ncclGroupStart", p->groupStart(), -1);
-    for (int d = 0; rc == 0 && d < c->ndev; d++) {
+    for (int d = 0; rc == CB_OK && d < c->ndev; d++) {
       int rank = c->ranks[d], mine = rank & ~(mask - 1);
       ncclComm_t comm = c->comms[d];
       pointers(c, o, d, index, &send, &recv);
       ncclResult_t r = p->send(recv + mine * block, o->count * mask, o->dtype, rank ^ mask, comm, c->streams[d]);
-      if (r == 0) r = p->recv(recv + (mine ^ mask) * block, o->count * mask, o->dtype, rank ^ mask, comm, c->streams[d]);
-      else { set(p, st, 1, r, d, "ncclSend", comm); rc = -1; break; }
-      if (r != 0) { set(p, st, 1, r, d, "ncclRecv", comm); rc = -1; }
+      if (r == CB_NCCL_SUCCESS) r = p->recv(recv + (mine ^ mask) * block, o->count * mask, o->dtype, rank ^ mask, comm, c->streams[d]);
+      else { set(p, st, CB_FAIL_NCCL, r, d, "ncclSend", comm); rc = CB_FAILED; break; }
+      if (r != CB_NCCL_SUCCESS) { set(p, st, CB_FAIL_NCCL, r, d, "ncclRecv", comm); rc = CB_FAILED; }
     }
-    if (endGroup(p, -1, st) != 0) rc = -1;
-    if (rc != 0) return -1;
+    if (endGroup(p, -1, st) != CB_OK) rc = CB_FAILED;
+    if (rc != CB_OK) return CB_FAILED;
   }
-  return 0;
+  return CB_OK;
 }
 
 // cb_enqueue issues a batch. On a failure it stops, ends every group it
@@ -184,23 +184,23 @@ static int hypercube(cb_comms* c, const cb_op* o, int index, cb_status* st) {
 // communicators before it destroys them.
 int cb_enqueue(cb_comms* c, const cb_op* o, cb_status* st) {
   for (int it = 0; it < o->iters; it++) {
-    int rc = 0;
+    int rc = CB_OK;
     if (o->coll == CB_HYPERCUBE) {
       /* Its dimensions must not share a group, so -m's calls do not. */
-      if (o->record && record(c, it, st) != 0) return -1;
+      if (o->record && record(c, it, st) != CB_OK) return CB_FAILED;
       for (int a = 0; a < o->agg; a++)
-        if (hypercube(c, o, o->first_iter + it * o->agg + a, st) != 0) return -1;
+        if (hypercube(c, o, o->first_iter + it * o->agg + a, st) != CB_OK) return CB_FAILED;
       continue;
     }
     if (o->agg > 1) NCCL("ncclGroupStart", c->p.groupStart(), -1);
-    if (o->record && record(c, it, st) != 0) rc = -1;
-    for (int a = 0; rc == 0 && a < o->agg; a++)
-      if (call(c, o, o->first_iter + it * o->agg + a, st) != 0) rc = -1;
-    if (o->agg > 1 && endGroup(&c->p, -1, st) != 0) rc = -1;
-    if (rc != 0) return -1;
+    if (o->record && record(c, it, st) != CB_OK) rc = CB_FAILED;
+    for (int a = 0; rc == CB_OK && a < o->agg; a++)
+      if (call(c, o, o->first_iter + it * o->agg + a, st) != CB_OK) rc = CB_FAILED;
+    if (o->agg > 1 && endGroup(&c->p, -1, st) != CB_OK) rc = CB_FAILED;
+    if (rc != CB_OK) return CB_FAILED;
   }
-  if (o->record && record(c, o->iters, st) != 0) return -1;
-  return 0;
+  if (o->record && record(c, o->iters, st) != CB_OK) return CB_FAILED;
+  return CB_OK;
 }
 
 // cb_simulate asks NCCL what one call of the batch would take, without
@@ -211,15 +211,15 @@ int cb_simulate(cb_comms* c, const cb_op* o, unsigned int version, float* us, cb
   const cb_procs* p = &c->p;
   *us = -1.0f;
   NCCL("ncclGroupStart", p->groupStart(), -1);
-  int rc = 0;
-  for (int d = 0; rc == 0 && d < c->ndev; d++)
-    if (one(c, o, d, o->first_iter, st) != 0) rc = -1;
+  int rc = CB_OK;
+  for (int d = 0; rc == CB_OK && d < c->ndev; d++)
+    if (one(c, o, d, o->first_iter, st) != CB_OK) rc = CB_FAILED;
   cb_sim_info info = { sizeof(cb_sim_info), CB_SIM_MAGIC, version, -1.0f };
   ncclResult_t r = p->groupSimulateEnd(&info);
-  if (r != 0) { set(p, st, 1, r, -1, "ncclGroupSimulateEnd", NULL); return -1; }
-  if (rc != 0) return -1;
+  if (r != CB_NCCL_SUCCESS) { set(p, st, CB_FAIL_NCCL, r, -1, "ncclGroupSimulateEnd", NULL); return CB_FAILED; }
+  if (rc != CB_OK) return CB_FAILED;
   *us = info.estimatedTime;
-  return 0;
+  return CB_OK;
 }
 
 int cb_capture(cb_comms* c, const cb_op* o, void** execs, cb_status* st) {
@@ -234,17 +234,17 @@ int cb_capture(cb_comms* c, const cb_op* o, void** execs, cb_status* st) {
   for (int d = 0; d < c->ndev; d++) {
     graphs[d] = NULL;
     CUresult r = c->p.endCapture(c->streams[d], &graphs[d]);
-    if (r != 0 && rc == 0) { st->kind = 2; st->code = r; st->dev = d; st->call = "cuStreamEndCapture"; rc = -1; }
+    if (r != CB_CUDA_SUCCESS && rc == CB_OK) { st->kind = CB_FAIL_CUDA; st->code = r; st->dev = d; st->call = "cuStreamEndCapture"; rc = CB_FAILED; }
   }
   if (enq.kind) *st = enq;
-  for (int d = 0; rc == 0 && d < c->ndev; d++) {
+  for (int d = 0; rc == CB_OK && d < c->ndev; d++) {
     CUresult r = c->p.ctxSetCurrent(c->ctxs[d]);
-    if (r == 0) r = c->p.graphInstantiate(&execs[d], graphs[d], 0);
-    if (r != 0) { st->kind = 2; st->code = r; st->dev = d; st->call = "cuGraphInstantiate"; rc = -1; }
+    if (r == CB_CUDA_SUCCESS) r = c->p.graphInstantiate(&execs[d], graphs[d], 0);
+    if (r != CB_CUDA_SUCCESS) { st->kind = CB_FAIL_CUDA; st->code = r; st->dev = d; st->call = "cuGraphInstantiate"; rc = CB_FAILED; }
   }
   for (int d = 0; d < c->ndev; d++)
     if (graphs[d]) c->p.graphDestroy(graphs[d]);
-  if (rc != 0) cb_graph_free(c, execs);
+  if (rc != CB_OK) cb_graph_free(c, execs);
   return rc;
 }
 
@@ -252,7 +252,7 @@ int cb_graph_launch(cb_comms* c, void** execs, int launches, cb_status* st) {
   for (int l = 0; l < launches; l++)
     for (int d = 0; d < c->ndev; d++)
       CUDA("cuGraphLaunch", c->p.graphLaunch(execs[d], c->streams[d]), d);
-  return 0;
+  return CB_OK;
 }
 
 void cb_graph_free(cb_comms* c, void** execs) {
@@ -269,37 +269,37 @@ static int64_t now_ns(void) {
 }
 
 // cb_wait polls every stream and communicator as nccl-tests' completeColl
-// does, yielding the CPU between rounds. It returns 0 when all streams are
-// idle, 1 when they are still busy after spin_ns (so Go can check for
-// cancellation), -1 on a CUDA or asynchronous NCCL error.
+// does, yielding the CPU between rounds. It returns CB_OK when all streams
+// are idle, CB_BUSY when they are still busy after spin_ns (so Go can
+// check for cancellation), CB_FAILED on a CUDA or asynchronous NCCL error.
 int cb_wait(cb_comms* c, int64_t spin_ns, cb_status* st) {
   int64_t deadline = now_ns() + spin_ns;
   for (;;) {
     int busy = 0;
     for (int d = 0; d < c->ndev; d++) {
       CUresult r = c->p.streamQuery(c->streams[d]);
-      if (r == 0) continue;
-      if (r != 600 /* CUDA_ERROR_NOT_READY */) CUDA_FAIL("cuStreamQuery", r, d);
+      if (r == CB_CUDA_SUCCESS) continue;
+      if (r != CB_CUDA_NOT_READY) CUDA_FAIL("cuStreamQuery", r, d);
       busy = 1;
       if (c->p.asyncError) {
-        ncclResult_t ar = 0;
+        ncclResult_t ar = CB_NCCL_SUCCESS;
         NCCL("ncclCommGetAsyncError", c->p.asyncError(c->comms[d], &ar), d);
-        if (ar != 0 && ar != 7 /* ncclInProgress */) NCCL_FAIL("ncclCommGetAsyncError", ar, d);
+        if (ar != CB_NCCL_SUCCESS && ar != CB_NCCL_IN_PROGRESS) NCCL_FAIL("ncclCommGetAsyncError", ar, d);
       }
     }
-    if (!busy) return 0;
-    if (now_ns() > deadline) return 1;
+    if (!busy) return CB_OK;
+    if (now_ns() > deadline) return CB_BUSY;
     sched_yield();
   }
 }
 
 // cb_busy sets busy[d] for every GPU whose stream still has work, as
-// cuStreamQuery says; it returns -1 on any other CUDA error.
+// cuStreamQuery says; it returns CB_FAILED on any other CUDA error.
 int cb_busy(cb_comms* c, int* busy, cb_status* st) {
   for (int d = 0; d < c->ndev; d++) {
     CUresult r = c->p.streamQuery(c->streams[d]);
-    busy[d] = r == 600 /* CUDA_ERROR_NOT_READY */;
-    if (r != 0 && !busy[d]) CUDA_FAIL("cuStreamQuery", r, d);
+    busy[d] = r == CB_CUDA_NOT_READY;
+    if (r != CB_CUDA_SUCCESS && !busy[d]) CUDA_FAIL("cuStreamQuery", r, d);
   }
-  return 0;
+  return CB_OK;
 }

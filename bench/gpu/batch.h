@@ -80,7 +80,19 @@ typedef struct {
   int iters, agg, first_iter, record;
 } cb_op;
 
-// Where a call failed: kind 1 = NCCL, 2 = CUDA. last is NCCL's
+// What the calls below return: done, not yet done (cb_wait), or failed,
+// with cb_status saying where.
+enum { CB_OK = 0, CB_BUSY = 1, CB_FAILED = -1 };
+
+// The libraries' codes the loop reads (cuda.h's and nccl.h's values).
+enum { CB_NCCL_SUCCESS = 0, CB_NCCL_IN_PROGRESS = 7 };
+enum { CB_CUDA_SUCCESS = 0, CB_CUDA_NOT_READY = 600 };
+
+// Which library a failed call belongs to (cb_status.kind); CB_OK (0)
+// while nothing failed.
+enum { CB_FAIL_NCCL = 1, CB_FAIL_CUDA = 2 };
+
+// Where a call failed: kind is CB_FAIL_NCCL or CB_FAIL_CUDA. last is NCCL's
 // last-error text, read right after the failing call (it is sticky, and
 // the clean-up that follows a failure may replace it).
 typedef struct {

@@ -221,7 +221,7 @@ func (c *Comm) Enqueue(b bench.Batch) error {
 		o.record = 1
 	}
 	var st C.cb_status
-	if C.cb_enqueue(c.cc, &o, &st) != 0 {
+	if C.cb_enqueue(c.cc, &o, &st) != C.CB_OK {
 		return c.statusError(st)
 	}
 	if b.Record {
@@ -255,7 +255,7 @@ func (c *Comm) statusError(st C.cb_status) error {
 	if d := int(st.dev); d >= 0 && d < len(c.gpus) {
 		where = fmt.Sprintf("rank %d (GPU %d): ", c.gpus[d].info.Rank, c.gpus[d].info.Ordinal)
 	}
-	if st.kind == 2 {
+	if st.kind == C.CB_FAIL_CUDA {
 		return fmt.Errorf("%s%w", where, cuda.ResultError(call, int(st.code)))
 	}
 	return fmt.Errorf("%s%w", where, nccl.ResultError(call, int(st.code), C.GoString(&st.last[0])))
@@ -270,9 +270,9 @@ func (c *Comm) Wait(ctx context.Context) error {
 	for {
 		var st C.cb_status
 		switch C.cb_wait(c.cc, C.int64_t(pollSlice), &st) {
-		case 0:
+		case C.CB_OK:
 			return nil
-		case -1:
+		case C.CB_FAILED:
 			return c.statusError(st)
 		}
 		if err := ctx.Err(); err != nil {
@@ -286,7 +286,7 @@ func (c *Comm) Wait(ctx context.Context) error {
 func (c *Comm) Waiting() []int {
 	busy := make([]C.int, len(c.global))
 	var st C.cb_status
-	failed := len(busy) > 0 && C.cb_busy(c.cc, &busy[0], &st) != 0
+	failed := len(busy) > 0 && C.cb_busy(c.cc, &busy[0], &st) != C.CB_OK
 	var out []int
 	for d, rank := range c.global {
 		if failed || busy[d] != 0 {
@@ -374,7 +374,7 @@ func (c *Comm) Capture(b bench.Batch) (bench.Graph, error) {
 	ptrSize := C.size_t(unsafe.Sizeof(unsafe.Pointer(nil)))
 	execs := (*unsafe.Pointer)(C.calloc(C.size_t(len(c.gpus)), ptrSize))
 	var st C.cb_status
-	if C.cb_capture(c.cc, &o, execs, &st) != 0 {
+	if C.cb_capture(c.cc, &o, execs, &st) != C.CB_OK {
 		C.free(unsafe.Pointer(execs))
 		return nil, c.statusError(st)
 	}
@@ -388,7 +388,7 @@ type graph struct {
 
 func (g *graph) Launch(n int) error {
 	var st C.cb_status
-	if C.cb_graph_launch(g.c.cc, g.execs, C.int(n), &st) != 0 {
+	if C.cb_graph_launch(g.c.cc, g.execs, C.int(n), &st) != C.CB_OK {
 		return g.c.statusError(st)
 	}
 	return nil

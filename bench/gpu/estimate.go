@@ -30,7 +30,7 @@ func (c *Comm) Estimate(op bench.Op) (us float64, ok bool, err error) {
 	}
 	var st C.cb_status
 	var t C.float
-	if C.cb_simulate(c.cc, &o, C.uint(nccl.RuntimeVersion()), &t, &st) != 0 {
+	if C.cb_simulate(c.cc, &o, C.uint(nccl.RuntimeVersion()), &t, &st) != C.CB_OK {
 		return 0, false, c.statusError(st)
 	}
 	if t <= 0 {

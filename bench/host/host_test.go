@@ -82,7 +82,10 @@ func verifyCollectives(t *testing.T, tr Transport) {
 // Segmented pipelines and rings with messages larger than a segment, and
 // the blocking and aggregation modes.
 func TestLargeMessagesAndModes(t *testing.T) {
-	for _, mode := range []struct{ blocking, agg int }{{0, 1}, {0, 3}, {1, 1}, {2, 2}, {3, 1}} {
+	for _, mode := range []struct {
+		blocking bench.Blocking
+		agg      int
+	}{{0, 1}, {0, 3}, {1, 1}, {2, 2}, {3, 1}} {
 		for _, coll := range []string{"allreduce", "reduce", "broadcast", "reducescatter"} {
 			t.Run(fmt.Sprintf("%s/z%d/m%d", coll, mode.blocking, mode.agg), func(t *testing.T) {
 				c, _ := bench.LookupCollective(coll)
