@@ -29,7 +29,6 @@ type HostResources struct {
 // one, what the nccl backend lacks. A missing GPU is a finding, not an
 // error.
 func Diagnose(ncclLib string) (*Diagnosis, error) {
-	debugToStderr()
 	rep, err := machine.Inspect(machine.Options{NCCLLib: ncclLib})
 	var noGPU *machine.ErrNoGPU
 	if err != nil && !errors.As(err, &noGPU) {

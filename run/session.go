@@ -189,7 +189,6 @@ func pickBackend(name, ncclLib string, transport host.Transport, getenv func(str
 	if name == "host" {
 		return host.Backend{Transport: transport}, nil, nil
 	}
-	debugToStderr()
 	g := gpu.Backend{NCCLLib: ncclLib}
 	if name == "nccl" {
 		note, err := probeGPU(g)

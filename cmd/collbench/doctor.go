@@ -23,6 +23,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "collbench doctor: unexpected argument %q\n", fs.Arg(0))
 		return exitUsage
 	}
+	debugToStderr()
 	d, err := run.Diagnose(*ncclLib)
 	if err != nil {
 		fmt.Fprintf(stderr, "collbench doctor: %s\n", errText(err))

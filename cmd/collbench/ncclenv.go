@@ -1,4 +1,4 @@
-package run
+package main
 
 import "os"
 
@@ -18,5 +18,7 @@ func steerNCCLDebug(getenv func(string) string, setenv func(string, string) erro
 }
 
 // debugToStderr applies steerNCCLDebug to this process's environment,
-// which the loaded NCCL reads.
+// which the loaded NCCL reads: the program decides where its own streams
+// go, so the libraries leave the environment alone. Every command that
+// may load NCCL calls it first.
 func debugToStderr() { steerNCCLDebug(os.Getenv, os.Setenv) }
