@@ -36,32 +36,6 @@ type Setup struct {
 	// 0..LocalRanks-1. A device may repeat where the library allows
 	// several ranks on one GPU.
 	Devices []int
-	// Register asks for buffer registration as nccl-tests' -R: 1 registers
-	// the buffers with each communicator, 2 as symmetric windows.
-	Register int
-	// CommHighPriority puts the collectives' streams at the device's
-	// highest priority, above the overlap experiment's compute.
-	CommHighPriority bool
-	// InitThreads, above 1, initialises the local communicators from that
-	// many threads at once, each its own block of consecutive local ranks
-	// in its own NCCL group (nccl-tests' -p with -t threads); otherwise
-	// one group initialises them all.
-	InitThreads int
-	// StreamNull runs the collectives on the device's legacy default
-	// (NULL) stream instead of a non-blocking one (nccl-tests' -y).
-	StreamNull bool
-	// MinCTAs and MaxCTAs bound the CTAs (channels) NCCL gives each
-	// collective, through its communicator config; 0 keeps its default.
-	MinCTAs, MaxCTAs int
-	// P2PPeers is the most peers a rank exchanges with point to point in
-	// any call these communicators run, where the measurement knows it
-	// (a send/receive ring: 2); 0 when unknown. NCCL 2.30 sizes its
-	// point-to-point resources by it.
-	P2PPeers int
-	// CTAPolicy is NCCL's CTA policy for the communicators (nccl-tests'
-	// -x): 1 efficiency (NCCL 2.27), 2 zero (2.28); 0 leaves NCCL's
-	// default.
-	CTAPolicy int
 	// Groups splits the job into the communicators that are measured.
 	Groups Grouping
 	// Exchange gives every process's bytes to every process, in process

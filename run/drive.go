@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/gpu"
 	"github.com/collbench/collbench/telemetry"
 )
 
@@ -36,11 +37,13 @@ type measurement interface {
 }
 
 // opening is what a measurement's communicators must hold: the sizes,
-// whether results are checked, and the backend's settings.
+// whether results are checked, any backend's settings and the nccl
+// backend's.
 type opening struct {
 	sweep  bench.Sweep
 	check  bool
 	adjust func(*bench.Setup)
+	tuning gpu.Tuning // the nccl backend's own settings
 	// command names the run in telemetry; span is the phase that
 	// measures, with its attributes.
 	command, span string
@@ -77,7 +80,7 @@ func (j *Job) drive(ctx context.Context, m measurement, before func() error) (ra
 		return false, err
 	}
 	outer := ctx // the signal context, before the job's failure is joined to it
-	ctx, sess, err := j.Open(ctx, o.sweep, o.check, o.adjust)
+	ctx, sess, err := j.Open(ctx, o.sweep, o.check, o.adjust, o.tuning)
 	if err != nil {
 		return false, err
 	}

@@ -224,7 +224,7 @@ func (c *healthCheck) opening(_ context.Context, j *Job) (opening, error) {
 		return opening{}, err
 	}
 	spec := &c.spec
-	def := HealthBytes(backend.Name() == "nccl")
+	def := HealthBytes(onGPU(backend))
 	if spec.PairBytes == 0 {
 		spec.PairBytes = def
 	}

@@ -10,6 +10,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/gpu"
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
 )
@@ -152,9 +153,8 @@ func (m *overlapRun) opening(context.Context, *Job) (opening, error) {
 	if _, err := spec.Workloads(false); err != nil {
 		return opening{}, err
 	}
-	return opening{sweep: spec.Sweep, adjust: func(s *bench.Setup) {
-		s.MinCTAs, s.MaxCTAs, s.CommHighPriority = spec.MinCTAs, spec.MaxCTAs, spec.CommPriority == "high"
-	}, command: "overlap", span: "sweep", attrs: []attribute.KeyValue{attribute.String("collbench.collective", spec.Coll.Name)}}, nil
+	return opening{sweep: spec.Sweep, tuning: gpu.Tuning{MinCTAs: spec.MinCTAs, MaxCTAs: spec.MaxCTAs, HighPriority: spec.CommPriority == "high"},
+		command: "overlap", span: "sweep", attrs: []attribute.KeyValue{attribute.String("collbench.collective", spec.Coll.Name)}}, nil
 }
 
 func (m *overlapRun) begin(_ context.Context, sess *Session) error {

@@ -40,10 +40,11 @@ type Session struct {
 // this process's ranks, split by the settings' grouping. sweep's largest
 // size sizes the buffers; Session.Sweep says whether it was lowered to
 // what the devices hold. check says whether results are verified (it
-// costs a buffer); adjust, if set, adds command-specific settings such as
-// -R. The returned context ends when the job fails; Session.Close
-// releases everything.
-func (j *Job) Open(ctx context.Context, sweep bench.Sweep, check bool, adjust func(*bench.Setup)) (context.Context, *Session, error) {
+// costs a buffer); adjust, if set, adds the measurement's settings (the
+// buffers it needs); tuning is the nccl backend's own, which the others
+// do not take. The returned context ends when the job fails;
+// Session.Close releases everything.
+func (j *Job) Open(ctx context.Context, sweep bench.Sweep, check bool, adjust func(*bench.Setup), tuning gpu.Tuning) (context.Context, *Session, error) {
 	if err := j.connect(ctx); err != nil {
 		return ctx, nil, err
 	}
@@ -51,7 +52,10 @@ func (j *Job) Open(ctx context.Context, sweep bench.Sweep, check bool, adjust fu
 	if err != nil {
 		return ctx, nil, err
 	}
-	if backend.Name() != "nccl" && j.Settings.Devices != "" {
+	if g, ok := backend.(gpu.Backend); ok {
+		backend = g.Tuned(tuning)
+	}
+	if !onGPU(backend) && j.Settings.Devices != "" {
 		return ctx, nil, Usagef("{Devices} applies to the nccl backend only")
 	}
 	devs, err := deviceList(j.Settings.Devices, j.Settings.RanksPerProc, j.LocalRank, j.getenv)
@@ -82,7 +86,13 @@ func (j *Job) Open(ctx context.Context, sweep bench.Sweep, check bool, adjust fu
 func (s *Session) Close() { s.close() }
 
 // OnGPU says whether the session runs on the nccl backend.
-func (s *Session) OnGPU() bool { return s.Backend.Name() == "nccl" }
+func (s *Session) OnGPU() bool { return onGPU(s.Backend) }
+
+// onGPU says whether b is the nccl backend.
+func onGPU(b bench.Backend) bool {
+	_, ok := b.(gpu.Backend)
+	return ok
+}
 
 // OpenGroups opens another set of communicators in the session's job,
 // split by g, for messages of up to need bytes (collbench profile opens

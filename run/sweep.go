@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/gpu"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/nccl"
 	"github.com/collbench/collbench/setting"
@@ -122,9 +123,9 @@ func (m *sweepRun) check(_ context.Context, j *Job) error {
 
 func (m *sweepRun) opening(_ context.Context, j *Job) (opening, error) {
 	spec, opts, coll, n := m.spec, m.opts, m.opts.Coll, j.Settings.Grouping.Of(j.World())
-	return opening{sweep: opts.Sweep, check: opts.Check > 0, adjust: func(s *bench.Setup) {
-		s.Register, s.CTAPolicy, s.StreamNull, s.InitThreads = spec.Register, spec.CTAPolicy, spec.StreamNull, spec.InitThreads
-		s.MinCTAs, s.MaxCTAs, s.P2PPeers = spec.MinCTAs, spec.MaxCTAs, coll.P2PPeers
+	tuning := gpu.Tuning{Register: spec.Register, CTAPolicy: spec.CTAPolicy, StreamNull: spec.StreamNull, InitThreads: spec.InitThreads,
+		MinCTAs: spec.MinCTAs, MaxCTAs: spec.MaxCTAs, P2PPeers: coll.P2PPeers}
+	return opening{sweep: opts.Sweep, check: opts.Check > 0, tuning: tuning, adjust: func(s *bench.Setup) {
 		s.Pad = 8 * int64(opts.Unalign) // the largest element, as nccl-tests pads
 		s.BufferBytes = func(size int64) int64 {
 			var need int64
@@ -179,7 +180,7 @@ func (m *sweepRun) begin(_ context.Context, sess *Session) error {
 	m.doc = &document.Run{Schema: document.SchemaName, Version: document.SchemaVersion, Collbench: j.Settings.Version,
 		Collective: coll.Name, Test: coll.Label(), Backend: sess.Backend.Name(),
 		StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args, Config: cfg, Notes: slices.Clone(sess.Notes)}
-	if sess.Backend.Name() == "nccl" {
+	if sess.OnGPU() {
 		v := int(nccl.RuntimeVersion()) // ncclGetVersion's code, as nccl-tests writes it
 		m.doc.NCCLVersion = &v
 	}

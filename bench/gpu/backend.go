@@ -23,8 +23,48 @@ import (
 
 // Backend opens NCCL communicators on the local GPUs.
 type Backend struct {
-	NCCLLib string // explicit libnccl path or folder (--nccl-lib)
+	NCCLLib string // explicit libnccl path or folder; empty searches (libpath)
 	CUDALib string // explicit libcuda path or folder
+	// Tuning is how NCCL and the streams are set up for the
+	// communicators Open opens.
+	Tuning Tuning
+}
+
+// Tuning is what the nccl backend takes beyond any backend's setup
+// (bench.Setup): how NCCL's communicators and the collectives' streams
+// are configured. The zero value is nccl-tests' defaults.
+type Tuning struct {
+	// Register registers the buffers with NCCL, as nccl-tests' -R: 1
+	// with each communicator (ncclCommRegister), 2 as symmetric windows.
+	Register int
+	// HighPriority puts the collectives' streams at the device's highest
+	// priority, above the overlap experiment's compute.
+	HighPriority bool
+	// InitThreads, above 1, initialises the local communicators from that
+	// many threads at once, each its own block of consecutive local ranks
+	// in its own NCCL group (nccl-tests' -p with -t threads); otherwise
+	// one group initialises them all.
+	InitThreads int
+	// StreamNull runs the collectives on the device's legacy default
+	// (NULL) stream instead of a non-blocking one (nccl-tests' -y).
+	StreamNull bool
+	// MinCTAs and MaxCTAs bound the CTAs (channels) NCCL gives each
+	// collective, through its communicator config; 0 keeps its default.
+	MinCTAs, MaxCTAs int
+	// P2PPeers is the most peers a rank exchanges with point to point in
+	// any call these communicators run, where the measurement knows it
+	// (a send/receive ring: 2); 0 when unknown. NCCL 2.30 sizes its
+	// point-to-point resources by it.
+	P2PPeers int
+	// CTAPolicy is NCCL's CTA policy (nccl-tests' -x): 1 efficiency
+	// (NCCL 2.27), 2 zero (2.28); 0 leaves NCCL's default.
+	CTAPolicy int
+}
+
+// Tuned is the backend with t as its tuning.
+func (b Backend) Tuned(t Tuning) Backend {
+	b.Tuning = t
+	return b
 }
 
 // Name implements bench.Backend.
@@ -107,7 +147,8 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 
-	c := &Comm{nranks: s.JobRanks, bufBytes: s.BufBytes, pad: s.Pad, version: nccl.RuntimeVersion(), minSM: 1 << 30}
+	t := b.Tuning
+	c := &Comm{nranks: s.JobRanks, bufBytes: s.BufBytes, pad: s.Pad, version: nccl.RuntimeVersion(), minSM: 1 << 30, tuning: t}
 	ok := false
 	defer func() {
 		if !ok {
@@ -115,10 +156,10 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 			c.Close()
 		}
 	}()
-	if (s.MinCTAs > 0 || s.MaxCTAs > 0) && c.version < nccl.V(2, 17, 0) {
+	if (t.MinCTAs > 0 || t.MaxCTAs > 0) && c.version < nccl.V(2, 17, 0) {
 		return nil, fmt.Errorf("CTA limits (minCTAs, maxCTAs) need NCCL 2.17 or later; %s is loaded", c.version)
 	}
-	if err := ctaPolicySupport(s.CTAPolicy, c.version); err != nil {
+	if err := ctaPolicySupport(t.CTAPolicy, c.version); err != nil {
 		return nil, err
 	}
 	host, _ := os.Hostname()
@@ -126,7 +167,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 		host = host[:i]
 	}
 	for i, d := range devs {
-		g, err := openDevice(d, s.CommHighPriority, s.StreamNull)
+		g, err := openDevice(d, t.HighPriority, t.StreamNull)
 		if g != nil {
 			c.gpus = append(c.gpus, g)
 		}
@@ -154,8 +195,8 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 			return nil, fmt.Errorf("GPU %d: %w", c.gpus[l].info.Ordinal, err)
 		}
 	}
-	if s.Register > 0 {
-		if err := c.register(s.Register); err != nil {
+	if t.Register > 0 {
+		if err := c.register(t.Register); err != nil {
 			return nil, err
 		}
 	}
@@ -199,14 +240,14 @@ func (c *Comm) place(ctx context.Context, s bench.Setup) (nccl.UniqueID, error) 
 	if me < 0 {
 		return id, fmt.Errorf("sharing the NCCL id: no process reported rank %d", s.FirstRank)
 	}
-	c.plan = planCTAs(all, me, s.MaxCTAs, s.MinCTAs, os.Getenv("NCCL_MAX_CTAS"))
+	c.plan = planCTAs(all, me, c.tuning.MaxCTAs, c.tuning.MinCTAs, os.Getenv("NCCL_MAX_CTAS"))
 	return id, nil
 }
 
 // config is local rank i's communicator config: nccl-tests' (commConfig)
 // with the CTA limit the plan gives a rank whose GPU is shared.
-func (c *Comm) config(s bench.Setup, i int) nccl.Config {
-	cfg := commConfig(c.version, s)
+func (c *Comm) config(i int) nccl.Config {
+	cfg := commConfig(c.version, c.tuning)
 	if i < len(c.plan.limits) && c.plan.limits[i] > 0 {
 		cfg.MaxCTAs = c.plan.limits[i]
 	}
@@ -217,22 +258,22 @@ func (c *Comm) config(s bench.Setup, i int) nccl.Config {
 // nvlinkCentricSched on 2.28 and later, plus the CTA limits asked for, plus
 // from 2.30 the peers a rank exchanges with where a collective's are few
 // (nccl-tests' sendrecv sets maxP2pPeers to 2).
-func commConfig(v nccl.Version, s bench.Setup) nccl.Config {
+func commConfig(v nccl.Version, t Tuning) nccl.Config {
 	cfg := nccl.DefaultConfig()
 	if v >= nccl.V(2, 28, 0) {
 		cfg.NvlinkCentricSched = 1
 	}
-	if s.P2PPeers > 0 && v >= nccl.V(2, 30, 0) {
-		cfg.MaxP2pPeers = s.P2PPeers
+	if t.P2PPeers > 0 && v >= nccl.V(2, 30, 0) {
+		cfg.MaxP2pPeers = t.P2PPeers
 	}
-	if s.MinCTAs > 0 {
-		cfg.MinCTAs = s.MinCTAs
+	if t.MinCTAs > 0 {
+		cfg.MinCTAs = t.MinCTAs
 	}
-	if s.MaxCTAs > 0 {
-		cfg.MaxCTAs = s.MaxCTAs
+	if t.MaxCTAs > 0 {
+		cfg.MaxCTAs = t.MaxCTAs
 	}
-	if s.CTAPolicy > 0 {
-		cfg.CTAPolicy = s.CTAPolicy
+	if t.CTAPolicy > 0 {
+		cfg.CTAPolicy = t.CTAPolicy
 	}
 	return cfg
 }
@@ -287,7 +328,7 @@ func (c *Comm) initComms(id nccl.UniqueID, s bench.Setup) error {
 	// after it (nccl.Pending).
 	pending := make([]*nccl.Pending, len(c.gpus))
 	initOne := func(i int, g *gpu) error {
-		cfg := c.config(s, i)
+		cfg := c.config(i)
 		p, err := nccl.StartInitRank(c.nranks, id, firstRank+i, &cfg)
 		if err != nil {
 			return fmt.Errorf("rank %d on GPU %d: %w", firstRank+i, g.info.Ordinal, err)
@@ -302,7 +343,7 @@ func (c *Comm) initComms(id nccl.UniqueID, s bench.Setup) error {
 			}
 		}
 	}()
-	threads := s.InitThreads
+	threads := c.tuning.InitThreads
 	if threads <= 1 || len(c.gpus)%threads != 0 {
 		return c.inGroup("initialising", initOne)
 	}
@@ -337,7 +378,7 @@ func (c *Comm) split(s bench.Setup) error {
 	// Inside the group NCCL writes the new handles only at its end.
 	pending := make([]*nccl.Pending, len(c.gpus))
 	err := c.inGroup("splitting", func(i int, g *gpu) error {
-		cfg := c.config(s, i)
+		cfg := c.config(i)
 		color := g.info.Group
 		if _, _, active := s.Place(i); !active {
 			color = nccl.NoColor

@@ -28,6 +28,7 @@ type Comm struct {
 	version  nccl.Version
 	minSM    int
 	cc       *C.cb_comms
+	tuning   Tuning
 	recorded int // iterations with events since the last IterTimes
 	aborted  bool
 	closed   bool

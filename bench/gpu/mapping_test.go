@@ -154,7 +154,7 @@ func TestCTAPolicy(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		cfg := commConfig(tc.v, bench.Setup{CTAPolicy: tc.policy})
+		cfg := commConfig(tc.v, Tuning{CTAPolicy: tc.policy})
 		want := nccl.DefaultConfig().CTAPolicy
 		if tc.policy > 0 {
 			want = tc.policy

@@ -78,14 +78,15 @@ func TestPlanCTAs(t *testing.T) {
 // ranks keep NCCL's default, and what was asked for stays as asked.
 func TestConfigBoundsSharedGPU(t *testing.T) {
 	c := &Comm{version: nccl.V(2, 30, 7), plan: ctaPlan{limits: []int{33, 0}}}
-	if got := c.config(bench.Setup{}, 0).MaxCTAs; got != 33 {
+	if got := c.config(0).MaxCTAs; got != 33 {
 		t.Errorf("shared GPU: maxCTAs %d, want 33", got)
 	}
-	if got := c.config(bench.Setup{}, 1).MaxCTAs; got != nccl.Unset {
+	if got := c.config(1).MaxCTAs; got != nccl.Unset {
 		t.Errorf("GPU of its own: maxCTAs %d, want NCCL's default", got)
 	}
 	c.plan = planCTAs([]placement{proc("a", 0, h100("x", 0), h100("x", 0))}, 0, 8, 0, "")
-	if got := c.config(bench.Setup{MaxCTAs: 8}, 0).MaxCTAs; got != 8 {
+	c.tuning.MaxCTAs = 8
+	if got := c.config(0).MaxCTAs; got != 8 {
 		t.Errorf("asked for 8: maxCTAs %d", got)
 	}
 }
@@ -94,14 +95,14 @@ func TestConfigBoundsSharedGPU(t *testing.T) {
 // has two peers, as nccl-tests' sendrecv does; older releases have no
 // such member.
 func TestConfigP2PPeers(t *testing.T) {
-	s := bench.Setup{P2PPeers: bench.Collectives[bench.SendRecv].P2PPeers}
+	s := Tuning{P2PPeers: bench.Collectives[bench.SendRecv].P2PPeers}
 	if got := commConfig(nccl.V(2, 30, 7), s).MaxP2pPeers; got != 2 {
 		t.Errorf("2.30.7: maxP2pPeers %d, want 2", got)
 	}
 	if got := commConfig(nccl.V(2, 29, 7), s).MaxP2pPeers; got != nccl.Unset {
 		t.Errorf("2.29.7: maxP2pPeers %d, want unset", got)
 	}
-	if got := commConfig(nccl.V(2, 30, 7), bench.Setup{}).MaxP2pPeers; got != nccl.Unset {
+	if got := commConfig(nccl.V(2, 30, 7), Tuning{}).MaxP2pPeers; got != nccl.Unset {
 		t.Errorf("all-reduce: maxP2pPeers %d, want unset", got)
 	}
 }
