@@ -5,9 +5,10 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
-	"github.com/collbench/collbench/bench"
 	"io"
 	"strings"
+
+	"github.com/collbench/collbench/bench"
 )
 
 // Reference is one published figure: the bus bandwidth a system of this

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/collbench/collbench/judge"
-	"github.com/collbench/collbench/setting"
 	"os"
 	"slices"
 	"strconv"
@@ -15,8 +13,10 @@ import (
 	"github.com/collbench/collbench/bench/gpu"
 	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/cuda"
+	"github.com/collbench/collbench/judge"
 	"github.com/collbench/collbench/libpath"
 	"github.com/collbench/collbench/nccl"
+	"github.com/collbench/collbench/setting"
 )
 
 // Session is a job with its communicators open.

@@ -3,11 +3,12 @@ package telemetry
 import (
 	"context"
 	"errors"
-	"github.com/go-logr/logr"
 	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-logr/logr"
 
 	"github.com/collbench/collbench/internal/otlpreceiver"
 )
