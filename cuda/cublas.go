@@ -22,17 +22,17 @@ const (
 	BLASBfloat16 = 14 // CUDA_R_16BF
 )
 
-var blasLoaded once
+var blasLoaded libpath.Once
 
 // LoadBLAS opens cuBLAS once (explicit: a path or folder, else the search
 // order of libpath.CUBLAS) and returns the path that loaded.
 func LoadBLAS(explicit string) (string, error) {
-	return blasLoaded.do(func() (string, error) { return loadBLAS(explicit) })
+	return blasLoaded.Do(func() (string, error) { return loadBLAS(explicit) })
 }
 
 func loadBLAS(explicit string) (string, error) {
 	var errbuf [512]C.char
-	return libpath.Open(libpath.CUBLAS, explicit, libpath.OSEnv(), func(p string) error {
+	return libpath.Find(libpath.CUBLAS, explicit, func(p string) error {
 		cpath := C.CString(p)
 		defer C.free(unsafe.Pointer(cpath))
 		if C.cb_cublas_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {

@@ -17,33 +17,12 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"unsafe"
 
 	"github.com/collbench/collbench/libpath"
 )
 
-// once remembers the outcome of loading a library, which is tried once
-// per process.
-type once struct {
-	sync.Mutex
-	done bool
-	path string
-	err  error
-}
-
-// do runs load the first time and returns its outcome ever after.
-func (o *once) do(load func() (string, error)) (string, error) {
-	o.Lock()
-	defer o.Unlock()
-	if !o.done {
-		o.done = true
-		o.path, o.err = load()
-	}
-	return o.path, o.err
-}
-
-var loaded once
+var loaded libpath.Once
 
 // ErrNoDriver means no CUDA driver library could be opened.
 var ErrNoDriver = errors.New("no CUDA driver")
@@ -55,12 +34,12 @@ var ErrNoDriver = errors.New("no CUDA driver")
 // cuInit fails (a machine without a GPU) is an error too, but stays
 // loaded, so that DriverVersion still says what it supports.
 func Load(explicit string) (string, error) {
-	return loaded.do(func() (string, error) { return load(explicit) })
+	return loaded.Do(func() (string, error) { return load(explicit) })
 }
 
 func load(explicit string) (string, error) {
 	var errbuf [512]C.char
-	path, err := libpath.Open(libpath.CUDA, explicit, libpath.OSEnv(), func(p string) error {
+	path, err := libpath.Find(libpath.CUDA, explicit, func(p string) error {
 		cpath := C.CString(p)
 		defer C.free(unsafe.Pointer(cpath))
 		if C.cb_cuda_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Spec names one library and the places that are specific to it.
@@ -268,4 +269,30 @@ func Open(s Spec, explicit string, env Env, open func(path string) error) (strin
 		msg += "; " + refused.Error()
 	}
 	return "", errors.New(msg)
+}
+
+// Find is Open in this process's environment (OSEnv): the one place the
+// bindings' libraries are looked for.
+func Find(s Spec, explicit string, open func(path string) error) (string, error) {
+	return Open(s, explicit, OSEnv(), open)
+}
+
+// Once remembers the outcome of loading a library, which a process tries
+// once: a library cannot be unloaded and loaded again in its place.
+type Once struct {
+	mu   sync.Mutex
+	done bool
+	path string
+	err  error
+}
+
+// Do runs load the first time and returns its outcome ever after.
+func (o *Once) Do(load func() (string, error)) (string, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if !o.done {
+		o.done = true
+		o.path, o.err = load()
+	}
+	return o.path, o.err
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -208,5 +209,28 @@ func TestCUBLASThirteenAndTwelve(t *testing.T) {
 	want := []string{home13, home12, "libcublas.so.13", "libcublas.so.12", wheel12, wheel13}
 	if !reflect.DeepEqual(paths, want) {
 		t.Errorf("cuBLAS candidates:\n got %v\nwant %v", paths, want)
+	}
+}
+
+// A library is loaded once per process: every later call, however many
+// at once, gets the first outcome, failure included.
+func TestOnce(t *testing.T) {
+	var o Once
+	calls := 0
+	fail := errors.New("refused")
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			path, err := o.Do(func() (string, error) { calls++; return "/lib/x.so", fail })
+			if path != "/lib/x.so" || err != fail {
+				t.Errorf("got %q, %v; want the first outcome", path, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if calls != 1 {
+		t.Errorf("loaded %d times, want once", calls)
 	}
 }

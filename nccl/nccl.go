@@ -22,7 +22,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/collbench/collbench/libpath"
@@ -31,29 +31,23 @@ import (
 // ErrNotFound means no NCCL library could be opened.
 var ErrNotFound = errors.New("NCCL not found")
 
-var lib struct {
-	sync.Mutex
-	done    bool
-	path    string
-	version Version
-	err     error
-}
+// loaded is the outcome of loading NCCL, and version what the loaded
+// library says it is.
+var (
+	loaded  libpath.Once
+	version atomic.Int64
+)
 
 // Load opens libnccl.so.2 and reads its version. explicit, when not empty,
-// is a file or folder the user named. Only the first call does the work.
+// is a file or folder the user named; otherwise libpath searches. Only the
+// first call does the work.
 func Load(explicit string) (path string, err error) {
-	lib.Lock()
-	defer lib.Unlock()
-	if !lib.done {
-		lib.done = true
-		lib.path, lib.err = load(explicit)
-	}
-	return lib.path, lib.err
+	return loaded.Do(func() (string, error) { return load(explicit) })
 }
 
 func load(explicit string) (string, error) {
 	var errbuf [512]C.char
-	path, err := libpath.Open(libpath.NCCL, explicit, libpath.OSEnv(), func(p string) error {
+	path, err := libpath.Find(libpath.NCCL, explicit, func(p string) error {
 		cpath := C.CString(p)
 		defer C.free(unsafe.Pointer(cpath))
 		if C.cb_nccl_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {
@@ -68,16 +62,12 @@ func load(explicit string) (string, error) {
 	if err := call("ncclGetVersion", C.cb_ncclGetVersion(&v)); err != nil {
 		return path, err
 	}
-	lib.version = Version(v)
+	version.Store(int64(v))
 	return path, nil
 }
 
 // RuntimeVersion is the loaded library's version (0 before Load).
-func RuntimeVersion() Version {
-	lib.Lock()
-	defer lib.Unlock()
-	return lib.version
-}
+func RuntimeVersion() Version { return Version(version.Load()) }
 
 // Has reports whether the loaded library can make the call, with the
 // reason when it cannot.
