@@ -74,11 +74,51 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// commands are the subcommands other than the collectives.
-var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
-	"doctor": runDoctor, "launch": runLaunch, "overlap": runOverlap, "profile": runProfile, "export": runExport,
-	"predict": runPredict, "health": runHealth, "compare": runCompare, "plot": runPlot, "report": runReport,
-	"ab": runAB, "references": runReferences,
+// command is a subcommand: its name, its line in the usage text (after
+// "collbench "), and what runs it.
+type command struct {
+	name, synopsis string
+	run            func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+// commands are the subcommands, in the order the usage text lists them;
+// the collectives, which are many, are listed after them. (A function,
+// not a variable: help prints the table it is part of.)
+func commands() []command {
+	return []command{
+		{"", "<collective> [flags]", nil},
+		{"launch", "launch -n N [--] <collective|overlap|profile|health|ab> [flags]", runLaunch},
+		{"overlap", "overlap [flags]", runOverlap},
+		{"profile", "profile [-o profile.json] [--export galvatron,…] [flags]", runProfile},
+		{"export", "export --to TARGET profile.json [-o DIR]", runExport},
+		{"predict", "predict --profile profile.json [--model NAME] [--dp N --tp N --pp N …]", runPredict},
+		{"compare", "compare base.json new.json [--threshold PCT] [--min-busbw GB/s]", runCompare},
+		{"ab", "ab --arm SPEC --arm SPEC [--rounds N] [-J ab.json] -- <collective> [flags]", runAB},
+		{"plot", "plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf]", runPlot},
+		{"report", "report run.json|profile.json|health.json [more.json …] [-o report.html|report.md|table.txt|-]", runReport},
+		{"health", "health [-J health.json] [--heatmap pairs.svg] [--expect inter=GB/s …] [--racks FILE]", runHealth},
+		{"references", "references [--references FILE] [--json]", runReferences},
+		{"help", "help <collective>", runHelp},
+		{"doctor", "doctor", runDoctor},
+		{"version", "version", runVersion},
+	}
+}
+
+// lookup finds the subcommand a command line names; the help and version
+// flags name theirs.
+func lookup(name string) (command, bool) {
+	switch name {
+	case "-h", "--help":
+		name = "help"
+	case "--version":
+		name = "version"
+	}
+	for _, c := range commands() {
+		if c.name == name && c.run != nil {
+			return c, true
+		}
+	}
+	return command{}, false
 }
 
 // dispatch runs the command a command line names.
@@ -95,36 +135,44 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		usage(stderr)
 		return exitUsage
 	}
-	cmd, rest := args[1], args[2:]
-	if run, ok := commands[cmd]; ok {
-		return run(ctx, rest, stdout, stderr)
+	name, rest := args[1], args[2:]
+	if c, ok := lookup(name); ok {
+		return c.run(ctx, rest, stdout, stderr)
 	}
-	switch cmd {
-	case "help", "-h", "--help":
-		if len(rest) > 0 {
-			return runCollective(ctx, rest[0], []string{"--help"}, stdout, stderr)
-		}
-		usage(stdout)
-		return exitOK
-	case "version", "--version":
-		if len(rest) > 0 {
-			fmt.Fprintf(stderr, "collbench version: unexpected argument %q\n", rest[0])
-			return exitUsage
-		}
-		fmt.Fprintf(stdout, "collbench %s\n", version)
-		return exitOK
-	}
-	if _, err := bench.LookupCollective(cmd); err != nil {
-		fmt.Fprintf(stderr, "collbench: unknown command %q; run 'collbench help' for the list\n", cmd)
+	if _, err := bench.LookupCollective(name); err != nil {
+		fmt.Fprintf(stderr, "collbench: unknown command %q; run 'collbench help' for the list\n", name)
 		return exitUsage
 	}
-	return runCollective(ctx, cmd, rest, stdout, stderr)
+	return runCollective(ctx, name, rest, stdout, stderr)
 }
 
+// runHelp prints the usage text, or a collective's flags.
+func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		return runCollective(ctx, args[0], []string{"--help"}, stdout, stderr)
+	}
+	usage(stdout)
+	return exitOK
+}
+
+// runVersion prints collbench's version.
+func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		fmt.Fprintf(stderr, "collbench version: unexpected argument %q\n", args[0])
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "collbench %s\n", version)
+	return exitOK
+}
+
+// usage is the list of commands and collectives, from the tables.
 func usage(w io.Writer) {
 	var b strings.Builder
-	b.WriteString("collbench measures collective communication the way nccl-tests does.\n\n")
-	b.WriteString("Usage:\n  collbench <collective> [flags]\n  collbench launch -n N [--] <collective|overlap|profile|health|ab> [flags]\n  collbench overlap [flags]\n  collbench profile [-o profile.json] [--export galvatron,…] [flags]\n  collbench export --to TARGET profile.json [-o DIR]\n  collbench predict --profile profile.json [--model NAME] [--dp N --tp N --pp N …]\n  collbench compare base.json new.json [--threshold PCT] [--min-busbw GB/s]\n  collbench ab --arm SPEC --arm SPEC [--rounds N] [-J ab.json] -- <collective> [flags]\n  collbench plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf]\n  collbench report run.json|profile.json|health.json [more.json …] [-o report.html|report.md|table.txt|-]\n  collbench health [-J health.json] [--heatmap pairs.svg] [--expect inter=GB/s …] [--racks FILE]\n  collbench references [--references FILE] [--json]\n  collbench help <collective>\n  collbench doctor\n  collbench version\n\nCollectives:\n")
+	b.WriteString("collbench measures collective communication the way nccl-tests does.\n\nUsage:\n")
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  collbench %s\n", c.synopsis)
+	}
+	b.WriteString("\nCollectives:\n")
 	for _, c := range bench.Collectives {
 		if c.TestName == "" {
 			fmt.Fprintf(&b, "  %-14s (also %s; not in nccl-tests)\n", c.Name, strings.Join(c.Aliases, ", "))

@@ -305,3 +305,27 @@ func TestDoctorWithoutGPU(t *testing.T) {
 		t.Errorf("doctor with an argument: exit %d, %q", code, errOut)
 	}
 }
+
+// The usage text is the command table: every command it lists runs, its
+// help (--help) is its own, and no command shadows a collective.
+func TestCommandTable(t *testing.T) {
+	_, help, _ := runCLI("help")
+	for _, c := range commands() {
+		if !strings.Contains(help, "  collbench "+c.synopsis+"\n") {
+			t.Errorf("the usage text leaves out %q", c.synopsis)
+		}
+		if c.run == nil {
+			continue
+		}
+		if _, err := bench.LookupCollective(c.name); err == nil {
+			t.Errorf("command %s shadows the collective of that name", c.name)
+		}
+		if c.name == "help" || c.name == "version" {
+			continue
+		}
+		code, out, errOut := runCLI(c.name, "--help")
+		if code != exitOK || !strings.Contains(out+errOut, "collbench "+c.name) {
+			t.Errorf("collbench %s --help: exit %d, %q", c.name, code, out+errOut)
+		}
+	}
+}
