@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/collbench/collbench/bench"
-	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/machine"
 	"github.com/collbench/collbench/model"
 	"github.com/collbench/collbench/setting"
@@ -108,9 +107,7 @@ type ProfileCurve struct {
 	// Traffic describes an uneven all-to-all's pattern. Its curve is
 	// modelled against each rank's mean bytes (count × ranks × element
 	// size), not the size column (the busiest rank's bytes).
-	Traffic  string       `json:"traffic,omitempty"`
-	model    *model.Curve // built on first use
-	modelErr error
+	Traffic string `json:"traffic,omitempty"`
 }
 
 // CurveGroup is where a curve's ranks sit.
@@ -149,7 +146,7 @@ type ProfileOverlap struct {
 	OverlapResult
 }
 
-// NewProfileCurve converts a suite's curve and fits it; devs (in rank
+// NewProfileCurve converts a suite's curve; devs (in rank
 // order) tell which host each rank is on.
 func NewProfileCurve(r bench.CurveResult, t, redop string, world int, devs []DeviceRecord) ProfileCurve {
 	g := r.Grouping
@@ -190,42 +187,12 @@ func NewProfileCurve(r bench.CurveResult, t, redop string, world int, devs []Dev
 		}
 		c.Samples = append(c.Samples, s)
 	}
-	if m, err := c.Model(); err == nil {
-		f := FitOf(m.Fit)
-		c.Fit = &f
-	}
 	return c
-}
-
-// eltSize is the bytes of the curve's data type, 0 if it is unknown.
-func (c *ProfileCurve) eltSize() int {
-	t, err := numeric.ParseDataType(c.Type)
-	if err != nil {
-		return 0
-	}
-	return t.Size()
 }
 
 // Key names the curve for messages: "allreduce over 4 ranks (strided)".
 func (c *ProfileCurve) Key() string {
 	return fmt.Sprintf("%s over %d ranks (%s)", c.Op, c.Group.Size, c.Group.Layout)
-}
-
-// Model is the curve as the cost model uses it: the table made monotone
-// and its fit.
-func (c *ProfileCurve) Model() (*model.Curve, error) {
-	if c.model == nil && c.modelErr == nil {
-		pts := make([]model.Point, len(c.Samples))
-		elt := c.eltSize()
-		for i, s := range c.Samples {
-			pts[i] = model.Point{Bytes: float64(s.Bytes), Time: s.TimeUs}
-			if c.Traffic != "" && elt > 0 {
-				pts[i].Bytes = float64(s.Count * int64(c.Group.Size) * int64(elt))
-			}
-		}
-		c.model, c.modelErr = model.NewCurve(c.Op, c.Group.Size, c.Group.Layout, c.BusFactor, pts)
-	}
-	return c.model, c.modelErr
 }
 
 // Curve finds the curve of op at group size n and layout; a group of the
@@ -415,51 +382,6 @@ func Hosts(devs []DeviceRecord) []HostRecord {
 		out[i].Ranks = append(out[i].Ranks, d.Rank)
 	}
 	return out
-}
-
-// Machine is the profile as predictions read it: its curves, the
-// slowdowns of the overlap probe planners get (see PlannerProbe)
-// and the best compute rate a GEMM probe reached. tflops, if positive,
-// replaces the measured rate.
-func (p *Profile) Machine(tflops float64) model.Machine {
-	m := model.Machine{Net: profileNet{p}, CommSlowdown: 1, ComputeSlowdown: 1}
-	if probe, err := p.PlannerProbe(); err == nil {
-		m.CommSlowdown, m.ComputeSlowdown = probe.CommSlowdown, probe.ComputeSlowdown
-	}
-	for _, o := range p.Overlap {
-		if o.Kind == "gemm" && o.ComputeAlone > 0 {
-			m.FLOPS = max(m.FLOPS, o.FLOPs/(o.ComputeAlone*1e-6))
-		}
-	}
-	if tflops > 0 {
-		m.FLOPS = tflops * 1e12
-	}
-	return m
-}
-
-type profileNet struct{ p *Profile }
-
-// routed is the alltoallv curve measured with routed traffic (--moe).
-func (n profileNet) routed(size int, layout string) (*model.Curve, error) {
-	for i := range n.p.Curves {
-		c := &n.p.Curves[i]
-		if c.Op == "alltoallv" && strings.HasPrefix(c.Traffic, "moe ") && c.Group.Size == size &&
-			(c.Group.Layout == layout || size == n.p.Meta.WorldSize) && len(c.Samples) >= 2 {
-			return c.Model()
-		}
-	}
-	return nil, fmt.Errorf("the profile has no routed alltoallv curve over %d ranks (%s)", size, layout)
-}
-
-func (n profileNet) Curve(op string, size int, layout string) (*model.Curve, error) {
-	if op == model.RoutedAllToAll {
-		return n.routed(size, layout)
-	}
-	c, err := n.p.Curve(op, size, layout)
-	if err != nil {
-		return nil, err
-	}
-	return c.Model()
 }
 
 // PlannerProbe is the overlap probe planners get: the one named

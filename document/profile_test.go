@@ -10,6 +10,7 @@ import (
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/fixture"
 	"github.com/collbench/collbench/internal/schemacheck"
+	"github.com/collbench/collbench/model/profiled"
 )
 
 func encode(t testing.TB, p *document.Profile) []byte {
@@ -94,7 +95,7 @@ func FuzzDecodeProfile(f *testing.F) {
 			t.Fatalf("re-encoded profile refused: %v", err)
 		}
 		for i := range p.Curves {
-			if m, err := p.Curves[i].Model(); err == nil {
+			if m, err := profiled.Curve(&p.Curves[i]); err == nil {
 				m.Time(1 << 20)
 			}
 		}

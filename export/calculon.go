@@ -6,6 +6,7 @@ import (
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/model"
+	"github.com/collbench/collbench/model/profiled"
 )
 
 // calculonOps are Calculon's network ops, the collective that measures
@@ -39,7 +40,7 @@ func calculonFiles(p *document.Profile) ([]exportFile, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s tier: %w", l.name, err)
 			}
-			m, err := c.Model()
+			m, err := profiled.Curve(c)
 			if err != nil {
 				return nil, err
 			}

@@ -19,6 +19,7 @@ import (
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
+	"github.com/collbench/collbench/model/profiled"
 	"github.com/collbench/collbench/setting"
 )
 
@@ -320,7 +321,7 @@ func CheckBandwidthRef(how string) error {
 // the measured times (outliers replaced by the fit, see measured) as
 // timeAt interpolates them.
 func (r bandwidthRef) busbw(c *document.ProfileCurve) (float64, error) {
-	m, err := c.Model()
+	m, err := profiled.Curve(c)
 	if err != nil {
 		return 0, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/model"
+	"github.com/collbench/collbench/model/profiled"
 )
 
 // level is one tier of the machine as simulators see it: the GPUs inside
@@ -35,7 +36,7 @@ func levels(p *document.Profile) []level {
 // one curve (model.Curve), whose table holds the measured medians with the
 // fit's outliers given the fit's time, made non-decreasing.
 func measured(c *document.ProfileCurve) ([]model.Point, error) {
-	m, err := c.Model()
+	m, err := profiled.Curve(c)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +51,7 @@ func overall(p *document.Profile, op string, l level) (*document.ProfileCurve, m
 	if err != nil {
 		return nil, model.Line{}, fmt.Errorf("%s tier: %w", l.name, err)
 	}
-	m, err := c.Model()
+	m, err := profiled.Curve(c)
 	if err != nil {
 		return nil, model.Line{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/collbench/collbench/internal/fixture"
+	"github.com/collbench/collbench/model/profiled"
 )
 
 // One profile, one curve: with a wild outlier injected (16 MiB of the
@@ -32,14 +33,14 @@ func TestOneCurveEverywhere(t *testing.T) {
 	}
 	p = reread(t, p)
 	c, _ = p.Curve("allreduce", 4, "consecutive")
-	curve, err := c.Model()
+	curve, err := profiled.Curve(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, want := curve.Time(16<<20), curve.Fit.At(16<<20); math.Abs(got-want) > 1e-9*want {
 		t.Fatalf("the curve keeps the outlier: %v µs at 16 MiB, the fit says %v", got, want)
 	}
-	predicted, err := p.Machine(0).Net.Curve("allreduce", 4, "consecutive")
+	predicted, err := profiled.Machine(p, 0).Net.Curve("allreduce", 4, "consecutive")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/model"
+	"github.com/collbench/collbench/model/profiled"
 )
 
 // simaiRatioDir is where SimAI_analytical reads its ratio tables, relative
@@ -131,7 +132,7 @@ func busbwInf(p *document.Profile, op string, n int, layout string) (float64, er
 // (model.Curve.LineBusBW: the same line ASTRA-sim and Calculon are given);
 // a line whose time does not grow is an error.
 func fittedBusBW(c *document.ProfileCurve) (float64, error) {
-	m, err := c.Model()
+	m, err := profiled.Curve(c)
 	if err != nil {
 		return 0, err
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/export"
 	"github.com/collbench/collbench/machine"
+	"github.com/collbench/collbench/model/profiled"
 )
 
 // ProfileSpec is a calibration profile, as collbench profile runs it:
@@ -356,7 +357,9 @@ func (m *profileRun) measure(ctx context.Context, out *recording) error {
 		for _, row := range r.Rows {
 			recordRow(out.ctx, out.rec, r.Coll.Name, r.GroupSize, row)
 		}
-		doc.Curves = append(doc.Curves, document.NewProfileCurve(r, spec.Type.String(), spec.RedOp.String(), world, devs))
+		c := document.NewProfileCurve(r, spec.Type.String(), spec.RedOp.String(), world, devs)
+		c.Fit = profiled.Fit(&c)
+		doc.Curves = append(doc.Curves, c)
 	}, func(r bench.ProbeResult) {
 		if r.LeftOut != "" {
 			doc.Suite.ProbesLeftOut = append(doc.Suite.ProbesLeftOut, r.Probe.Name+": "+r.LeftOut)

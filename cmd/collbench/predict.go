@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/model"
+	"github.com/collbench/collbench/model/profiled"
 	"github.com/collbench/collbench/report"
 )
 
@@ -79,7 +80,7 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	world, mc := doc.Meta.WorldSize, doc.Machine(f.TFLOPS)
+	world, mc := doc.Meta.WorldSize, profiled.Machine(doc, f.TFLOPS)
 	if f.rank {
 		r, err := f.Rank(world, mc)
 		switch {
