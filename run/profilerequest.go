@@ -32,24 +32,14 @@ type ProfileRequest struct {
 // DefaultProfileColls are the collectives planners read.
 const DefaultProfileColls = "allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv,pipeline"
 
-// Validate refuses settings out of range before anything is read.
-func (r *ProfileRequest) Validate() error {
-	if r.OverlapTarget < 0 || r.OverlapTarget > 3600 { // checked before it becomes a duration
-		return Usagef("{OverlapTarget} must be between 0 and 3600 seconds")
-	}
-	return nil
-}
-
 // Spec checks the request and builds the profile; args is the command
-// line the document records.
+// line the document records. What the profile's own settings allow is
+// checked where a Go program's spec is checked too (ProfileSpec.Plan).
 func (r *ProfileRequest) Spec(args []string) (ProfileSpec, error) {
-	if err := r.Validate(); err != nil {
-		return ProfileSpec{}, err
-	}
 	s := ProfileSpec{Sweep: bench.Sweep{Min: r.MinBytes, Max: r.MaxBytes, Factor: r.Factor},
 		Iters: r.Iters, MinIters: r.MinIters, Warmup: r.Warmup, Check: r.Check, Budget: r.Budget,
 		NoOverlap: r.NoOverlap, OverlapGEMMs: r.OverlapGEMMs, OverlapBytes: r.OverlapBytes,
-		OverlapTarget: time.Duration(r.OverlapTarget * float64(time.Second)), Args: args}
+		OverlapTarget: duration(r.OverlapTarget), Args: args}
 	routed := false
 	for _, name := range strings.Split(r.Colls, ",") {
 		c, err := bench.LookupCollective(strings.TrimSpace(name))

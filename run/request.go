@@ -108,6 +108,19 @@ func Seconds(name string, v float64) (time.Duration, error) {
 	return time.Duration(v * float64(time.Second)), nil
 }
 
+// duration is seconds a person gave as a duration, saturated beyond any
+// limit instead of overflowing, so that the check that refuses a value out
+// of range (in the spec, one layer) sees it out of range.
+func duration(sec float64) time.Duration {
+	switch {
+	case sec >= maxSeconds:
+		return time.Duration(math.MaxInt64)
+	case sec <= -maxSeconds:
+		return time.Duration(math.MinInt64)
+	}
+	return time.Duration(sec * float64(time.Second))
+}
+
 // Finite says v is neither NaN nor infinite. A NaN compares false with
 // everything, so a NaN threshold silently turns its check off.
 func Finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

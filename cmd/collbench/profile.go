@@ -70,9 +70,6 @@ func (f *profileFlags) check() error {
 			return usagef("--%s does not apply to profile; use --group-sizes and --layouts", name)
 		}
 	}
-	if err := f.ProfileRequest.Validate(); err != nil {
-		return err
-	}
 	if err := routingOnlyWithMoE(f.fs, f.Routing.MoE); err != nil {
 		return err
 	}
