@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"hash/fnv"
 	"net"
 	"strconv"
@@ -74,9 +75,9 @@ func (j Job) Rendezvous(explicit string, getenv func(string) string) (string, er
 		}
 		host = h
 		if p != "" {
-			n, err := strconv.Atoi(p)
-			if err != nil || n < 1 || n > 65535 {
-				return "", setting.Errorf("{Rendezvous} %q: %q is not a TCP port", explicit, p)
+			n, err := Port(p)
+			if err != nil {
+				return "", setting.Errorf("{Rendezvous} %q: %w", explicit, err)
 			}
 			port = n
 		}
@@ -99,4 +100,13 @@ func (j Job) Rendezvous(explicit string, getenv func(string) string) (string, er
 		}
 	}
 	return net.JoinHostPort(host, strconv.Itoa(port)), nil
+}
+
+// Port reads a TCP port number, 1 to 65535.
+func Port(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > 65535 {
+		return 0, fmt.Errorf("%q is not a TCP port", s)
+	}
+	return n, nil
 }

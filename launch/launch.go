@@ -83,8 +83,8 @@ func Env(base []string, rendezvous string) ([]string, *os.File, error) {
 	if err != nil {
 		return nil, nil, setting.Errorf("{Rendezvous} %q: want host:port", rendezvous)
 	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return nil, nil, setting.Errorf("{Rendezvous} %q: %q is not a TCP port", rendezvous, port)
+	if _, err := cluster.Port(port); err != nil {
+		return nil, nil, setting.Errorf("{Rendezvous} %q: %w", rendezvous, err)
 	}
 	secret := make([]byte, 16)
 	if _, err := rand.Read(secret); err != nil {
