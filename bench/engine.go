@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/collbench/collbench/bench/numeric"
-	"github.com/collbench/collbench/setting"
 )
 
 // Engine runs the nccl-tests measurement loop over a Comm.
@@ -55,8 +54,8 @@ func (e *Engine) Run(ctx context.Context, onRow func(Row)) (Summary, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	o := &e.Opts
-	if o.Graph > 0 && !e.Comm.Capabilities().Graphs {
-		return Summary{}, setting.Errorf("this backend cannot capture CUDA graphs ({Graph}); run without {Graph} or on the nccl backend")
+	if err := o.Runs(e.Comm.Capabilities()); err != nil {
+		return Summary{}, err
 	}
 	var sum Summary
 	var bwTotal float64
@@ -322,7 +321,7 @@ func (e *Engine) graphLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 	o := &e.Opts
 	g, ok := e.Comm.(Grapher)
 	if !ok {
-		return 0, 0, nil, setting.Errorf("this backend cannot capture CUDA graphs ({Graph})")
+		return 0, 0, nil, ErrNoGraphs
 	}
 	graph, err := g.Capture(Batch{Op: op, Iters: o.Iters, Agg: o.Agg})
 	if err != nil {

@@ -37,6 +37,19 @@ const (
 	AverageMax                  // the slowest process's
 )
 
+// ErrNoGraphs refuses CUDA graphs on a backend that cannot capture them.
+var ErrNoGraphs = setting.Errorf("this backend cannot capture CUDA graphs ({Graph}); run without {Graph} or on the nccl backend")
+
+// Runs says why a backend of these capabilities cannot run the options,
+// nil when it can: the check the engine makes before it starts, for a
+// caller to make before it opens its outputs.
+func (o Options) Runs(caps Capabilities) error {
+	if o.Graph > 0 && !caps.Graphs {
+		return ErrNoGraphs
+	}
+	return nil
+}
+
 // Options are the engine's settings for one run, mirroring nccl-tests' flags.
 type Options struct {
 	Coll     *Collective

@@ -162,8 +162,8 @@ func (m *sweepRun) begin(_ context.Context, sess *Session) error {
 	}
 	m.reporter = reporter
 	caps := sess.Comm.Capabilities()
-	if opts.Graph > 0 && !caps.Graphs {
-		return Usagef("the %s backend cannot capture CUDA graphs ({Graph}); run without {Graph}", sess.Backend.Name())
+	if err := opts.Runs(caps); err != nil {
+		return UsageError{err}
 	}
 	opts, err := filterSupport(opts, caps, spec.AllTypes, spec.AllOps)
 	if err != nil {
