@@ -116,6 +116,17 @@ func (j *Job) drive(ctx context.Context, m measurement, before func() error) (ra
 	return true, runErr
 }
 
+// measure drives m and returns what it recorded, the zero value when it
+// never began, with drive's error.
+func measure[T any](ctx context.Context, j *Job, m measurement, before func() error, record func() T) (T, error) {
+	ran, err := j.drive(ctx, m, before)
+	if !ran {
+		var none T
+		return none, err
+	}
+	return record(), err
+}
+
 // closeTelemetry flushes what the recorder holds, ended by err.
 func closeTelemetry(rec *telemetry.Recorder, err error, logf func(string, ...any)) {
 	if ferr := rec.Close(err); ferr != nil {

@@ -198,11 +198,7 @@ type healthCheck struct {
 // is not an error: the record's Healthy says so.
 func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*document.Health, error) {
 	c := &healthCheck{j: j, spec: spec, hooks: h, perCall: map[string]time.Duration{}}
-	ran, err := j.drive(ctx, c, h.Before)
-	if !ran {
-		return nil, err
-	}
-	return c.doc, err
+	return measure(ctx, j, c, h.Before, func() *document.Health { return c.doc })
 }
 
 func (c *healthCheck) check(_ context.Context, j *Job) error {

@@ -40,11 +40,7 @@ type MoEHooks struct {
 // error: Write's if it failed, else the measurement's.
 func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoERun, error) {
 	m := &moeRun{j: j, spec: spec, hooks: h}
-	ran, err := j.drive(ctx, m, h.Before)
-	if !ran {
-		return nil, err
-	}
-	return m.doc, err
+	return measure(ctx, j, m, h.Before, func() *document.MoERun { return m.doc })
 }
 
 // moeRun is a mixture-of-experts layer as Job.drive runs it.

@@ -112,11 +112,7 @@ type OverlapHooks struct {
 // failed, else the measurement's.
 func (j *Job) Overlap(ctx context.Context, spec OverlapSpec, h OverlapHooks) (*document.OverlapRun, error) {
 	m := &overlapRun{j: j, spec: spec, hooks: h}
-	ran, err := j.drive(ctx, m, h.Before)
-	if !ran {
-		return nil, err
-	}
-	return m.doc, err
+	return measure(ctx, j, m, h.Before, func() *document.OverlapRun { return m.doc })
 }
 
 // overlapRun is an overlap experiment as Job.drive runs it.

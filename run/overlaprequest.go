@@ -1,7 +1,6 @@
 package run
 
 import (
-
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
 )

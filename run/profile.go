@@ -216,11 +216,7 @@ func (s *ProfileSpec) Probes(onGPU bool) ([]bench.Probe, time.Duration, error) {
 // it failed, else the measurement's.
 func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*document.Profile, error) {
 	m := &profileRun{j: j, spec: spec, hooks: h}
-	ran, err := j.drive(ctx, m, h.Before)
-	if !ran {
-		return nil, err
-	}
-	return m.doc, err
+	return measure(ctx, j, m, h.Before, func() *document.Profile { return m.doc })
 }
 
 // profileRun is a profile as Job.drive runs it.

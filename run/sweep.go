@@ -82,11 +82,7 @@ type SweepResult struct {
 // and an error: Write's if it failed, else the measurement's.
 func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepResult, error) {
 	m := &sweepRun{j: j, spec: spec, hooks: h}
-	ran, err := j.drive(ctx, m, h.Before)
-	if !ran {
-		return nil, err
-	}
-	return m.res, err
+	return measure(ctx, j, m, h.Before, func() *SweepResult { return m.res })
 }
 
 // sweepRun is a sweep as Job.drive runs it.
