@@ -20,6 +20,15 @@ type OverlapRequest struct {
 	MaxCTAs, MinCTAs   int
 }
 
+// DefaultOverlapRequest is an overlap experiment as collbench runs it
+// without settings: a float sum all-reduce from 1 MiB to 64 MiB by ×4,
+// next to the backend's default GEMM (DType and GEMMs empty), the
+// covering side 4 times longer, half a second a phase.
+func DefaultOverlapRequest() OverlapRequest {
+	return OverlapRequest{Coll: "allreduce", CommType: "float", Op: "sum", MinBytes: 1 << 20, MaxBytes: 64 << 20, Factor: 4,
+		Cover: 4, Target: 0.5, CommPriority: "normal"}
+}
+
 // presetFixes are the settings a preset chooses itself.
 var presetFixes = []string{"GEMMs", "Copies", "DataType", "MinBytes", "MaxBytes", "Coll", "CommType", "Cover", "Target"}
 

@@ -32,6 +32,16 @@ type ProfileRequest struct {
 // DefaultProfileColls are the collectives planners read.
 const DefaultProfileColls = "allreduce,allgather,reducescatter,alltoall,broadcast,sendrecv,pipeline"
 
+// DefaultProfileRequest is a profile as collbench takes it without
+// settings: the collectives planners read, bfloat16 sums from 1 MiB to
+// 1 GiB by ×2 over every group size and both layouts, up to 20 timed
+// iterations (at least 3 under a budget) after 5 warm-up calls, no
+// verification, and the backend's overlap probes.
+func DefaultProfileRequest() ProfileRequest {
+	return ProfileRequest{MinBytes: 1 << 20, MaxBytes: 1 << 30, Factor: 2, Colls: DefaultProfileColls, Layouts: "consecutive,strided",
+		DType: "bfloat16", Op: "sum", Iters: 20, MinIters: 3, Warmup: 5, Routing: DefaultTrafficRequest()}
+}
+
 // Spec checks the request and builds the profile; args is the command
 // line the document records. What the profile's own settings allow is
 // checked where a Go program's spec is checked too (ProfileSpec.Plan).

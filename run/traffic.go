@@ -93,6 +93,13 @@ func (t *TrafficRequest) read(path string, loaded []byte) ([]byte, error) {
 	return fileio.Read(context.Background(), path, fileio.MaxInput)
 }
 
+// DefaultTrafficRequest is nccl-tests' uneven all-to-all (every rank's
+// bytes weighted by distance, unscaled), and for a mixture-of-experts
+// layer 4096 tokens of 4096 elements, routed uniformly, seed 1.
+func DefaultTrafficRequest() TrafficRequest {
+	return TrafficRequest{Spread: 1, Scale: 1, Hidden: 4096, Tokens: 4096, Routing: "uniform", Seed: 1}
+}
+
 // FromEnv fills what the caller did not give (given says which settings
 // were, by their names: Spread, Scale, Matrix, RankSummary) from
 // nccl-tests' variables of the same meaning.

@@ -50,8 +50,7 @@ func TestNonFiniteAndRangeRefused(t *testing.T) {
 }
 
 // The flags' defaults are the libraries': a command line without flags
-// asks for what a Go program gets from run.DefaultJobRequest,
-// run.DefaultSweepRequest and run.DefaultHealthRequest.
+// asks for what a Go program gets from run's Default*Request.
 func TestFlagDefaultsAreTheLibrarys(t *testing.T) {
 	allreduce, _ := bench.LookupCollective("allreduce")
 	f := newFlags(allreduce)
@@ -69,5 +68,15 @@ func TestFlagDefaultsAreTheLibrarys(t *testing.T) {
 	}
 	if h := newHealthFlags(); !reflect.DeepEqual(h.HealthRequest, run.DefaultHealthRequest()) {
 		t.Errorf("health's flags default to %+v; the library's defaults are %+v", h.HealthRequest, run.DefaultHealthRequest())
+	}
+	if o := newOverlapFlags(); !reflect.DeepEqual(o.OverlapRequest, run.DefaultOverlapRequest()) {
+		t.Errorf("overlap's flags default to %+v; the library's defaults are %+v", o.OverlapRequest, run.DefaultOverlapRequest())
+	}
+	if p := newProfileFlags(); !reflect.DeepEqual(p.ProfileRequest, run.DefaultProfileRequest()) {
+		t.Errorf("profile's flags default to %+v; the library's defaults are %+v", p.ProfileRequest, run.DefaultProfileRequest())
+	}
+	alltoallv, _ := bench.LookupCollective("alltoallv")
+	if v := newFlags(alltoallv); v.Traffic == nil || !reflect.DeepEqual(*v.Traffic, run.DefaultTrafficRequest()) {
+		t.Errorf("alltoallv's traffic flags default to %+v; the library's defaults are %+v", v.Traffic, run.DefaultTrafficRequest())
 	}
 }

@@ -24,27 +24,26 @@ type overlapFlags struct {
 }
 
 func newOverlapFlags() *overlapFlags {
-	f := &overlapFlags{fs: newFlagSet("overlap")}
+	f := &overlapFlags{fs: newFlagSet("overlap"), OverlapRequest: run.DefaultOverlapRequest()}
 	fs, r := f.fs, &f.OverlapRequest
-	r.MinBytes, r.MaxBytes = 1<<20, 64<<20
-	fs.StringVar(&r.Coll, "coll", "allreduce", "the collective (any collbench collective)")
+	fs.StringVar(&r.Coll, "coll", r.Coll, "the collective (any collbench collective)")
 	fs.VarP(size(&r.MinBytes), "minbytes", "b", "smallest message size")
 	fs.VarP(size(&r.MaxBytes), "maxbytes", "e", "largest message size")
-	fs.Int64VarP(&r.Factor, "stepfactor", "f", 4, "size multiplier")
-	fs.StringVar(&r.CommType, "comm-type", "float", "the collective's data type")
-	fs.StringVarP(&r.Op, "op", "o", "sum", "the collective's reduction")
+	fs.Int64VarP(&r.Factor, "stepfactor", "f", r.Factor, "size multiplier")
+	fs.StringVar(&r.CommType, "comm-type", r.CommType, "the collective's data type")
+	fs.StringVarP(&r.Op, "op", "o", r.Op, "the collective's reduction")
 	fs.StringArrayVar(&r.GEMMs, "gemm", nil, "GEMM shape m,n,k (C[m×n] = A[m×k]·B[k×n]); repeat for several (default 4096,4096,4096 on GPUs, 256,256,256 on the host)")
 	fs.StringArrayVar(&r.Copies, "copy", nil, "also run a memory-bound device copy of this many bytes; repeat for several")
-	fs.StringVarP(&r.DType, "datatype", "d", "", "GEMM type: float, half or bfloat16 (default bfloat16 on GPUs, float on the host)")
-	fs.Float64Var(&r.Cover, "cover", 4, "the covering side runs this many times longer than the measured one")
-	fs.Float64Var(&r.Target, "target", 0.5, "seconds the measured side runs in each overlapped phase")
-	fs.StringVar(&r.Preset, "preset", "", "galvatron: Galvatron's probe (fp32 1024×4096×4096 GEMM against a 64 MiB fp32 all-reduce)")
+	fs.StringVarP(&r.DType, "datatype", "d", r.DType, "GEMM type: float, half or bfloat16 (default bfloat16 on GPUs, float on the host)")
+	fs.Float64Var(&r.Cover, "cover", r.Cover, "the covering side runs this many times longer than the measured one")
+	fs.Float64Var(&r.Target, "target", r.Target, "seconds the measured side runs in each overlapped phase")
+	fs.StringVar(&r.Preset, "preset", r.Preset, "galvatron: Galvatron's probe (fp32 1024×4096×4096 GEMM against a 64 MiB fp32 all-reduce)")
 	f.JobRequest = run.DefaultJobRequest()
 	fs.IntVarP(&f.NGPUs, "ngpus", "g", f.NGPUs, "GPUs (ranks) per process")
 	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a phase may take before the run is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)")
-	fs.StringVar(&r.CommPriority, "comm-priority", "normal", "stream priority of the collectives against the compute: normal or high (nccl backend)")
-	fs.IntVar(&r.MaxCTAs, "nccl-max-ctas", 0, "NCCL config maxCTAs: at most this many CTAs (channels) per collective (nccl backend; 0 = NCCL's default)")
-	fs.IntVar(&r.MinCTAs, "nccl-min-ctas", 0, "NCCL config minCTAs (nccl backend; 0 = NCCL's default)")
+	fs.StringVar(&r.CommPriority, "comm-priority", r.CommPriority, "stream priority of the collectives against the compute: normal or high (nccl backend)")
+	fs.IntVar(&r.MaxCTAs, "nccl-max-ctas", r.MaxCTAs, "NCCL config maxCTAs: at most this many CTAs (channels) per collective (nccl backend; 0 = NCCL's default)")
+	fs.IntVar(&r.MinCTAs, "nccl-min-ctas", r.MinCTAs, "NCCL config minCTAs (nccl backend; 0 = NCCL's default)")
 	f.jobFlags.register(fs)
 	fs.StringVar(&f.format, "format", "table", "stdout format: table or json")
 	fs.StringVarP(&f.jsonFile, "output_file", "J", "", "also write the results as JSON to this file")

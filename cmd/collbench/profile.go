@@ -25,27 +25,26 @@ type profileFlags struct {
 }
 
 func newProfileFlags() *profileFlags {
-	f := &profileFlags{fs: newFlagSet("profile")}
+	f := &profileFlags{fs: newFlagSet("profile"), ProfileRequest: run.DefaultProfileRequest()}
 	fs, r := f.fs, &f.ProfileRequest
-	r.MinBytes, r.MaxBytes = 1<<20, 1<<30
 	fs.StringVarP(&f.output, "output", "o", "", "write the profile to this file (default: stdout)")
 	fs.VarP(size(&r.MinBytes), "minbytes", "b", "smallest message size")
 	fs.VarP(size(&r.MaxBytes), "maxbytes", "e", "largest message size")
-	fs.Int64VarP(&r.Factor, "stepfactor", "f", 2, "size multiplier (at least 2)")
-	fs.StringVar(&r.Colls, "colls", run.DefaultProfileColls, "collectives to measure, comma-separated")
-	fs.StringVar(&r.GroupSizes, "group-sizes", "", "group sizes, comma-separated (default: the world and every power of two from 2 that divides it)")
-	fs.StringVar(&r.Layouts, "layouts", "consecutive,strided", "group layouts to measure: consecutive, strided or both")
-	fs.StringVarP(&r.DType, "datatype", "d", "bfloat16", "data type of the collectives")
-	fs.StringVar(&r.Op, "op", "sum", "reduction of the reducing collectives")
-	fs.IntVarP(&r.Iters, "iters", "n", 20, "timed iterations per size (the most; --budget may run fewer)")
-	fs.IntVar(&r.MinIters, "min-iters", 3, "the fewest timed iterations --budget trims a size to")
-	fs.IntVarP(&r.Warmup, "warmup_iters", "w", 5, "warm-up calls before each size")
-	fs.IntVarP(&r.Check, "check", "c", 0, "verification passes per size")
-	fs.DurationVar(&r.Budget, "budget", 0, "time budget for the whole profile, e.g. 10m; trims iterations, then the largest sizes (a curve keeps 8 or is left out), then curves (0 = no limit)")
-	fs.BoolVar(&r.NoOverlap, "no-overlap", false, "leave out the overlap probes")
+	fs.Int64VarP(&r.Factor, "stepfactor", "f", r.Factor, "size multiplier (at least 2)")
+	fs.StringVar(&r.Colls, "colls", r.Colls, "collectives to measure, comma-separated")
+	fs.StringVar(&r.GroupSizes, "group-sizes", r.GroupSizes, "group sizes, comma-separated (default: the world and every power of two from 2 that divides it)")
+	fs.StringVar(&r.Layouts, "layouts", r.Layouts, "group layouts to measure: consecutive, strided or both")
+	fs.StringVarP(&r.DType, "datatype", "d", r.DType, "data type of the collectives")
+	fs.StringVar(&r.Op, "op", r.Op, "reduction of the reducing collectives")
+	fs.IntVarP(&r.Iters, "iters", "n", r.Iters, "timed iterations per size (the most; --budget may run fewer)")
+	fs.IntVar(&r.MinIters, "min-iters", r.MinIters, "the fewest timed iterations --budget trims a size to")
+	fs.IntVarP(&r.Warmup, "warmup_iters", "w", r.Warmup, "warm-up calls before each size")
+	fs.IntVarP(&r.Check, "check", "c", r.Check, "verification passes per size")
+	fs.DurationVar(&r.Budget, "budget", r.Budget, "time budget for the whole profile, e.g. 10m; trims iterations, then the largest sizes (a curve keeps 8 or is left out), then curves (0 = no limit)")
+	fs.BoolVar(&r.NoOverlap, "no-overlap", r.NoOverlap, "leave out the overlap probes")
 	fs.StringArrayVar(&r.OverlapGEMMs, "overlap-gemm", nil, "overlap probe GEMM m,n,k; repeat for several (default: Galvatron's probe plus 4096³ bf16 on GPUs, 256³ float on the host)")
 	fs.Var(size(&r.OverlapBytes), "overlap-bytes", "all-reduce size of the --overlap-gemm probes (default 64M on GPUs, 1M on the host)")
-	fs.Float64Var(&r.OverlapTarget, "overlap-target", 0, "seconds each overlapped phase runs (default 0.5 on GPUs, 0.05 on the host)")
+	fs.Float64Var(&r.OverlapTarget, "overlap-target", r.OverlapTarget, "seconds each overlapped phase runs (default 0.5 on GPUs, 0.05 on the host)")
 	f.JobRequest = run.DefaultJobRequest()
 	fs.IntVarP(&f.NGPUs, "ngpus", "g", f.NGPUs, "GPUs (ranks) per process")
 	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a call may take before the run is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)")
