@@ -25,6 +25,9 @@ type measurement interface {
 	// begin runs once the communicators are open: what the backend
 	// cannot run is refused here, and the record is laid out.
 	begin(ctx context.Context, s *Session) error
+	// planned is how many steps measure will report (Progress), known
+	// once begin has run.
+	planned() int
 	// measure runs it, handing each record to the caller's hooks and to
 	// rec (telemetry: a span per step under the measurement's).
 	measure(ctx context.Context, rec *recording) error
@@ -52,11 +55,23 @@ type opening struct {
 
 // recording is where a measurement's records go besides its hooks: the
 // telemetry recorder (nil records nothing), the measurement's span and a
-// span per step as each ends.
+// span per phase as each ends, and the job's progress.
 type recording struct {
-	rec   *telemetry.Recorder
-	ctx   context.Context // under the measurement's span
-	steps *phases
+	rec      *telemetry.Recorder
+	ctx      context.Context // under the measurement's span
+	steps    *phases
+	progress Progress
+}
+
+// step hands a record to the caller's hook (deliver, nil for none) with
+// the progress line out of its way, then counts it: done steps so far,
+// the last one what.
+func (r *recording) step(done int, what string, deliver func()) {
+	r.progress.Clear()
+	if deliver != nil {
+		deliver()
+	}
+	r.progress.Update(done, what)
 }
 
 // drive runs one measurement: checked, the caller's before on rank 0,
@@ -90,9 +105,12 @@ func (j *Job) drive(ctx context.Context, m measurement, before func() error) (ra
 		closeTelemetry(rec, err, j.logf)
 		return false, err
 	}
+	progress := j.progress()
+	progress.Begin(o.command, m.planned())
 	spanCtx, end := rec.Span(ctx, o.span, time.Now(), o.attrs...)
-	out := &recording{rec: rec, ctx: spanCtx, steps: newPhases(spanCtx, rec)}
+	out := &recording{rec: rec, ctx: spanCtx, steps: newPhases(spanCtx, rec), progress: progress}
 	runErr := m.measure(ctx, out)
+	progress.Clear()
 	if runErr == nil && j.Multi() {
 		// Nobody leaves before everybody is done, so a finished rank is
 		// not mistaken for a lost one.

@@ -76,9 +76,21 @@ func measurementCases() []measurementCase {
 	}
 }
 
+// progressLog is a Progress that remembers what it heard.
+type progressLog struct {
+	begun, planned, done int
+	cleared              bool
+}
+
+func (p *progressLog) Begin(_ string, planned int) { p.begun++; p.planned = planned }
+func (p *progressLog) Update(done int, _ string)   { p.done, p.cleared = done, false }
+func (p *progressLog) Clear()                      { p.cleared = true }
+func (p *progressLog) Print(string)                {}
+
 // Every measurement goes through the same steps: its outputs written
-// once, on rank 0, and its telemetry opened, measured and written under
-// the spans every command sends.
+// once, on rank 0, its progress told the same way (the steps it plans,
+// each as it ends, cleared at the end), and its telemetry opened,
+// measured and written under the spans every command sends.
 func TestEveryMeasurementTheSameSteps(t *testing.T) {
 	for _, c := range measurementCases() {
 		t.Run(c.name, func(t *testing.T) {
@@ -89,12 +101,18 @@ func TestEveryMeasurementTheSameSteps(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer j.Close()
+			prog := &progressLog{}
+			j.Progress = prog
 			writes := 0
 			if err := c.run(t.Context(), j, func() {}, func(error) { writes++ }); err != nil {
 				t.Fatal(err)
 			}
 			if writes != 1 {
 				t.Errorf("outputs written %d times, want once", writes)
+			}
+			// A health check may confirm a suspect: steps beyond the plan.
+			if prog.begun != 1 || prog.planned < 1 || prog.done < prog.planned || (c.name != "health" && prog.done != prog.planned) || !prog.cleared {
+				t.Errorf("progress: begun %d times, %d steps planned, %d done, cleared at the end %v", prog.begun, prog.planned, prog.done, prog.cleared)
 			}
 			var names []string
 			for _, s := range rcv.Spans() {

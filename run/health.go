@@ -189,7 +189,9 @@ type healthCheck struct {
 	// call (health.Arrivals).
 	stragglers []int
 	setup      map[string]int // phase: index into doc.Setup
-	planned    healthPlan
+	schedule   healthPlan     // what begin laid out
+	total      int            // the steps planned
+	out        *recording
 }
 
 // Health measures the job's GPUs, nodes and links and judges them. It
@@ -262,21 +264,25 @@ func (c *healthCheck) begin(ctx context.Context, sess *Session) error {
 			c.byRank[r] = n
 		}
 	}
-	c.planned = c.plan()
-	c.left = c.planned.points() * spec.Passes
-	if c.planned.job {
+	c.schedule = c.plan()
+	c.left = c.schedule.points() * spec.Passes
+	if c.schedule.job {
 		c.left++ // the arrival run
 	}
 	c.budget.Start(c.left)
+	c.total = c.left
 	if c.hooks.Start != nil && j.Rank == 0 {
 		c.hooks.Start(sess, c.doc, c.left)
 	}
 	return nil
 }
 
+// planned counts the waves of every pass and the arrival run.
+func (c *healthCheck) planned() int { return c.total }
+
 func (c *healthCheck) measure(ctx context.Context, out *recording) error {
-	c.rec, c.steps = out.rec, out.steps
-	return c.measurePlan(ctx, c.planned)
+	c.rec, c.steps, c.out = out.rec, out.steps, out
+	return c.measurePlan(ctx, c.schedule)
 }
 
 func (c *healthCheck) finish(ctx context.Context, out *recording, runErr error) error {
@@ -667,9 +673,11 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 		return nil, err
 	}
 	c.done++
-	if c.hooks.Step != nil && c.j.Rank == 0 {
-		c.hooks.Step(what, c.done)
-	}
+	c.out.step(c.done, what, func() {
+		if c.hooks.Step != nil && c.j.Rank == 0 {
+			c.hooks.Step(what, c.done)
+		}
+	})
 	return per, nil
 }
 

@@ -73,10 +73,13 @@ func (s Settings) WorldRanks(nprocs int) int { return nprocs * s.RanksPerProc }
 // processes, its link to the others through the rendezvous.
 type Job struct {
 	cluster.Job
-	Addr        string // rendezvous host:port
-	Limits      Deadlines
-	Settings    Settings
-	Began       time.Time // when the job was read: a profile's budget counts from here
+	Addr     string // rendezvous host:port
+	Limits   Deadlines
+	Settings Settings
+	Began    time.Time // when the job was read: a profile's budget counts from here
+	// Progress, when set, hears how far each measurement has come (rank
+	// 0 only).
+	Progress    Progress
 	tokenSource string
 	getenv      func(string) string
 	logf        func(string, ...any)

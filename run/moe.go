@@ -117,11 +117,17 @@ func (m *moeRun) begin(_ context.Context, sess *Session) error {
 	return nil
 }
 
+// planned is the one layer: its dispatch and combine.
+func (m *moeRun) planned() int { return 1 }
+
 func (m *moeRun) measure(_ context.Context, out *recording) error {
 	j, groups := m.j, m.j.Settings.Grouping
 	eng := &bench.Engine{Comm: m.sess.Comm, Peers: j.Peers(), Opts: m.opts, CommRanks: groups.Of(j.World()), Groups: groups.Groups(j.World())}
 	var err error
 	m.phases, err = eng.MoE(out.ctx, m.spec.Routing, m.spec.Type, m.spec.Draws)
+	if err == nil {
+		out.step(1, "dispatch and combine", nil)
+	}
 	return err
 }
 

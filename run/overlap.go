@@ -174,6 +174,9 @@ func (m *overlapRun) begin(_ context.Context, sess *Session) error {
 	return nil
 }
 
+// planned is every size next to every workload.
+func (m *overlapRun) planned() int { return len(m.spec.Sweep.Sizes()) * len(m.workloads) }
+
 func (m *overlapRun) measure(ctx context.Context, out *recording) error {
 	j, p := m.j, m.spec
 	x := bench.Overlap{Comm: m.sess.Comm, Peers: j.Peers(), CommRanks: j.Settings.Grouping.Of(j.World()), Opts: bench.OverlapOptions{
@@ -195,9 +198,11 @@ func (m *overlapRun) measure(ctx context.Context, out *recording) error {
 			r := document.MakeOverlapResult(size, w, fig)
 			m.doc.Add(r)
 			measured++
-			if m.hooks.Result != nil && j.Rank == 0 {
-				m.hooks.Result(r, measured)
-			}
+			out.step(measured, bench.FormatSize(size)+" next to "+w.String(), func() {
+				if m.hooks.Result != nil && j.Rank == 0 {
+					m.hooks.Result(r, measured)
+				}
+			})
 		}
 	}
 	return nil

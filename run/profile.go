@@ -221,13 +221,15 @@ func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*d
 
 // profileRun is a profile as Job.drive runs it.
 type profileRun struct {
-	j     *Job
-	spec  ProfileSpec
-	hooks ProfileHooks
-	plan  Plan
-	start time.Time
-	suite bench.Suite
-	doc   *document.Profile
+	j      *Job
+	spec   ProfileSpec
+	hooks  ProfileHooks
+	plan   Plan
+	start  time.Time
+	suite  bench.Suite
+	doc    *document.Profile
+	points int        // planned
+	out    *recording // while measuring
 }
 
 func (m *profileRun) check(_ context.Context, j *Job) error {
@@ -269,11 +271,12 @@ func (m *profileRun) rank0(f func()) {
 	}
 }
 
-// log hands a line of progress to the Log hook.
+// log hands a line of progress to the Log hook and the job's progress.
 func (m *profileRun) log(format string, a ...any) {
 	if m.hooks.Log != nil {
 		m.rank0(func() { m.hooks.Log(format, a...) })
 	}
+	m.j.progress().Print(fmt.Sprintf(format, a...))
 }
 
 func (m *profileRun) begin(ctx context.Context, sess *Session) error {
@@ -309,9 +312,11 @@ func (m *profileRun) begin(ctx context.Context, sess *Session) error {
 	m.suite = bench.Suite{Colls: spec.Colls, Groupings: p.Groupings, Sizes: p.Sizes, Type: spec.Type, RedOp: spec.RedOp, World: world,
 		Warmup: spec.Warmup, Check: spec.Check, Timeout: j.Limits.Collective, StallFloor: j.Limits.Watchdog, Peers: j.Peers(), Probes: probes, Log: m.log,
 		Progress: func(done, _ int, what string) {
-			if m.hooks.Progress != nil {
-				m.rank0(func() { m.hooks.Progress(done, what) })
-			}
+			m.out.step(done, what, func() {
+				if m.hooks.Progress != nil {
+					m.rank0(func() { m.hooks.Progress(done, what) })
+				}
+			})
 		},
 		Budget:  budget,
 		Overlap: overlap,
@@ -333,8 +338,9 @@ func (m *profileRun) begin(ctx context.Context, sess *Session) error {
 		}
 	}
 	m.doc = doc
+	m.points = len(spec.Colls) * len(p.Groupings) * len(p.Sizes)
 	if m.hooks.Start != nil {
-		m.rank0(func() { m.hooks.Start(sess, len(spec.Colls)*len(p.Groupings)*len(p.Sizes)) })
+		m.rank0(func() { m.hooks.Start(sess, m.points) })
 	}
 	for _, n := range sess.Notes {
 		m.log("%s", strings.TrimPrefix(n, "# "))
@@ -343,7 +349,11 @@ func (m *profileRun) begin(ctx context.Context, sess *Session) error {
 	return nil
 }
 
+// planned is every size of every curve.
+func (m *profileRun) planned() int { return m.points }
+
 func (m *profileRun) measure(ctx context.Context, out *recording) error {
+	m.out = out
 	doc, spec, world := m.doc, m.spec, m.j.World()
 	devs := doc.Meta.Devices
 	return m.suite.Run(ctx, func(r bench.CurveResult) {

@@ -191,6 +191,9 @@ func (m *sweepRun) begin(_ context.Context, sess *Session) error {
 	return nil
 }
 
+// planned is the rows the sweep hands over.
+func (m *sweepRun) planned() int { return m.eng.PlannedRows() }
+
 func (m *sweepRun) measure(ctx context.Context, out *recording) error {
 	coll := m.opts.Coll
 	var err error
@@ -199,9 +202,11 @@ func (m *sweepRun) measure(ctx context.Context, out *recording) error {
 			attribute.String("collbench.dtype", r.Type.String()), attribute.String("collbench.redop", r.Op.String()))
 		recordRow(out.ctx, out.rec, coll.Name, m.eng.CommRanks, r)
 		m.kept.add(r)
-		if m.hooks.Row != nil && m.j.Rank == 0 {
-			m.hooks.Row(r, m.kept.seen())
-		}
+		out.step(m.kept.seen(), bench.FormatSize(r.Size), func() {
+			if m.hooks.Row != nil && m.j.Rank == 0 {
+				m.hooks.Row(r, m.kept.seen())
+			}
+		})
 	})
 	return err
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
-	"github.com/collbench/collbench/progress"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/run"
 )
@@ -62,7 +61,6 @@ func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdo
 		spec.Judge = &run.JudgeSpec{Tables: tables}
 	}
 	var table *report.Table
-	var bar *progress.Bar
 	res, err := j.Sweep(ctx, spec, run.SweepHooks{
 		Before: checkFiles(append(f.Traffic.Files(), f.references...), f.jsonFile),
 		Start: func(s *run.Session, opts bench.Options, planned int) {
@@ -78,19 +76,13 @@ func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdo
 			if f.format == "table" {
 				table.Preamble()
 			}
-			bar = progress.New(stderr, f.quiet, coll.Name, planned)
 		},
-		Row: func(r bench.Row, seen int) {
-			bar.Clear() // the row may go to the same terminal
+		Row: func(r bench.Row, _ int) {
 			if f.format == "table" {
 				table.Row(r)
 			}
-			bar.Update(seen, bench.FormatSize(r.Size))
 		},
-		Write: func(r *run.SweepResult) error {
-			bar.Clear()
-			return writeRun(ctx, f, r, table, j.Size, stdout)
-		},
+		Write: func(r *run.SweepResult) error { return writeRun(ctx, f, r, table, j.Size, stdout) },
 	})
 	if res == nil {
 		return false, err

@@ -9,7 +9,6 @@ import (
 
 	"github.com/collbench/collbench/chart"
 	"github.com/collbench/collbench/document"
-	"github.com/collbench/collbench/progress"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/run"
 )
@@ -99,15 +98,9 @@ func (f *healthFlags) measure(ctx context.Context, j *run.Job, argv []string, st
 		}
 		spec.Judge = &run.JudgeSpec{Tables: tables}
 	}
-	var bar *progress.Bar
 	doc, err := j.Health(ctx, spec, run.HealthHooks{
 		Before: checkFiles(append([]string{f.Baseline, f.RacksFile}, f.references...), f.jsonFile, f.heatmap),
-		Start: func(_ *run.Session, _ *document.Health, planned int) {
-			bar = progress.New(stderr, f.quiet, "health", planned)
-		},
-		Step: func(what string, done int) { bar.Update(done, what) },
 		Write: func(doc *document.Health, runErr error) error {
-			bar.Clear()
 			if f.format == "table" && runErr == nil {
 				report.Health(spelling{stdout}, doc)
 			}

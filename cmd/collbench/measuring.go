@@ -14,6 +14,7 @@ import (
 	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/libpath"
 	"github.com/collbench/collbench/nccl"
+	"github.com/collbench/collbench/progress"
 	"github.com/collbench/collbench/run"
 	"github.com/collbench/collbench/setting"
 	"github.com/spf13/pflag"
@@ -76,6 +77,7 @@ func runMeasuring(ctx context.Context, m measurer, synopsis string, args []strin
 		return fail(err)
 	}
 	defer j.Close()
+	j.Progress = &progress.Lines{W: stderr, Quiet: jf.quiet, Prefix: "collbench " + cmd + ": "}
 	wrong, err := m.measure(ctx, j, append([]string{"collbench", cmd}, args...), stdout, stderr)
 	if printed(err) {
 		return exitCode(err)

@@ -6,10 +6,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
-	"github.com/collbench/collbench/progress"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/run"
 )
@@ -75,26 +73,19 @@ func (f *overlapFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 	if err != nil {
 		return false, err
 	}
-	var bar *progress.Bar
 	_, err = j.Overlap(ctx, spec, run.OverlapHooks{
 		Before: checkFiles(nil, f.jsonFile, f.galvatron),
-		Start: func(s *run.Session, doc *document.OverlapRun, planned int) {
+		Start: func(s *run.Session, doc *document.OverlapRun, _ int) {
 			if f.format == "table" {
 				report.OverlapHeader(stdout, doc, s.Notes)
 			}
-			bar = progress.New(stderr, f.quiet, "overlap", planned)
 		},
-		Result: func(r document.OverlapResult, done int) {
-			bar.Clear() // the row may go to the same terminal
+		Result: func(r document.OverlapResult, _ int) {
 			if f.format == "table" {
 				report.OverlapRow(stdout, r)
 			}
-			bar.Update(done, bench.FormatSize(r.Size)+" next to "+r.Workload)
 		},
-		Write: func(doc *document.OverlapRun, runErr error) error {
-			bar.Clear()
-			return writeOverlap(ctx, f, doc, stdout, runErr)
-		},
+		Write: func(doc *document.OverlapRun, runErr error) error { return writeOverlap(ctx, f, doc, stdout, runErr) },
 	})
 	return false, err
 }

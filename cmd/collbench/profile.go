@@ -10,7 +10,6 @@ import (
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/export"
 	"github.com/collbench/collbench/fileio"
-	"github.com/collbench/collbench/progress"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/run"
 )
@@ -93,7 +92,6 @@ func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 	if spec.Exports, err = export.ParseTargets(f.exports.Targets); err != nil {
 		return false, usageError{Err: err}
 	}
-	var bar *progress.Bar
 	_, err = j.Profile(ctx, spec, run.ProfileHooks{
 		Before: func() error {
 			if err := checkFiles(f.Routing.Files(), f.output)(); err != nil {
@@ -101,23 +99,7 @@ func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 			}
 			return f.exports.checkDir()
 		},
-		Start: func(_ *run.Session, points int) { bar = progress.New(stderr, f.quiet, "profile", points) },
-		Log: func(format string, a ...any) {
-			if f.quiet {
-				return
-			}
-			line := "collbench profile: " + fmt.Sprintf(format, a...)
-			if bar != nil {
-				bar.Print(line) // above the bar
-				return
-			}
-			fmt.Fprintln(stderr, line)
-		},
-		Progress: func(done int, what string) { bar.Update(done, what) },
-		Write: func(doc *document.Profile, complete bool) error {
-			bar.Clear()
-			return f.write(ctx, doc, stdout, stderr, complete)
-		},
+		Write: func(doc *document.Profile, complete bool) error { return f.write(ctx, doc, stdout, stderr, complete) },
 	})
 	return false, err
 }
