@@ -39,6 +39,21 @@ type measurement interface {
 	write(err error) error
 }
 
+// base is what every measurement holds: its job, its spec and the
+// caller's hooks.
+type base[S, H any] struct {
+	j     *Job
+	spec  S
+	hooks H
+}
+
+// noteErr records a measurement's failure in its record's errors.
+func noteErr(errs *[]string, err error) {
+	if err != nil {
+		*errs = append(*errs, err.Error())
+	}
+}
+
 // opening is what a measurement's communicators must hold: the sizes,
 // whether results are checked, any backend's settings and the nccl
 // backend's.

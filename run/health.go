@@ -165,12 +165,10 @@ type HealthHooks struct {
 
 // healthCheck is one check in progress.
 type healthCheck struct {
-	j      *Job
-	spec   HealthSpec
+	base[HealthSpec, HealthHooks]
 	sess   *Session
 	doc    *document.Health
 	budget bench.Budget
-	hooks  HealthHooks
 	done   int
 	spent  bool // the budget ran out: the rest is left out
 	// perCall is the last time per call of each collective, to tell
@@ -199,7 +197,7 @@ type healthCheck struct {
 // failed, else the measurement's. A check that ran and flagged something
 // is not an error: the record's Healthy says so.
 func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*document.Health, error) {
-	c := &healthCheck{j: j, spec: spec, hooks: h, perCall: map[string]time.Duration{}}
+	c := &healthCheck{base: base[HealthSpec, HealthHooks]{j, spec, h}, perCall: map[string]time.Duration{}}
 	return measure(ctx, j, c, h.Before, func() *document.Health { return c.doc })
 }
 

@@ -39,15 +39,13 @@ type MoEHooks struct {
 // communicators. It returns the document (nil when nothing ran) and an
 // error: Write's if it failed, else the measurement's.
 func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoERun, error) {
-	m := &moeRun{j: j, spec: spec, hooks: h}
+	m := &moeRun{base: base[MoESpec, MoEHooks]{j, spec, h}}
 	return measure(ctx, j, m, h.Before, func() *document.MoERun { return m.doc })
 }
 
 // moeRun is a mixture-of-experts layer as Job.drive runs it.
 type moeRun struct {
-	j      *Job
-	spec   MoESpec
-	hooks  MoEHooks
+	base[MoESpec, MoEHooks]
 	opts   bench.Options
 	size   int64 // the buffers' bytes
 	sess   *Session
@@ -136,9 +134,7 @@ func (m *moeRun) finish(_ context.Context, _ *recording, runErr error) error {
 		m.doc.Phases = append(m.doc.Phases, document.MakeMoEPhase(p))
 	}
 	m.doc.Finish()
-	if runErr != nil {
-		m.doc.Errors = append(m.doc.Errors, runErr.Error())
-	}
+	noteErr(&m.doc.Errors, runErr)
 	return nil
 }
 

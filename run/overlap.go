@@ -111,15 +111,13 @@ type OverlapHooks struct {
 // returns the document (nil when nothing ran) and an error: Write's if it
 // failed, else the measurement's.
 func (j *Job) Overlap(ctx context.Context, spec OverlapSpec, h OverlapHooks) (*document.OverlapRun, error) {
-	m := &overlapRun{j: j, spec: spec, hooks: h}
+	m := &overlapRun{base: base[OverlapSpec, OverlapHooks]{j, spec, h}}
 	return measure(ctx, j, m, h.Before, func() *document.OverlapRun { return m.doc })
 }
 
 // overlapRun is an overlap experiment as Job.drive runs it.
 type overlapRun struct {
-	j         *Job
-	spec      OverlapSpec
-	hooks     OverlapHooks
+	base[OverlapSpec, OverlapHooks]
 	sess      *Session
 	workloads []bench.Workload
 	doc       *document.OverlapRun
@@ -210,9 +208,7 @@ func (m *overlapRun) measure(ctx context.Context, out *recording) error {
 
 func (m *overlapRun) finish(_ context.Context, _ *recording, runErr error) error {
 	m.doc.Finish()
-	if runErr != nil {
-		m.doc.Errors = append(m.doc.Errors, runErr.Error())
-	}
+	noteErr(&m.doc.Errors, runErr)
 	return nil
 }
 

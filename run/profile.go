@@ -215,15 +215,13 @@ func (s *ProfileSpec) Probes(onGPU bool) ([]bench.Probe, time.Duration, error) {
 // with the error inside. It returns the document and an error: Write's if
 // it failed, else the measurement's.
 func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*document.Profile, error) {
-	m := &profileRun{j: j, spec: spec, hooks: h}
+	m := &profileRun{base: base[ProfileSpec, ProfileHooks]{j, spec, h}}
 	return measure(ctx, j, m, h.Before, func() *document.Profile { return m.doc })
 }
 
 // profileRun is a profile as Job.drive runs it.
 type profileRun struct {
-	j      *Job
-	spec   ProfileSpec
-	hooks  ProfileHooks
+	base[ProfileSpec, ProfileHooks]
 	plan   Plan
 	start  time.Time
 	suite  bench.Suite
@@ -382,9 +380,7 @@ func (m *profileRun) finish(_ context.Context, _ *recording, runErr error) error
 	suiteOrder(m.doc.Curves, m.suite)
 	m.doc.Finished = time.Now().UTC().Format(time.RFC3339)
 	m.doc.Suite.ElapsedS = time.Since(m.start).Seconds()
-	if runErr != nil {
-		m.doc.Errors = append(m.doc.Errors, runErr.Error())
-	}
+	noteErr(&m.doc.Errors, runErr)
 	return nil
 }
 

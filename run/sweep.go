@@ -81,15 +81,13 @@ type SweepResult struct {
 // communicators. It returns the result (nil when nothing was measured)
 // and an error: Write's if it failed, else the measurement's.
 func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepResult, error) {
-	m := &sweepRun{j: j, spec: spec, hooks: h}
+	m := &sweepRun{base: base[SweepSpec, SweepHooks]{j, spec, h}}
 	return measure(ctx, j, m, h.Before, func() *SweepResult { return m.res })
 }
 
 // sweepRun is a sweep as Job.drive runs it.
 type sweepRun struct {
-	j        *Job
-	spec     SweepSpec
-	hooks    SweepHooks
+	base[SweepSpec, SweepHooks]
 	opts     bench.Options
 	sess     *Session
 	reporter bench.MemoryReporter
@@ -220,9 +218,7 @@ func (m *sweepRun) finish(_ context.Context, _ *recording, runErr error) error {
 	if m.sess.Judger != nil && runErr == nil {
 		doc.Judgement = judgeDoc(m.sess.Judger, doc)
 	}
-	if runErr != nil {
-		doc.Errors = append(doc.Errors, runErr.Error())
-	}
+	noteErr(&doc.Errors, runErr)
 	m.res = &SweepResult{Doc: doc, Summary: m.sum, Rows: m.kept.rows, Err: runErr}
 	if m.spec.MemoryReport && runErr == nil {
 		use, err := m.reporter.MemoryUse()
