@@ -10,6 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/collbench/collbench/bench"
 )
 
 // registration matches pflag's methods that define a flag: Int, IntVar,
@@ -58,6 +62,21 @@ func ourFlags(t *testing.T) (long, short map[string]bool) {
 				}
 			}
 			return true
+		})
+	}
+	// And what the measuring commands register through tables and
+	// helpers, read from their flag sets.
+	var sets []*pflag.FlagSet
+	for _, c := range bench.Collectives {
+		sets = append(sets, newFlags(c).fs)
+	}
+	sets = append(sets, newHealthFlags().fs, newOverlapFlags().fs, newProfileFlags().fs, newPredictFlags().fs)
+	for _, fs := range sets {
+		fs.VisitAll(func(f *pflag.Flag) {
+			long[f.Name] = true
+			if f.Shorthand != "" {
+				short[f.Shorthand] = true
+			}
 		})
 	}
 	return long, short
