@@ -14,7 +14,7 @@ import (
 // still read.
 const (
 	SchemaName    = "collbench.run"
-	SchemaVersion = 2
+	SchemaVersion = 3
 )
 
 // Run is the machine-readable record of a run: the -J file and the
@@ -63,6 +63,7 @@ type Config struct {
 	Average     int    `json:"average"`
 	CPUTime     bool   `json:"report_cputime"`
 	PerIterTime bool   `json:"per_iter_timing"`
+	Unalign     int    `json:"unalign"` // elements every call's data is moved into its buffers (-u)
 	// The job: processes, and how its ranks were split into groups.
 	NProcs    int            `json:"nprocs"`
 	GroupSize int            `json:"group_size"`

@@ -14,7 +14,7 @@ func InfoOf(d *document.Run) Info {
 	c := d.Config
 	in := Info{Version: d.Collbench, Backend: d.Backend, TestName: d.Test, NThreads: c.NThreads, NGPUs: c.NGPUs, Notes: d.Notes,
 		MinBytes: c.MinBytes, MaxBytes: c.MaxBytes, Warmup: c.Warmup, Iters: c.Iters, Agg: c.Agg, Check: c.Validation,
-		Graph: c.Graph, Blocking: bench.Blocking(c.BlockMode), CPUTime: c.CPUTime, Ranks: c.GroupSize}
+		Graph: c.Graph, Blocking: bench.Blocking(c.BlockMode), CPUTime: c.CPUTime, Ranks: c.GroupSize, Unalign: c.Unalign}
 	if c.StepFactor != nil {
 		in.StepFactor = *c.StepFactor
 	}

@@ -170,7 +170,7 @@ func (m *sweepRun) begin(_ context.Context, sess *Session) error {
 	// where the devices hold less.
 	cfg.MinBytes, cfg.MaxBytes = opts.Sweep.Min, opts.Sweep.Max
 	cfg.NRanks, cfg.NProcs, cfg.GroupSize, cfg.Layout, cfg.Groups, cfg.Isolated = nranks, j.Size, groups.Of(nranks), groups.Layout(), groups.Groups(nranks), groups.Isolated
-	cfg.PerIterTime, cfg.Devices = opts.PerIteration(caps), document.DeviceRecords(sess.Devices)
+	cfg.PerIterTime, cfg.Devices, cfg.Unalign = opts.PerIteration(caps), document.DeviceRecords(sess.Devices), opts.Unalign
 	m.doc = &document.Run{Schema: document.SchemaName, Version: document.SchemaVersion, Collbench: j.Settings.Version,
 		Collective: coll.Name, Test: coll.Label(), Backend: sess.Backend.Name(),
 		StartTime: time.Now().UTC().Format(time.RFC3339), Args: spec.Args, Config: cfg, Notes: slices.Clone(sess.Notes)}

@@ -116,6 +116,7 @@ func TestReportPrintsTheSavedTable(t *testing.T) {
 		{"alltoall", "-g", "2", "-b", "8K", "-e", "8K", "-n", "2", "-d", "half"},
 		{"launch", "-n", "2", "reducescatter", "-b", "8K", "-e", "32K", "-n", "2"},
 		{"allgather", "-g", "2", "-b", "8K", "-e", "32K", "-n", "2", "--judge"},
+		{"allreduce", "-g", "2", "-b", "1K", "-e", "4K", "-n", "2", "-u", "1"},
 	} {
 		saved := filepath.Join(dir, fmt.Sprintf("run%d.json", i))
 		code, live, errOut := runCLI(append(args, "-J", saved)...)
