@@ -35,7 +35,8 @@ func InfoOf(d *document.Run) Info {
 // SavedTable prints a saved run as the nccl-tests table its run printed:
 // the same preamble, data rows, footer, judgement and spread across
 // processes, byte for byte (what the record does not hold, -M's memory
-// block and -S's timestamps, is left out).
+// block, -S's timestamps and an uneven all-to-all's per-rank summary
+// lines, is left out).
 func SavedTable(w io.Writer, d *document.Run) error {
 	t := &Table{W: w, Info: InfoOf(d)}
 	if d.Judgement != nil {
