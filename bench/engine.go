@@ -55,7 +55,7 @@ func (e *Engine) Run(ctx context.Context, onRow func(Row)) (Summary, error) {
 	defer runtime.UnlockOSThread()
 	o := &e.Opts
 	if err := o.Runs(e.Comm.Capabilities()); err != nil {
-		return Summary{}, err
+		return Summary{}, fmt.Errorf("this backend %w", err)
 	}
 	var sum Summary
 	var bwTotal float64
@@ -321,7 +321,7 @@ func (e *Engine) graphLoop(ctx context.Context, op Op) (deltaSec, cpuSec float64
 	o := &e.Opts
 	g, ok := e.Comm.(Grapher)
 	if !ok {
-		return 0, 0, nil, ErrNoGraphs
+		return 0, 0, nil, fmt.Errorf("this backend %w", ErrNoGraphs)
 	}
 	graph, err := g.Capture(Batch{Op: op, Iters: o.Iters, Agg: o.Agg})
 	if err != nil {

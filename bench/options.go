@@ -37,8 +37,9 @@ const (
 	AverageMax                  // the slowest process's
 )
 
-// ErrNoGraphs refuses CUDA graphs on a backend that cannot capture them.
-var ErrNoGraphs = setting.Errorf("this backend cannot capture CUDA graphs ({Graph}); run without {Graph} or on the nccl backend")
+// ErrNoGraphs refuses CUDA graphs on a backend that cannot capture them;
+// a caller says which backend ("the host backend " + ErrNoGraphs).
+var ErrNoGraphs = setting.Errorf("cannot capture CUDA graphs ({Graph}); run without {Graph}")
 
 // Runs says why a backend of these capabilities cannot run the options,
 // nil when it can: the check the engine makes before it starts, for a

@@ -157,7 +157,7 @@ func (m *sweepRun) begin(_ context.Context, sess *Session) error {
 	m.reporter = reporter
 	caps := sess.Comm.Capabilities()
 	if err := opts.Runs(caps); err != nil {
-		return UsageError{err}
+		return Usagef("the %s backend %w", sess.Backend.Name(), err)
 	}
 	opts, err := filterSupport(opts, caps, spec.AllTypes, spec.AllOps)
 	if err != nil {
