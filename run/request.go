@@ -105,7 +105,7 @@ func Seconds(name string, v float64) (time.Duration, error) {
 	case v >= maxSeconds:
 		return 0, Usagef("%s %g is too long (at most %.0f seconds)", name, v, maxSeconds)
 	}
-	return time.Duration(v * float64(time.Second)), nil
+	return duration(v), nil
 }
 
 // duration is seconds a person gave as a duration, saturated beyond any

@@ -12,10 +12,6 @@ import (
 // libraries' messages name ({Name}, package setting): a library names what
 // a Go program sets, the command line says the flag that sets it.
 var settingFlags = map[string]string{
-	"RankSummary":   "--rank-summary",
-	"Matrix":        "--matrix",
-	"Scale":         "--matrix-scale",
-	"Coll":          "--coll",
 	"ARBytes":       "--allreduce-size",
 	"Agg":           "-m",
 	"AllPairs":      "--all-pairs",
@@ -27,6 +23,7 @@ var settingFlags = map[string]string{
 	"CPUTime":       "-C",
 	"CTAPolicy":     "-x",
 	"Check":         "-c",
+	"Coll":          "--coll",
 	"Colls":         "--colls",
 	"CommPriority":  "--comm-priority",
 	"CommType":      "--comm-type",
@@ -55,6 +52,7 @@ var settingFlags = map[string]string{
 	"Layers":        "--layers",
 	"Layout":        "--layout",
 	"Layouts":       "--layouts",
+	"Matrix":        "--matrix",
 	"MaxBytes":      "-e",
 	"MaxCTAs":       "--nccl-max-ctas",
 	"MemoryReport":  "-M",
@@ -77,11 +75,13 @@ var settingFlags = map[string]string{
 	"Parallel":      "-p",
 	"Passes":        "--passes",
 	"Preset":        "--preset",
+	"RankSummary":   "--rank-summary",
 	"RanksPerProc":  "-g",
 	"Register":      "-R",
 	"Rendezvous":    "--rendezvous",
 	"Root":          "-r",
 	"Routing":       "--routing",
+	"Scale":         "--matrix-scale",
 	"ScreenRounds":  "--screen-rounds",
 	"Spread":        "--spread",
 	"StepBytes":     "-i",
@@ -128,8 +128,8 @@ func changed(fs *pflag.FlagSet) func(name string) bool {
 func errText(err error) string { return setting.Spell(err, flagOf) }
 
 // spelling is a writer that spells the settings named in each write as
-// flags: for the reports, which name settings in whole lines written at
-// once.
+// flags: for the reports and the doctor's text, which name settings in
+// whole lines written at once.
 type spelling struct{ w io.Writer }
 
 func (s spelling) Write(p []byte) (int, error) {
@@ -137,12 +137,4 @@ func (s spelling) Write(p []byte) (int, error) {
 		return 0, err
 	}
 	return len(p), nil
-}
-
-// spelledText writes what write renders to w, with the settings it names
-// spelled as flags.
-func spelledText(w io.Writer, write func(io.Writer)) {
-	var b strings.Builder
-	write(&b)
-	io.WriteString(w, setting.Marks(b.String(), flagOf))
 }
