@@ -49,6 +49,12 @@ func (g Grouping) Of(world int) int {
 	return g.Size
 }
 
+// JobWide says whether the grouping is one communicator of every rank of
+// a job of world ranks: nothing to split.
+func (g Grouping) JobWide(world int) bool {
+	return len(g.Sets) == 0 && !g.Isolated && g.Of(world) == world
+}
+
 // Groups is the number of groups that run.
 func (g Grouping) Groups(world int) int {
 	switch {

@@ -103,3 +103,25 @@ func TestRankRanges(t *testing.T) {
 		}
 	}
 }
+
+// JobWide is true only for one communicator of every rank: what a backend
+// need not split.
+func TestGroupingJobWide(t *testing.T) {
+	for _, c := range []struct {
+		g    Grouping
+		want bool
+	}{
+		{Grouping{}, true},
+		{Grouping{Size: 8}, true},
+		{Grouping{Size: 8, Strided: true}, true},
+		{Grouping{Size: 4}, false},
+		{Grouping{Isolated: true}, false},
+		{Grouping{Size: 4, Isolated: true}, false},
+		{Grouping{Sets: [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}}, false},
+		{Grouping{Sets: [][]int{{0, 1}, {2, 3}}}, false},
+	} {
+		if got := c.g.JobWide(8); got != c.want {
+			t.Errorf("%+v.JobWide(8) = %v, want %v", c.g, got, c.want)
+		}
+	}
+}

@@ -185,7 +185,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if err := c.initComms(id, s); err != nil {
 		return nil, err
 	}
-	if s.Groups.Of(s.JobRanks) != s.JobRanks || s.Groups.Isolated || len(s.Groups.Sets) > 0 {
+	if !s.Groups.JobWide(s.JobRanks) {
 		if err := c.split(s); err != nil {
 			return nil, err
 		}

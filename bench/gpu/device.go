@@ -21,10 +21,14 @@ type gpu struct {
 	ncclMem    bool       // buffers came from ncclMemAlloc
 	comm       *nccl.Comm // the measured communicator
 	world      *nccl.Comm // the job-wide one it was split from, if any
-	handles    []uintptr  // ncclCommRegister handles (-R 1)
-	windows    []uintptr  // symmetric windows (-R 2)
-	events     []*cuda.Event
-	work       *compute // the overlap experiment's stream and operands
+	// borrowed: the context, stream, buffers and job-wide communicator
+	// belong to the Comm this one was regrouped from (Comm.Regroup);
+	// releasing this one leaves them alone.
+	borrowed bool
+	handles  []uintptr // ncclCommRegister handles (-R 1)
+	windows  []uintptr // symmetric windows (-R 2)
+	events   []*cuda.Event
+	work     *compute // the overlap experiment's stream and operands
 	// Free device memory before the communicators, after them, and after
 	// the buffers (allocated and registered), for -M.
 	freeBefore, freeInit, freeBuffers int64
@@ -129,7 +133,8 @@ func (g *gpu) ensureEvents(n int) error {
 }
 
 // release frees what openDevice and the communicator set-up made; after
-// an abort the communicator is already gone.
+// an abort the communicator is already gone. A borrowed GPU frees only
+// its own communicator and events.
 func (g *gpu) release(aborted bool) error {
 	var first error
 	keep := func(err error) {
@@ -148,7 +153,7 @@ func (g *gpu) release(aborted bool) error {
 		keep(g.deregister())
 		keep(g.comm.Destroy())
 	}
-	if g.world != nil && !aborted {
+	if g.world != nil && !aborted && !g.borrowed {
 		keep(g.world.Destroy())
 	}
 	g.comm, g.world = nil, nil
@@ -156,6 +161,10 @@ func (g *gpu) release(aborted bool) error {
 		keep(e.Destroy())
 	}
 	g.events = nil
+	if g.borrowed {
+		g.send, g.recv, g.stream = 0, 0, nil
+		return first
+	}
 	for _, p := range []uintptr{g.send, g.recv} {
 		switch {
 		case p == 0:

@@ -135,3 +135,49 @@ func TestOverlapOnGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestRegroupOnGPU splits four job-wide ranks into the pairs of each round
+// of a round robin and into a pair that leaves two ranks out, checks an
+// all-reduce and a send/receive on every split, closes it, and checks the
+// job-wide communicators still run afterwards.
+func TestRegroupOnGPU(t *testing.T) {
+	const ranks, buf = 4, 1 << 20
+	comm := openGPUs(t, ranks, buf)
+	r, ok := comm.(bench.Regrouper)
+	if !ok {
+		t.Fatal("the nccl backend's communicators do not regroup")
+	}
+	check := func(c bench.Comm, name string, commRanks, groups int) {
+		t.Helper()
+		coll, _ := bench.LookupCollective(name)
+		opts, err := bench.Options{Coll: coll, Sweep: bench.Sweep{Min: 1024, Max: buf, Factor: 32}, Iters: 3, Warmup: 1,
+			Agg: 1, Cycles: 1, Check: 1, Types: []numeric.DataType{numeric.Float32}, Ops: []numeric.RedOp{numeric.Sum},
+			Root: -1, Average: 1, Timeout: 30 * time.Second}.Validate(commRanks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := (&bench.Engine{Comm: c, Opts: opts, CommRanks: commRanks, Groups: groups}).Run(t.Context(), func(bench.Row) {})
+		if err != nil || sum.ErrorCases != 0 {
+			t.Fatalf("%s on %d group(s) of %d: %v, %d wrong case(s)", name, groups, commRanks, err, sum.ErrorCases)
+		}
+	}
+	for _, sets := range [][][]int{{{0, 3}, {1, 2}}, {{0, 1}, {2, 3}}, {{0, 2}, {1, 3}}, {{1, 2}}} {
+		began := time.Now()
+		sub, err := r.Regroup(bench.Grouping{Sets: sets})
+		if err != nil {
+			t.Fatalf("regrouping into %v: %v", sets, err)
+		}
+		made := time.Since(began)
+		check(sub, "allreduce", 2, len(sets))
+		check(sub, "sendrecv", 2, len(sets))
+		began = time.Now()
+		if err := sub.Close(); err != nil {
+			t.Fatalf("closing %v: %v", sets, err)
+		}
+		t.Logf("%v: made in %v, closed in %v", sets, made, time.Since(began))
+	}
+	if _, err := r.Regroup(bench.Grouping{Sets: [][]int{{0, 5}}}); err == nil {
+		t.Error("a grouping outside the job was regrouped")
+	}
+	check(comm, "allreduce", ranks, 1)
+}
