@@ -11,9 +11,12 @@ import (
 
 // HealthSchemaName identifies the record of collbench health; see
 // docs/health.md for every field.
+// Version 2 adds each phase's communicator teardown (close_total_s,
+// close_max_s) and the NCCL loaded (nccl_version); version 1 records
+// still load.
 const (
 	HealthSchemaName    = "collbench.health"
-	HealthSchemaVersion = 1
+	HealthSchemaVersion = 2
 )
 
 // Health is the machine-readable record of collbench health: every
@@ -21,11 +24,14 @@ const (
 // Bandwidths are bus bandwidths in GB/s (1e9 B/s), as nccl-tests prints.
 type Health struct {
 	Stamp
-	Config HealthConfig `json:"config"`
-	Nodes  []HealthNode `json:"nodes"`
-	Intra  []PairFigure `json:"intra_pairs"`    // send/recv between two GPUs of a node
-	NodeAR []NodeFigure `json:"node_allreduce"` // each node's all-reduce over its own ranks
-	Inter  []PairFigure `json:"inter_pairs"`    // send/recv between two nodes, every local rank with its peer
+	// NCCLVersion is the NCCL the nccl backend loaded ("2.30.7"); absent
+	// on the host backend and in version 1 records.
+	NCCLVersion string       `json:"nccl_version,omitempty"`
+	Config      HealthConfig `json:"config"`
+	Nodes       []HealthNode `json:"nodes"`
+	Intra       []PairFigure `json:"intra_pairs"`    // send/recv between two GPUs of a node
+	NodeAR      []NodeFigure `json:"node_allreduce"` // each node's all-reduce over its own ranks
+	Inter       []PairFigure `json:"inter_pairs"`    // send/recv between two nodes, every local rank with its peer
 	// Confirmation is the node pairs a screening measured again: each
 	// suspect node with fresh partners, each suspect link on its own.
 	Confirmation []PairFigure  `json:"confirmation"`
@@ -34,7 +40,7 @@ type Health struct {
 	// Arrivals is who reached the job's all-reduce last, call after call,
 	// when the job spans nodes; null otherwise.
 	Arrivals *Arrivals `json:"arrivals"`
-	// Setup is what opening each phase's communicators cost.
+	// Setup is what opening and closing each phase's communicators cost.
 	Setup    []PhaseSetup `json:"communicator_setup"`
 	Findings []Finding    `json:"findings"`
 	// Noise is each level's pass-to-pass noise: the relative standard
@@ -139,13 +145,17 @@ type ProcArrival struct {
 	WorkUs float64 `json:"work_us"` // median time of its compute before a call
 }
 
-// PhaseSetup is what opening the communicators of one phase's waves took:
-// a new split of the job for every wave of pairs or blocks.
+// PhaseSetup is what the communicators of one phase's waves took: a new
+// split of the job for every wave of pairs or blocks, opened before the
+// wave and closed after it (on GPUs NCCL's teardown is the larger part).
 type PhaseSetup struct {
 	Phase  string  `json:"phase"`
 	Waves  int     `json:"waves"`
 	TotalS float64 `json:"total_s"`
 	MaxS   float64 `json:"max_s"` // the longest wave
+	// CloseTotalS and CloseMaxS are the same for closing them.
+	CloseTotalS float64 `json:"close_total_s"`
+	CloseMaxS   float64 `json:"close_max_s"`
 }
 
 // Finding is one thing flagged.
@@ -225,7 +235,7 @@ func DecodeHealth(r io.Reader) (*Health, error) {
 
 func (d *versioned) health() (*Health, error) {
 	var h Health
-	if err := d.decode(HealthSchemaName, HealthSchemaVersion, "collbench health record", &h); err != nil {
+	if err := d.decodeSince(HealthSchemaName, 1, HealthSchemaVersion, "collbench health record", &h); err != nil {
 		return nil, err
 	}
 	if err := h.validate(); err != nil {

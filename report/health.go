@@ -21,7 +21,11 @@ const matrixLimit = 16
 // the verdict.
 func Health(w io.Writer, d *document.Health) {
 	c := d.Config
-	fmt.Fprintf(w, "# collbench version %s backend=%s\n", d.Collbench, d.Backend)
+	nccl := ""
+	if d.NCCLVersion != "" {
+		nccl = " NCCL " + d.NCCLVersion
+	}
+	fmt.Fprintf(w, "# collbench version %s backend=%s%s\n", d.Collbench, d.Backend, nccl)
 	fmt.Fprintf(w, "# Health: %d node(s), %d rank(s) in %d process(es); send/recv %s between pairs, all-reduce %s, %s\n",
 		len(d.Nodes), c.NRanks, c.NProcs, bench.FormatSize(c.PairBytes), bench.FormatSize(c.ARBytes), c.Type)
 	fmt.Fprintf(w, "# %d warm-up + up to %d timed iterations, best of %d pass(es); flagged when %.0f%% and %.3g robust σ below the peers' median",
@@ -116,9 +120,13 @@ func Health(w io.Writer, d *document.Health) {
 	if len(d.Setup) > 0 {
 		var parts []string
 		for _, s := range d.Setup {
-			parts = append(parts, fmt.Sprintf("%s %d wave(s), %s at most", s.Phase, s.Waves, seconds(s.MaxS)))
+			part := fmt.Sprintf("%s %d wave(s), opened in %s", s.Phase, s.Waves, seconds(s.MaxS))
+			if s.CloseMaxS > 0 { // version 1 records have no teardown
+				part += " and closed in " + seconds(s.CloseMaxS)
+			}
+			parts = append(parts, part+" at most")
 		}
-		fmt.Fprintf(w, "#\n# Communicators opened: %s\n", strings.Join(parts, "; "))
+		fmt.Fprintf(w, "#\n# Communicators per wave: %s\n", strings.Join(parts, "; "))
 	}
 	for _, s := range d.Skipped {
 		fmt.Fprintf(w, "# left out: %s\n", s)

@@ -44,7 +44,7 @@ func TestHealthSummary(t *testing.T) {
 // say their share of the wire and how they stand against the published
 // figure (testdata/health_judged.golden).
 func TestHealthSummaryJudged(t *testing.T) {
-	d := &document.Health{Stamp: document.Stamp{Collbench: "test", Backend: "nccl"},
+	d := &document.Health{Stamp: document.Stamp{Collbench: "test", Backend: "nccl"}, NCCLVersion: "2.30.7",
 		Config: document.HealthConfig{NRanks: 16, NProcs: 2, PairBytes: 128 << 20, ARBytes: 8 << 30, Type: "float", Warmup: 2, Iters: 10, Passes: 2,
 			MinDrop: 0.1, Z: 3.5},
 		Nodes:  []document.HealthNode{{Name: "a", Ranks: []int{0, 1, 2, 3, 4, 5, 6, 7}}, {Name: "b", Ranks: []int{8, 9, 10, 11, 12, 13, 14, 15}}},
@@ -76,7 +76,7 @@ func TestHealthArrivals(t *testing.T) {
 			{Proc: 1, Node: 1, Ranks: []int{1}, Last: 1, LateUs: 120, WorkUs: 690},
 			{Proc: 2, Node: 2, Ranks: []int{2}, Last: 16, LateUs: 9083, WorkUs: 692},
 			{Proc: 3, Node: 3, Ranks: []int{3}, Last: 1, LateUs: 90, WorkUs: 701}}},
-		Setup: []document.PhaseSetup{{Phase: "node pairs", Waves: 6, TotalS: 0.31, MaxS: 0.069}},
+		Setup: []document.PhaseSetup{{Phase: "node pairs", Waves: 6, TotalS: 0.31, MaxS: 0.069, CloseTotalS: 2.4, CloseMaxS: 0.45}},
 		Findings: []document.Finding{{Kind: "straggler", Where: "host3 ranks 2 (reached the job's all-reduce last in 16 of 20 calls, a median 9.083ms after the first; its compute 692µs)",
 			Nodes: []int{2}, Ranks: []int{2}, Drop: 11.52, Against: "peers"}}}
 	for n := 0; n < 4; n++ {

@@ -14,6 +14,7 @@ import (
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/health"
+	"github.com/collbench/collbench/nccl"
 	"github.com/collbench/collbench/telemetry"
 )
 
@@ -256,6 +257,9 @@ func (c *healthCheck) begin(ctx context.Context, sess *Session) error {
 			Type: spec.Type.String(), Warmup: spec.Warmup, Iters: spec.Iters, Passes: spec.Passes, BudgetS: spec.Budget.Seconds(),
 			MinDrop: spec.Criteria.MinDrop, Z: spec.Criteria.Z, Expect: spec.Expect, Baseline: spec.Baseline,
 			ScreenRounds: spec.screenRounds(len(nodes)), Racks: len(rackIndex(nodes))}}
+	if sess.OnGPU() {
+		c.doc.NCCLVersion = nccl.RuntimeVersion().String()
+	}
 	c.byRank = make([]int, j.World())
 	for n, node := range nodes {
 		for _, r := range node.Ranks {
@@ -618,6 +622,9 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 	}
 	world := c.j.World()
 	comm := c.sess.Comm
+	// closeWave closes the wave's own communicators, once, and times it:
+	// on GPUs NCCL's teardown takes longer than the set-up.
+	closeWave := func() error { return nil }
 	if len(sets) != 1 || len(sets[0]) != world {
 		// Every process planned the same sets in the same order.
 		g := bench.Grouping{Sets: sets}
@@ -625,12 +632,23 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
 		opening := time.Now()
-		opened, _, err := c.sess.OpenGroups(ctx, g, bench.Sweep{Min: bytes, Max: bytes, Factor: 2}, nil)
+		opened, err := c.sess.Regroup(ctx, g, bytes)
 		if err != nil {
 			return nil, fmt.Errorf("opening the groups of %s: %w", what, err)
 		}
 		c.opened(what, time.Since(opening))
-		defer opened.Close()
+		closed := false
+		closeWave = func() error {
+			if closed {
+				return nil
+			}
+			closed = true
+			closing := time.Now()
+			err := opened.Close()
+			c.closed(what, time.Since(closing))
+			return err
+		}
+		defer closeWave()
 		comm = opened
 	}
 	op := numeric.NoOp
@@ -647,6 +665,9 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 	row, err := eng.Point(ctx, c.spec.Type, op, -1, bytes, bench.PointPlan{Iters: c.budget.Iters})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	if err := closeWave(); err != nil {
+		return nil, fmt.Errorf("closing the groups of %s: %w", what, err)
 	}
 	c.budget.Done(1)
 	c.perCall[coll.Name] = time.Duration(row.OutOfPlace.Time * float64(time.Microsecond))

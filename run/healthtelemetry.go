@@ -12,6 +12,22 @@ import (
 
 // opened adds one wave's communicator set-up to its phase's.
 func (c *healthCheck) opened(phase string, took time.Duration) {
+	s := c.phaseSetup(phase)
+	s.Waves++
+	s.TotalS = addSeconds(s.TotalS, took)
+	s.MaxS = max(s.MaxS, addSeconds(0, took))
+}
+
+// closed adds one wave's communicator teardown to its phase's.
+func (c *healthCheck) closed(phase string, took time.Duration) {
+	s := c.phaseSetup(phase)
+	s.CloseTotalS = addSeconds(s.CloseTotalS, took)
+	s.CloseMaxS = max(s.CloseMaxS, addSeconds(0, took))
+}
+
+// phaseSetup is the record's communicator set-up of phase, added at its
+// first wave.
+func (c *healthCheck) phaseSetup(phase string) *document.PhaseSetup {
 	i, ok := c.setup[phase]
 	if !ok {
 		if c.setup == nil {
@@ -21,12 +37,13 @@ func (c *healthCheck) opened(phase string, took time.Duration) {
 		c.setup[phase] = i
 		c.doc.Setup = append(c.doc.Setup, document.PhaseSetup{Phase: phase})
 	}
-	s := &c.doc.Setup[i]
-	s.Waves++
-	// Microseconds: a wave of the host's shared-memory pairs opens in
-	// well under a millisecond.
-	s.TotalS = math.Round((s.TotalS+took.Seconds())*1e6) / 1e6
-	s.MaxS = max(s.MaxS, math.Round(took.Seconds()*1e6)/1e6)
+	return &c.doc.Setup[i]
+}
+
+// addSeconds adds took to sum in seconds, to the microsecond: a wave of
+// the host's shared-memory pairs opens in well under a millisecond.
+func addSeconds(sum float64, took time.Duration) float64 {
+	return math.Round((sum+took.Seconds())*1e6) / 1e6
 }
 
 // recordHealth sends a health record's figures, communicator set-up,
@@ -60,7 +77,7 @@ func recordHealth(ctx context.Context, rec *telemetry.Recorder, d *document.Heal
 		rec.HealthFigure(ctx, telemetry.HealthFigure{Level: "bisection", What: fmt.Sprintf("level %d block %d %v", b.Level, i%2, b.Nodes), BusBW: b.BusBW})
 	}
 	for _, s := range d.Setup {
-		rec.CommunicatorSetup(ctx, s.Phase, s.MaxS)
+		rec.CommunicatorSetup(ctx, s.Phase, s.MaxS, s.CloseMaxS)
 	}
 	if a := d.Arrivals; a != nil {
 		for _, p := range a.Procs {

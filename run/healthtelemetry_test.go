@@ -24,7 +24,7 @@ func TestRecordHealth(t *testing.T) {
 		Inter:    []document.PairFigure{{Node: -1, A: 0, B: 1, BusBW: 10}},
 		Job:      &document.BlockFigure{Nodes: []int{0, 1}, BusBW: 8},
 		Arrivals: &document.Arrivals{Calls: 20, Procs: []document.ProcArrival{{Proc: 0, Node: 0, Ranks: []int{0}, Last: 2}, {Proc: 1, Node: 1, Ranks: []int{1}, Last: 18}}},
-		Setup:    []document.PhaseSetup{{Phase: "node pairs", Waves: 1, TotalS: 0.02, MaxS: 0.02}},
+		Setup:    []document.PhaseSetup{{Phase: "node pairs", Waves: 1, TotalS: 0.02, MaxS: 0.02, CloseTotalS: 0.4, CloseMaxS: 0.4}},
 		Findings: []document.Finding{{Kind: "straggler", Nodes: []int{1}}},
 	}
 	recordHealth(context.Background(), rec, d)
@@ -42,14 +42,15 @@ func TestRecordHealth(t *testing.T) {
 		got[key] = p.Value
 	}
 	for k, want := range map[string]float64{
-		"collbench.health.bus_bandwidth inter hostA hostB": 10e9,
-		"collbench.health.bus_bandwidth job":               8e9,
-		"collbench.health.last_arrivals hostA 0":           2,
-		"collbench.health.last_arrivals hostB 1":           18,
-		"collbench.health.communicator_setup node pairs":   0.02,
-		"collbench.health.findings hostA":                  0,
-		"collbench.health.findings hostB":                  1,
-		"collbench.health.healthy":                         0,
+		"collbench.health.bus_bandwidth inter hostA hostB":  10e9,
+		"collbench.health.bus_bandwidth job":                8e9,
+		"collbench.health.last_arrivals hostA 0":            2,
+		"collbench.health.last_arrivals hostB 1":            18,
+		"collbench.health.communicator_setup node pairs":    0.02,
+		"collbench.health.communicator_teardown node pairs": 0.4,
+		"collbench.health.findings hostA":                   0,
+		"collbench.health.findings hostB":                   1,
+		"collbench.health.healthy":                          0,
 	} {
 		if v, ok := got[k]; !ok || v != want {
 			t.Errorf("%s = %v (seen %v), want %v", k, v, ok, want)

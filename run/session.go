@@ -107,6 +107,21 @@ func (s *Session) OpenGroups(ctx context.Context, g bench.Grouping, sweep bench.
 	return comm, swept.Max, nil
 }
 
+// Regroup makes the communicators of grouping g for messages of up to
+// bytes: split from the session's own where the backend can
+// (bench.Regrouper), they are job-wide and their buffers hold such
+// messages, else opened as OpenGroups does. Every process decides alike:
+// the session's sizes were agreed across the job. The caller closes them
+// before the session.
+func (s *Session) Regroup(ctx context.Context, g bench.Grouping, bytes int64) (bench.Comm, error) {
+	jobWide := s.job.Settings.Grouping.JobWide(s.job.World())
+	if r, ok := s.Comm.(bench.Regrouper); ok && jobWide && bytes <= s.Sweep.Max {
+		return r.Regroup(g)
+	}
+	comm, _, err := s.OpenGroups(ctx, g, bench.Sweep{Min: bytes, Max: bytes, Factor: 2}, nil)
+	return comm, err
+}
+
 func (s *Session) open(ctx context.Context, g bench.Grouping, sweep bench.Sweep, check bool, adjust func(*bench.Setup)) (bench.Comm, []bench.Device, bench.Sweep, string, error) {
 	j, per := s.job, s.job.Settings.RanksPerProc
 	setup := bench.Setup{JobRanks: j.World(), FirstRank: j.Rank * per, LocalRanks: per, Devices: s.local,

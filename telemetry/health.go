@@ -16,11 +16,12 @@ type healthInstruments struct {
 	findings metric.Int64Gauge
 	healthy  metric.Int64Gauge
 	setup    metric.Float64Gauge
+	teardown metric.Float64Gauge
 	last     metric.Int64Gauge
 }
 
 func (h *healthInstruments) create(m metric.Meter) error {
-	var errs [5]error
+	var errs [6]error
 	h.busBW, errs[0] = m.Float64Gauge("collbench.health.bus_bandwidth", metric.WithUnit("By/s"),
 		metric.WithDescription("A health figure's bus bandwidth: a pair of GPUs or of nodes, a node's or the job's all-reduce, or a bisection's block"))
 	h.findings, errs[1] = m.Int64Gauge("collbench.health.findings", metric.WithUnit("{finding}"),
@@ -31,6 +32,8 @@ func (h *healthInstruments) create(m metric.Meter) error {
 		metric.WithDescription("Time to open one wave's communicators, the most of any wave of the phase"))
 	h.last, errs[4] = m.Int64Gauge("collbench.health.last_arrivals", metric.WithUnit("{call}"),
 		metric.WithDescription("Calls of the job-wide all-reduce the rank reached last"))
+	h.teardown, errs[5] = m.Float64Gauge("collbench.health.communicator_teardown", metric.WithUnit("s"),
+		metric.WithDescription("Time to close one wave's communicators, the most of any wave of the phase"))
 	return errors.Join(errs[:]...)
 }
 
@@ -70,12 +73,14 @@ func (r *Recorder) HealthVerdict(ctx context.Context, healthy bool, findings map
 }
 
 // CommunicatorSetup records the longest a wave of a phase took to open its
-// communicators.
-func (r *Recorder) CommunicatorSetup(ctx context.Context, phase string, seconds float64) {
+// communicators, and to close them.
+func (r *Recorder) CommunicatorSetup(ctx context.Context, phase string, open, close float64) {
 	if r == nil {
 		return
 	}
-	r.health.setup.Record(ctx, seconds, metric.WithAttributeSet(attribute.NewSet(r.common, attribute.String("collbench.health.phase", phase))))
+	attrs := metric.WithAttributeSet(attribute.NewSet(r.common, attribute.String("collbench.health.phase", phase)))
+	r.health.setup.Record(ctx, open, attrs)
+	r.health.teardown.Record(ctx, close, attrs)
 }
 
 // LastArrivals records how many calls of the job's all-reduce a rank

@@ -131,6 +131,9 @@ func TestTelemetryFromHealth(t *testing.T) {
 	if v := seen["collbench.health.communicator_setup"]; !(v > 0) {
 		t.Errorf("communicator set-up %v s", v)
 	}
+	if v, ok := seen["collbench.health.communicator_teardown"]; !ok || v < 0 {
+		t.Errorf("communicator teardown %v s (seen %v)", v, ok)
+	}
 	if want := "GPU pairs, check, collbench health, node all-reduce, open, write"; spanNames(rcv) != want {
 		t.Errorf("spans %s, want %s", spanNames(rcv), want)
 	}
