@@ -93,6 +93,7 @@ type MemoryUse struct {
 	Init       int64 // the communicators' initialisation
 	Buffers    int64 // the send and receive buffers
 	Collective int64 // what the collectives have taken since, at most
+	Free       int64 // the least free memory of any local device now
 }
 
 // MemoryReporter is a Comm that reads its devices' free memory.
@@ -194,6 +195,33 @@ type Comm interface {
 // neither runs while the other does.
 type Regrouper interface {
 	Regroup(g Grouping) (Comm, error)
+}
+
+// JointCloser is a Comm that closes others of its backend together with
+// itself for about the cost of closing one: on GPUs one NCCL group
+// destroys them all, where destroying each on its own waits up to half a
+// second for NCCL's threads (docs/health.md). Every process closes the
+// same Comms in the same order.
+type JointCloser interface {
+	CloseWith(others []Comm) error
+}
+
+// CloseAll closes comms: together where the first is a JointCloser, one
+// after another otherwise. It returns the first error.
+func CloseAll(comms []Comm) error {
+	if len(comms) == 0 {
+		return nil
+	}
+	if j, ok := comms[0].(JointCloser); ok {
+		return j.CloseWith(comms[1:])
+	}
+	var first error
+	for _, c := range comms {
+		if err := c.Close(); err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Estimator is a backend that can say what a call would take without

@@ -187,7 +187,7 @@ func (c *Comm) setShares(b bench.Batch) {
 // MemoryUse implements bench.MemoryReporter from the free memory each
 // GPU had before its communicators, after them, after the buffers (made
 // and registered, in nccl-tests' order) and now; each figure is the
-// largest over the GPUs, as nccl-tests' -M takes it.
+// largest over the GPUs, as nccl-tests' -M takes it, and Free the least.
 func (c *Comm) MemoryUse() (bench.MemoryUse, error) {
 	var u bench.MemoryUse
 	for l := range c.gpus {
@@ -196,6 +196,9 @@ func (c *Comm) MemoryUse() (bench.MemoryUse, error) {
 			u.Init = max(u.Init, g.freeBefore-g.freeInit)
 			u.Buffers = max(u.Buffers, g.freeInit-g.freeBuffers)
 			u.Collective = max(u.Collective, g.freeBuffers-free)
+			if l == 0 || free < u.Free {
+				u.Free = free
+			}
 			return err
 		})
 		if err != nil {

@@ -179,5 +179,35 @@ func TestRegroupOnGPU(t *testing.T) {
 	if _, err := r.Regroup(bench.Grouping{Sets: [][]int{{0, 5}}}); err == nil {
 		t.Error("a grouping outside the job was regrouped")
 	}
+	// Several rounds' splits kept, idle, and closed together in one NCCL
+	// group, as collbench health closes its waves'.
+	// The job's communicators see the memory the idle ones hold.
+	var idle []bench.Comm
+	free := func() int64 {
+		t.Helper()
+		u, err := comm.(bench.MemoryReporter).MemoryUse()
+		if err != nil || u.Free <= 0 {
+			t.Fatalf("free memory %d: %v", u.Free, err)
+		}
+		return u.Free
+	}
+	before := free()
+	for _, sets := range [][][]int{{{0, 3}, {1, 2}}, {{0, 1}, {2, 3}}, {{0, 2}, {1, 3}}} {
+		sub, err := r.Regroup(bench.Grouping{Sets: sets})
+		if err != nil {
+			t.Fatalf("regrouping into %v: %v", sets, err)
+		}
+		check(sub, "sendrecv", 2, len(sets))
+		idle = append(idle, sub)
+		t.Logf("%d set(s) idle after send/receive: %d MiB of the GPU taken", len(idle), (before-free())>>20)
+	}
+	if kept := free(); kept >= before {
+		t.Errorf("free memory %d bytes with %d idle sets, %d before", kept, len(idle), before)
+	}
+	began := time.Now()
+	if err := bench.CloseAll(idle); err != nil {
+		t.Fatalf("closing %d regrouped sets together: %v", len(idle), err)
+	}
+	t.Logf("%d regrouped sets closed together in %v", len(idle), time.Since(began))
 	check(comm, "allreduce", ranks, 1)
 }

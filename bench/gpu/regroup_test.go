@@ -39,3 +39,28 @@ func TestRegroupRefuses(t *testing.T) {
 		})
 	}
 }
+
+// CloseWith closes every Comm it is given, and refuses another backend's
+// before closing anything. Before jointDestroySince each is closed on its
+// own, as Close does.
+func TestCloseWith(t *testing.T) {
+	a, b := traceComm(t, true), traceComm(t, true)
+	if err := a.CloseWith([]bench.Comm{b, otherComm{}}); err == nil || !strings.Contains(err.Error(), "gpu.otherComm") {
+		t.Errorf("another backend's communicator: %v", err)
+	}
+	if a.closed || b.closed {
+		t.Fatal("a refused CloseWith closed something")
+	}
+	if a.version >= jointDestroySince {
+		t.Fatalf("the traced communicators claim NCCL %s", a.version)
+	}
+	if err := a.CloseWith([]bench.Comm{b}); err != nil || !a.closed || !b.closed || a.cc != nil || b.cc != nil {
+		t.Errorf("closed %v and %v (C layout freed: %v, %v): %v", a.closed, b.closed, a.cc == nil, b.cc == nil, err)
+	}
+	if err := bench.CloseAll([]bench.Comm{a, b}); err != nil {
+		t.Errorf("closing them again: %v", err)
+	}
+}
+
+// otherComm is a communicator of no backend of this package.
+type otherComm struct{ bench.Comm }
