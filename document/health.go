@@ -11,9 +11,9 @@ import (
 
 // HealthSchemaName identifies the record of collbench health; see
 // docs/health.md for every field.
-// Version 2 adds each phase's communicator teardown (close_total_s,
-// close_max_s) and the NCCL loaded (nccl_version); version 1 records
-// still load.
+// Version 2 adds each phase's communicator teardown (closes,
+// close_total_s, close_max_s) and the NCCL loaded (nccl_version); version
+// 1 records still load.
 const (
 	HealthSchemaName    = "collbench.health"
 	HealthSchemaVersion = 2
@@ -153,7 +153,10 @@ type PhaseSetup struct {
 	Waves  int     `json:"waves"`
 	TotalS float64 `json:"total_s"`
 	MaxS   float64 `json:"max_s"` // the longest wave
-	// CloseTotalS and CloseMaxS are the same for closing them.
+	// Closes is how many times they were closed: once a wave, or fewer
+	// where several waves' close together (on GPUs); CloseTotalS and
+	// CloseMaxS are the time it took, in all and at most.
+	Closes      int     `json:"closes"`
 	CloseTotalS float64 `json:"close_total_s"`
 	CloseMaxS   float64 `json:"close_max_s"`
 }

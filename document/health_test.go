@@ -20,7 +20,7 @@ func sampleHealth() *Health {
 		NodeAR:   []NodeFigure{{Node: 0, BusBW: 1.5, Passes: []float64{1.5}}, {Node: 1, BusBW: 1.4, Passes: []float64{1.4}}},
 		Inter:    []PairFigure{{Node: -1, A: 0, B: 1, BusBW: 0.5, Passes: []float64{0.5, 0.4}}},
 		Job:      &BlockFigure{Nodes: []int{0, 1}, BusBW: 0.3, Passes: []float64{0.3}},
-		Setup:    []PhaseSetup{{Phase: "GPU pairs", Waves: 2, TotalS: 0.08, MaxS: 0.041, CloseTotalS: 0.9, CloseMaxS: 0.49}},
+		Setup:    []PhaseSetup{{Phase: "GPU pairs", Waves: 2, TotalS: 0.08, MaxS: 0.041, Closes: 1, CloseTotalS: 0.9, CloseMaxS: 0.49}},
 		Findings: []Finding{{Kind: "gpu-link", Where: "b rank 2 ↔ b rank 3", Nodes: []int{1}, Ranks: []int{2, 3}, BusBW: 1, Reference: 2, Against: "peers", Drop: 0.5, Z: &z}},
 	}
 }
@@ -58,6 +58,7 @@ func TestHealthRecord(t *testing.T) {
 	// A version 1 record, before the teardown was recorded, still loads.
 	v1 := strings.Replace(good, `"version": 2`, `"version": 1`, 1)
 	v1 = strings.Replace(v1, `,
+      "closes": 1,
       "close_total_s": 0.9,
       "close_max_s": 0.49`, "", 1)
 	v1 = strings.Replace(v1, "\n  \"nccl_version\": \"2.30.7\",", "", 1)

@@ -120,11 +120,11 @@ func Health(w io.Writer, d *document.Health) {
 	if len(d.Setup) > 0 {
 		var parts []string
 		for _, s := range d.Setup {
-			part := fmt.Sprintf("%s %d wave(s), opened in %s", s.Phase, s.Waves, seconds(s.MaxS))
-			if s.CloseMaxS > 0 { // version 1 records have no teardown
-				part += " and closed in " + seconds(s.CloseMaxS)
+			part := fmt.Sprintf("%s %d wave(s), opened in %s at most", s.Phase, s.Waves, seconds(s.MaxS))
+			if s.Closes > 0 { // version 1 records have no teardown
+				part += fmt.Sprintf(", closed %d time(s) in %s at most", s.Closes, seconds(s.CloseMaxS))
 			}
-			parts = append(parts, part+" at most")
+			parts = append(parts, part)
 		}
 		fmt.Fprintf(w, "#\n# Communicators per wave: %s\n", strings.Join(parts, "; "))
 	}

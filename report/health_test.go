@@ -76,7 +76,7 @@ func TestHealthArrivals(t *testing.T) {
 			{Proc: 1, Node: 1, Ranks: []int{1}, Last: 1, LateUs: 120, WorkUs: 690},
 			{Proc: 2, Node: 2, Ranks: []int{2}, Last: 16, LateUs: 9083, WorkUs: 692},
 			{Proc: 3, Node: 3, Ranks: []int{3}, Last: 1, LateUs: 90, WorkUs: 701}}},
-		Setup: []document.PhaseSetup{{Phase: "node pairs", Waves: 6, TotalS: 0.31, MaxS: 0.069, CloseTotalS: 2.4, CloseMaxS: 0.45}},
+		Setup: []document.PhaseSetup{{Phase: "node pairs", Waves: 6, TotalS: 0.31, MaxS: 0.069, Closes: 6, CloseTotalS: 2.4, CloseMaxS: 0.45}},
 		Findings: []document.Finding{{Kind: "straggler", Where: "host3 ranks 2 (reached the job's all-reduce last in 16 of 20 calls, a median 9.083ms after the first; its compute 692µs)",
 			Nodes: []int{2}, Ranks: []int{2}, Drop: 11.52, Against: "peers"}}}
 	for n := 0; n < 4; n++ {

@@ -188,9 +188,12 @@ type healthCheck struct {
 	// call (health.Arrivals).
 	stragglers []int
 	setup      map[string]int // phase: index into doc.Setup
-	schedule   healthPlan     // what begin laid out
-	total      int            // the steps planned
-	out        *recording
+	// idle are the communicators of waves measured and not closed yet:
+	// they close together, up to idleWaves at a time (closeIdle).
+	idle     []bench.Comm
+	schedule healthPlan // what begin laid out
+	total    int        // the steps planned
+	out      *recording
 }
 
 // Health measures the job's GPUs, nodes and links and judges them. It
@@ -480,7 +483,16 @@ func (c *healthCheck) measurePlan(ctx context.Context, p healthPlan) error {
 // wave, so that what differs between passes is time, as it is between
 // waves), and returns the units measured and each one's figure per pass.
 // When the budget runs out it returns what was measured.
-func (c *healthCheck) phase(ctx context.Context, waves [][]unit, coll *bench.Collective, bytes int64, what string) ([]unit, [][]float64, error) {
+func (c *healthCheck) phase(ctx context.Context, waves [][]unit, coll *bench.Collective, bytes int64, what string) (_ []unit, _ [][]float64, err error) {
+	// The waves' communicators still open close with the phase, their
+	// time counted as the waves' overhead.
+	defer func() {
+		began := time.Now()
+		if cerr := c.closeIdle(what); cerr != nil && err == nil {
+			err = fmt.Errorf("closing the groups of %s: %w", what, cerr)
+		}
+		c.overhead += time.Since(began)
+	}()
 	var units []unit
 	for _, w := range waves {
 		units = append(units, w...)
@@ -585,6 +597,26 @@ func (c *healthCheck) blockRanks(block []int) []int {
 	return ranks
 }
 
+// idleWaves is how many waves' communicators wait, idle, to be closed
+// together where the backend can (bench.JointCloser): on GPUs closing
+// them costs about half a second whether one wave's or eight are closed.
+// Idle communicators hold some device memory each, so they are not kept
+// for the whole check.
+const idleWaves = 8
+
+// closeIdle closes the waves' communicators waiting to be closed, in one
+// go, and adds the time to phase what's.
+func (c *healthCheck) closeIdle(what string) error {
+	if len(c.idle) == 0 {
+		return nil
+	}
+	began := time.Now()
+	err := bench.CloseAll(c.idle)
+	c.idle = nil
+	c.closed(what, time.Since(began))
+	return err
+}
+
 // errBudget leaves the rest of a check out.
 var errBudget = errors.New("the time budget is spent")
 
@@ -611,11 +643,18 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 	if last := c.perCall[coll.Name]; last > 0 && c.budget.Limit > 0 {
 		over = over || last*time.Duration(c.spec.Warmup+c.budget.MinIters) > c.budget.Remaining()
 	}
-	spent, err := c.agree(ctx, over)
+	agreed, err := c.agree(ctx, over, c.memoryLow())
 	if err != nil {
 		return nil, err
 	}
-	if spent {
+	if agreed[1] {
+		// Some GPU of the job runs short: the waves' idle communicators
+		// close before the next are made.
+		if err := c.closeIdle(what); err != nil {
+			return nil, fmt.Errorf("closing the groups of %s: %w", what, err)
+		}
+	}
+	if spent := agreed[0]; spent {
 		c.spent = true
 		c.doc.Skipped = append(c.doc.Skipped, what+" (from this wave on) and what follows: "+errBudget.Error())
 		return nil, nil
@@ -643,10 +682,11 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 				return nil
 			}
 			closed = true
-			closing := time.Now()
-			err := opened.Close()
-			c.closed(what, time.Since(closing))
-			return err
+			c.idle = append(c.idle, opened)
+			if _, joint := opened.(bench.JointCloser); joint && len(c.idle) < idleWaves {
+				return nil
+			}
+			return c.closeIdle(what)
 		}
 		defer closeWave()
 		comm = opened
@@ -714,16 +754,42 @@ func measured(what string, wave []unit, per []float64) error {
 }
 
 // agree makes a decision every process takes alike: true if any says so.
-func (c *healthCheck) agree(ctx context.Context, yes bool) (bool, error) {
-	v := 0.0
-	if yes {
-		v = 1
+func (c *healthCheck) agree(ctx context.Context, yes ...bool) ([]bool, error) {
+	v := make([]float64, len(yes))
+	for i, y := range yes {
+		if y {
+			v[i] = 1
+		}
 	}
-	got, err := c.j.Peers().AllReduce(ctx, []float64{v}, bench.ReduceMax)
+	got, err := c.j.Peers().AllReduce(ctx, v, bench.ReduceMax)
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	return got[0] > 0, nil
+	out := make([]bool, len(got))
+	for i, g := range got {
+		out[i] = g > 0
+	}
+	return out, nil
+}
+
+// idleFloor is the free memory below which a GPU keeps no idle waves'
+// communicators: on an H100 four ranks shared, one round's pairs held
+// 0.9 GiB of it after a send/receive, 2.4 GiB after an all-reduce as well
+// (docs/health.md).
+const idleFloor = 4 << 30
+
+// memoryLow says whether idle communicators are waiting and a GPU of this
+// process has less than idleFloor free.
+func (c *healthCheck) memoryLow() bool {
+	if len(c.idle) == 0 {
+		return false
+	}
+	r, ok := c.sess.Comm.(bench.MemoryReporter)
+	if !ok {
+		return false
+	}
+	u, err := r.MemoryUse()
+	return err == nil && u.Free < idleFloor
 }
 
 // best is the highest of a figure's passes: a slowdown must show in every

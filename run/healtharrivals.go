@@ -39,11 +39,11 @@ func arrivalWork(onGPU bool) bench.Workload {
 // (health.Arrivals); the stragglers are judged with the rest.
 func (c *healthCheck) arrivals(ctx context.Context, allreduce *bench.Collective) error {
 	const what = "arrivals at the job's all-reduce"
-	spent, err := c.agree(ctx, c.budget.Spent())
+	agreed, err := c.agree(ctx, c.budget.Spent())
 	if err != nil {
 		return err
 	}
-	if spent {
+	if agreed[0] { // the budget is spent
 		c.spent = true
 		c.doc.Skipped = append(c.doc.Skipped, what+": "+errBudget.Error())
 		return nil

@@ -18,9 +18,11 @@ func (c *healthCheck) opened(phase string, took time.Duration) {
 	s.MaxS = max(s.MaxS, addSeconds(0, took))
 }
 
-// closed adds one wave's communicator teardown to its phase's.
+// closed adds one closing of waves' communicators (of one wave, or of
+// several together) to its phase's.
 func (c *healthCheck) closed(phase string, took time.Duration) {
 	s := c.phaseSetup(phase)
+	s.Closes++
 	s.CloseTotalS = addSeconds(s.CloseTotalS, took)
 	s.CloseMaxS = max(s.CloseMaxS, addSeconds(0, took))
 }
