@@ -9,15 +9,20 @@
  *   shared  the same with splitShare = 1 (the pairs reuse the parent's
  *           resources).
  *
- * Each new pair communicator runs one checked 1 MiB float all-reduce, so a
- * cheap set-up that cannot run is not counted as one. Every rank's CTAs are
- * limited to its share of the GPU's SMs, as collbench does, so that ranks
- * sharing a GPU fit together. Output: one line per variant and round
- * (milliseconds to make, to destroy), then each variant's median.
+ * Each new pair communicator runs one checked 1 MiB float all-reduce and a
+ * checked 1 MiB send/receive between the pair, so a cheap set-up that
+ * cannot run is not counted as one. Every rank's CTAs are limited to its
+ * share of the GPU's SMs, as collbench does, so that ranks sharing a GPU
+ * fit together. Output: one line per variant and round (milliseconds to
+ * make, to destroy), then each variant's median.
+ *
+ * Then KEEP rounds' splits are made and kept, idle, with the device memory
+ * each round's take (GPU 0's, every rank's together), and destroyed all at
+ * once in one group, against one round's alone.
  *
  * Build: gcc -O2 -I$NCCL/include -I$CUDA/include nccl_regroup_cost.c \
  *          -L$NCCL/lib -lnccl -L$CUDA/lib64 -lcudart -o nccl_regroup_cost
- * Run:   NCCL_MULTI_RANK_GPU_ENABLE=1 ./nccl_regroup_cost 4 6 */
+ * Run:   NCCL_MULTI_RANK_GPU_ENABLE=1 ./nccl_regroup_cost 4 6 8 */
 #include <cuda_runtime.h>
 #include <nccl.h>
 #include <stdio.h>
@@ -26,6 +31,7 @@
 #include <time.h>
 
 #define MAXR 64
+#define MAXKEEP 32
 #define COUNT (1 << 18) /* floats: 1 MiB */
 
 #define CK(call)                                                                      \
@@ -97,13 +103,23 @@ static void split(ncclComm_t* parent, ncclComm_t* out, int k, int share) {
   CK(ncclGroupEnd());
 }
 
-static void destroy(ncclComm_t* comms) {
+/* destroy_sets destroys sets communicator sets of n ranks in one group. */
+static void destroy_sets(ncclComm_t* comms, int sets) {
   CK(ncclGroupStart());
-  for (int r = 0; r < n; r++) {
-    CU(cudaSetDevice(r % ndev));
-    CK(ncclCommDestroy(comms[r]));
+  for (int i = 0; i < sets * n; i++) {
+    CU(cudaSetDevice(i % n % ndev));
+    CK(ncclCommDestroy(comms[i]));
   }
   CK(ncclGroupEnd());
+}
+
+static void destroy(ncclComm_t* comms) { destroy_sets(comms, 1); }
+
+/* partner is rank r's partner in round k. */
+static int partner(int r, int k) {
+  for (int q = 0; q < n; q++)
+    if (q != r && color(q, k) == color(r, k)) return q;
+  return -1;
 }
 
 /* One all-reduce on the pairs; each rank fills rank+1, so a pair's sum is
@@ -120,12 +136,26 @@ static long check(ncclComm_t* comms, int k) {
   for (int r = 0; r < n; r++) {
     CU(cudaSetDevice(r % ndev));
     CU(cudaStreamSynchronize(streams[r]));
-    int partner = -1;
-    for (int q = 0; q < n; q++)
-      if (q != r && color(q, k) == color(r, k)) partner = q;
     CU(cudaMemcpy(host, recvb[r], sizeof(host), cudaMemcpyDeviceToHost));
     for (int i = 0; i < COUNT; i++)
-      if (host[i] != (float)(r + 1 + partner + 1)) wrong++;
+      if (host[i] != (float)(r + 1 + partner(r, k) + 1)) wrong++;
+  }
+  /* Then each rank sends its own buffer to its partner (rank 0 of the
+   * pair communicator is the lower global rank: the key). */
+  CK(ncclGroupStart());
+  for (int r = 0; r < n; r++) {
+    CU(cudaSetDevice(r % ndev));
+    int peer = partner(r, k) < r ? 0 : 1;
+    CK(ncclSend(sendb[r], COUNT, ncclFloat, peer, comms[r], streams[r]));
+    CK(ncclRecv(recvb[r], COUNT, ncclFloat, peer, comms[r], streams[r]));
+  }
+  CK(ncclGroupEnd());
+  for (int r = 0; r < n; r++) {
+    CU(cudaSetDevice(r % ndev));
+    CU(cudaStreamSynchronize(streams[r]));
+    CU(cudaMemcpy(host, recvb[r], sizeof(host), cudaMemcpyDeviceToHost));
+    for (int i = 0; i < COUNT; i++)
+      if (host[i] != (float)(partner(r, k) + 1)) wrong++;
   }
   return wrong;
 }
@@ -143,8 +173,9 @@ static double median(double* v, int m) {
 int main(int argc, char** argv) {
   n = argc > 1 ? atoi(argv[1]) : 4;
   int rounds = argc > 2 ? atoi(argv[2]) : 3;
-  if (n < 2 || n > MAXR || n % 2 || rounds < 1) {
-    fprintf(stderr, "usage: nccl_regroup_cost RANKS(even, 2-%d) ROUNDS\n", MAXR);
+  int keep = argc > 3 ? atoi(argv[3]) : 8;
+  if (n < 2 || n > MAXR || n % 2 || rounds < 1 || keep < 1 || keep > MAXKEEP) {
+    fprintf(stderr, "usage: nccl_regroup_cost RANKS(even, 2-%d) ROUNDS [KEEP(1-%d)]\n", MAXR, MAXKEEP);
     return 2;
   }
   CU(cudaGetDeviceCount(&ndev));
@@ -197,6 +228,22 @@ int main(int argc, char** argv) {
   }
   for (int w = 0; w < 3; w++)
     printf("median %-6s make %.1f ms destroy %.1f ms\n", names[w], median(make[w], rounds), median(gone[w], rounds));
+
+  /* KEEP rounds' splits made, used and kept idle, then destroyed at once. */
+  static ncclComm_t kept[MAXKEEP * MAXR];
+  size_t freeBefore, freeNow, total;
+  CU(cudaSetDevice(0));
+  CU(cudaMemGetInfo(&freeBefore, &total));
+  for (int k = 0; k < keep; k++) {
+    split(world, &kept[k * n], k % (n - 1), 0);
+    wrong += check(&kept[k * n], k % (n - 1));
+    CU(cudaSetDevice(0));
+    CU(cudaMemGetInfo(&freeNow, &total));
+    printf("kept %d round(s): %.1f MiB of GPU 0 taken\n", k + 1, (double)(freeBefore - freeNow) / (1 << 20));
+  }
+  double a = now_ms();
+  destroy_sets(kept, keep);
+  printf("destroy %d kept round(s) in one group: %.1f ms\n", keep, now_ms() - a);
   printf("wrong %ld\n", wrong);
   destroy(world);
   return wrong != 0;
