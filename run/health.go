@@ -485,8 +485,14 @@ func (c *healthCheck) measurePlan(ctx context.Context, p healthPlan) error {
 // When the budget runs out it returns what was measured.
 func (c *healthCheck) phase(ctx context.Context, waves [][]unit, coll *bench.Collective, bytes int64, what string) (_ []unit, _ [][]float64, err error) {
 	// The waves' communicators still open close with the phase, their
-	// time counted as the waves' overhead.
+	// time counted as the waves' overhead. After a failure they are
+	// aborted first: a destroy waits for every peer, and one may be gone.
 	defer func() {
+		if err != nil {
+			for _, comm := range c.idle {
+				comm.Abort()
+			}
+		}
 		began := time.Now()
 		if cerr := c.closeIdle(what); cerr != nil && err == nil {
 			err = fmt.Errorf("closing the groups of %s: %w", what, cerr)

@@ -2,6 +2,8 @@ package run
 
 import (
 	"context"
+	"errors"
+	"strings"
 	"sync"
 	"testing"
 
@@ -17,6 +19,7 @@ type regroupLog struct {
 	mu                      sync.Mutex
 	opens, regroups, closes int
 	joint                   int // CloseWith calls
+	aborts                  int
 	live, mostLive          int // regrouped sets not closed yet, now and at most
 }
 
@@ -30,6 +33,7 @@ type regroupingHost struct {
 	log   *regroupLog
 	joint bool
 	free  int64 // what the job's communicators say their devices have free
+	fail  int   // the regroup that fails, counting from 1; 0: none
 }
 
 func (b regroupingHost) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
@@ -57,6 +61,10 @@ func (c *regroupingComm) Regroup(g bench.Grouping) (bench.Comm, error) {
 	l := c.b.log
 	l.mu.Lock()
 	l.regroups++
+	if l.regroups == c.b.fail {
+		l.mu.Unlock()
+		return nil, errors.New("no memory left for the wave")
+	}
 	l.live++
 	l.mostLive = max(l.mostLive, l.live)
 	l.mu.Unlock()
@@ -88,6 +96,13 @@ func (c *closeCounted) Close() error {
 	}
 	c.log.mu.Unlock()
 	return c.Comm.Close()
+}
+
+func (c *closeCounted) Abort() {
+	c.log.mu.Lock()
+	c.log.aborts++
+	c.log.mu.Unlock()
+	c.Comm.Abort()
 }
 
 type jointlyClosed struct{ *closeCounted }
@@ -155,5 +170,26 @@ func TestHealthRegroupsEveryWave(t *testing.T) {
 				t.Errorf("recorded set-up %+v, want 12 waves closed %d time(s)", s, want.closings)
 			}
 		})
+	}
+}
+
+// When a wave fails, the waves' communicators left idle are aborted, not
+// destroyed (a destroy waits for peers that may be gone), then closed, and
+// the error names the phase.
+func TestHealthAbortsIdleWavesOnFailure(t *testing.T) {
+	j, err := NewJob(Settings{RanksPerProc: 4, Backend: "host", Version: "test"}, noEnv, t.Logf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	log := &regroupLog{}
+	j.picked = &pickedBackend{backend: regroupingHost{log: log, joint: true, free: 1 << 40, fail: 4}}
+	_, err = j.Health(t.Context(), HealthSpec{PairBytes: 16 << 10, ARBytes: 16 << 10, Type: numeric.Float32, Iters: 5, Passes: 2,
+		Criteria: health.Criteria{MinDrop: 0.5, Z: 10}}, HealthHooks{Write: func(*document.Health, error) error { return nil }})
+	if err == nil || !strings.Contains(err.Error(), "no memory left for the wave") || !strings.Contains(err.Error(), "GPU pairs") {
+		t.Fatalf("got %v, want the failed wave's error naming its phase", err)
+	}
+	if log.regroups != 4 || log.aborts != 3 || log.closes != 3 || log.live != 0 {
+		t.Errorf("regrouped %d, aborted %d, closed %d, %d left open; want 4, 3, 3, 0", log.regroups, log.aborts, log.closes, log.live)
 	}
 }
