@@ -667,8 +667,9 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 	}
 	world := c.j.World()
 	comm := c.sess.Comm
-	// closeWave closes the wave's own communicators, once, and times it:
-	// on GPUs NCCL's teardown takes longer than the set-up.
+	// closeWave hands the wave's own communicators over to be closed,
+	// once: with later waves' where the backend closes several together
+	// (on GPUs NCCL's teardown takes longer than the set-up), else now.
 	closeWave := func() error { return nil }
 	if len(sets) != 1 || len(sets[0]) != world {
 		// Every process planned the same sets in the same order.
