@@ -224,6 +224,14 @@ func CloseAll(comms []Comm) error {
 	return first
 }
 
+// DeviceSharer is a Comm that knows which ranks of the job share a
+// device: one list of global ranks, ascending, per device that more than
+// one rank runs on (several ranks on one GPU, in one process or several of
+// one machine).
+type DeviceSharer interface {
+	SharedDevices() [][]int
+}
+
 // Estimator is a backend that can say what a call would take without
 // running it: NCCL's own cost model (ncclGroupSimulateEnd).
 type Estimator interface {

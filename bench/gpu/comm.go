@@ -10,6 +10,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"time"
 	"unsafe"
 
@@ -296,6 +297,16 @@ func (c *Comm) Waiting() []int {
 		if failed || busy[d] != 0 {
 			out = append(out, rank)
 		}
+	}
+	return out
+}
+
+// SharedDevices implements bench.DeviceSharer from the placements every
+// process gave before the communicators opened.
+func (c *Comm) SharedDevices() [][]int {
+	var out [][]int
+	for _, sg := range c.plan.shared {
+		out = append(out, slices.Clone(sg.ranks))
 	}
 	return out
 }

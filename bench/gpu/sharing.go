@@ -23,7 +23,7 @@ const ncclMaxChannels = 64
 // that share a GPU.
 type placement struct {
 	ID    []byte    `json:"id,omitempty"`
-	Host  string    `json:"host"`  // the machine: host name and boot id
+	Host  string    `json:"host"`  // the machine (machineID)
 	First int       `json:"first"` // global rank of its local rank 0
 	GPUs  []gpuSeat `json:"gpus"`  // one per local rank
 }
@@ -35,14 +35,18 @@ type gpuSeat struct {
 	SMs     int    `json:"sms"` // multiprocessors
 }
 
-// machineID names this machine as NCCL tells hosts apart without
-// NCCL_HOSTID: the host name and the kernel's boot id. NCCL_HOSTID is left
-// out on purpose: processes that pose as hosts of their own still share
-// the GPU's multiprocessors.
+// machineID names the machine whose GPUs a process sees: the kernel's
+// boot id, which every container and namespace on one machine shares and
+// no two machines do, so that ranks on one GPU are counted together even
+// where they pose as hosts of their own (NCCL_HOSTID, or host names of
+// their own: NCCL tells hosts apart by name and boot id). Without a boot
+// id, the host name.
 func machineID() string {
+	if boot, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err == nil && len(strings.TrimSpace(string(boot))) > 0 {
+		return "boot:" + strings.TrimSpace(string(boot))
+	}
 	host, _ := os.Hostname()
-	boot, _ := os.ReadFile("/proc/sys/kernel/random/boot_id")
-	return host + "/" + strings.TrimSpace(string(boot))
+	return "host:" + host
 }
 
 // exchangePlacements gives every process's placement to every process,

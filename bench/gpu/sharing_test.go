@@ -3,6 +3,9 @@ package gpu
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"testing"
@@ -138,5 +141,45 @@ func TestExchangePlacements(t *testing.T) {
 		return [][]byte{[]byte("{")}, nil
 	}}, procs[0]); err == nil || !strings.Contains(err.Error(), "process 0") {
 		t.Errorf("a garbled placement: %v", err)
+	}
+}
+
+// SharedDevices lists the job's ranks on each GPU more than one of them
+// runs on, whichever process holds them.
+func TestSharedDevices(t *testing.T) {
+	gpu0, gpu1 := h100("0000:18:00.0", 0), h100("0000:2a:00.0", 1)
+	all := []placement{proc("a", 0, gpu0, gpu1), proc("a", 2, gpu0, gpu1), proc("b", 4, gpu0, gpu1)}
+	c := &Comm{plan: planCTAs(all, 0, 0, 0, "")}
+	got := c.SharedDevices()
+	if len(got) != 2 || !slices.Equal(got[0], []int{0, 2}) || !slices.Equal(got[1], []int{1, 3}) {
+		t.Errorf("shared devices %v, want [[0 2] [1 3]]", got)
+	}
+}
+
+// Processes that pose as hosts of their own, under host names of their
+// own (UTS namespaces, as containers have), are one machine, so their GPU
+// counts as shared. The check runs this test binary in a new UTS
+// namespace under another host name.
+func TestMachineIDIgnoresHostName(t *testing.T) {
+	if os.Getenv("COLLBENCH_TEST_MACHINE_ID") != "" {
+		fmt.Println(machineID())
+		return
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("no unshare")
+	}
+	if err := exec.Command(unshare, "-u", "true").Run(); err != nil {
+		t.Skipf("no UTS namespace here: %v", err)
+	}
+	out, err := exec.Command(unshare, "-u", "sh", "-c",
+		`hostname collbench-elsewhere && COLLBENCH_TEST_MACHINE_ID=1 exec "$0" -test.run '^TestMachineIDIgnoresHostName$'`,
+		os.Args[0]).Output()
+	if err != nil {
+		t.Fatalf("the child: %v\n%s", err, out)
+	}
+	got, _, _ := strings.Cut(string(out), "\n")
+	if want := machineID(); got != want || !strings.HasPrefix(want, "boot:") {
+		t.Errorf("under another host name the machine is %q, here %q; want one boot id", got, want)
 	}
 }
