@@ -12,8 +12,9 @@ import (
 // HealthSchemaName identifies the record of collbench health; see
 // docs/health.md for every field.
 // Version 2 adds each phase's communicator teardown (closes,
-// close_total_s, close_max_s) and the NCCL loaded (nccl_version); version
-// 1 records still load.
+// close_total_s, close_max_s), the NCCL loaded (nccl_version) and why
+// arrivals went unjudged (arrivals.unjudged); version 1 records still
+// load.
 const (
 	HealthSchemaName    = "collbench.health"
 	HealthSchemaVersion = 2
@@ -133,6 +134,10 @@ type Arrivals struct {
 	// compute, and whatever held the host up.
 	GapUs float64       `json:"gap_us"`
 	Procs []ProcArrival `json:"procs"`
+	// Unjudged says why no straggler was named from these arrivals:
+	// processes that share a GPU take turns on it, so who comes last is
+	// the GPU's choice, not a slow host's. Empty when they were judged.
+	Unjudged string `json:"unjudged,omitempty"`
 }
 
 // ProcArrival is one process's part of Arrivals.

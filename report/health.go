@@ -238,6 +238,9 @@ func arrivals(w io.Writer, d *document.Health) {
 	fmt.Fprintf(w, "#  arrivals: %d calls of a %s all-reduce, each after %s, %s apart (median): last most often %s ranks %s, in %d (a median %s after the first; its compute %s)\n",
 		a.Calls, bench.FormatSize(a.Bytes), a.Workload, seconds(a.GapUs/1e6), d.Nodes[most.Node].Name, bench.RankRanges(most.Ranks, ","), most.Last,
 		seconds(most.LateUs/1e6), seconds(most.WorkUs/1e6))
+	if a.Unjudged != "" {
+		fmt.Fprintf(w, "#  no straggler named: %s\n", a.Unjudged)
+	}
 }
 
 // seconds writes a time in the unit that reads best.

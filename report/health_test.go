@@ -88,4 +88,12 @@ func TestHealthArrivals(t *testing.T) {
 	var b bytes.Buffer
 	Health(&b, d)
 	golden.Check(t, "health_arrivals.golden", b.Bytes())
+
+	// The same arrivals where processes share a GPU: no straggler named,
+	// and the summary says why (testdata/health_unjudged.golden).
+	d.Arrivals.Unjudged = "ranks 0-3 of 4 processes share one GPU: who reaches a call last is the turn the GPU gives each, not a slow host"
+	d.Findings = nil
+	b.Reset()
+	Health(&b, d)
+	golden.Check(t, "health_unjudged.golden", b.Bytes())
 }
