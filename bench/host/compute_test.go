@@ -12,7 +12,12 @@ import (
 
 // The overlap experiment end to end on the host backend: a float32 GEMM
 // and a large copy against a TCP all-reduce on the same cores. Slowdowns
-// are at least 1 within noise and every figure is consistent.
+// are at least 1 within noise and every figure is consistent. Other tests
+// beside it on a shared machine can make one measurement's "alone" time
+// the slow one (a copy measured alone in 2.0 ms and beside the all-reduce
+// in 1.2 ms, during a full race run on two cores), so a measurement whose
+// slowdowns fall below the noise bound is taken again, up to three times;
+// a fault in the figures would show in every one.
 func TestOverlapOnHost(t *testing.T) {
 	comm := open(t, 2, 1<<20)
 	coll, _ := bench.LookupCollective("allreduce")
@@ -22,17 +27,26 @@ func TestOverlapOnHost(t *testing.T) {
 		{Kind: bench.GEMM, M: 96, N: 96, K: 96, Type: numeric.Float32},
 		{Kind: bench.Copy, Bytes: 4 << 20},
 	} {
-		f, err := x.Measure(context.Background(), 1<<20, w)
-		if err != nil {
-			t.Fatalf("%s: %v", w, err)
-		}
-		t.Logf("%s: comm %.0f→%.0f µs, compute %.0f→%.0f µs, coe %.2f, exposed %.2f", w,
-			f.CommAlone, f.CommOverlapped, f.ComputeAlone, f.ComputeOverlapped, f.OverlapCoe, f.ExposedComm)
-		if f.CommAlone <= 0 || f.ComputeAlone <= 0 || f.CommOverlapped <= 0 || f.ComputeOverlapped <= 0 {
-			t.Errorf("%s: a time is missing: %+v", w, f)
-		}
-		if f.CommSlowdown < 0.7 || f.ComputeSlowdown < 0.7 || f.OverlapCoe < 1 || f.ExposedComm < 0 || f.ExposedComm > 1 {
-			t.Errorf("%s: implausible figures: %+v", w, f)
+		const tries = 3
+		for try := 1; ; try++ {
+			f, err := x.Measure(context.Background(), 1<<20, w)
+			if err != nil {
+				t.Fatalf("%s: %v", w, err)
+			}
+			t.Logf("%s: comm %.0f→%.0f µs, compute %.0f→%.0f µs, coe %.2f, exposed %.2f", w,
+				f.CommAlone, f.CommOverlapped, f.ComputeAlone, f.ComputeOverlapped, f.OverlapCoe, f.ExposedComm)
+			if f.CommAlone <= 0 || f.ComputeAlone <= 0 || f.CommOverlapped <= 0 || f.ComputeOverlapped <= 0 {
+				t.Fatalf("%s: a time is missing: %+v", w, f)
+			}
+			if f.OverlapCoe < 1 || f.ExposedComm < 0 || f.ExposedComm > 1 {
+				t.Fatalf("%s: inconsistent figures: %+v", w, f)
+			}
+			if f.CommSlowdown >= 0.7 && f.ComputeSlowdown >= 0.7 {
+				break
+			}
+			if try == tries {
+				t.Fatalf("%s: implausible figures in %d measurements, the last %+v", w, tries, f)
+			}
 		}
 	}
 }
