@@ -33,7 +33,7 @@ func (h *healthInstruments) create(m metric.Meter) error {
 	h.last, errs[4] = m.Int64Gauge("collbench.health.last_arrivals", metric.WithUnit("{call}"),
 		metric.WithDescription("Calls of the job-wide all-reduce the rank reached last"))
 	h.teardown, errs[5] = m.Float64Gauge("collbench.health.communicator_teardown", metric.WithUnit("s"),
-		metric.WithDescription("Time to close one wave's communicators, the most of any wave of the phase"))
+		metric.WithDescription("Time to close waves' communicators (one wave's, or several closed together), the longest closing of the phase"))
 	return errors.Join(errs[:]...)
 }
 
@@ -73,7 +73,8 @@ func (r *Recorder) HealthVerdict(ctx context.Context, healthy bool, findings map
 }
 
 // CommunicatorSetup records the longest a wave of a phase took to open its
-// communicators, and to close them.
+// communicators, and the longest closing of them (one wave's, or several
+// waves' closed together).
 func (r *Recorder) CommunicatorSetup(ctx context.Context, phase string, open, close float64) {
 	if r == nil {
 		return
