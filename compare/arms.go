@@ -54,7 +54,10 @@ type ArmFigure struct {
 	BusBW     float64 // GB/s at the median
 	Ratio     float64 // Median ÷ the base arm's; 0 without the base arm
 	P         float64 // rank-sum p-value against the base arm's rounds; NaN for the base arm
-	Verdict   string
+	// Adjusted is P adjusted for every other test of the table
+	// (ArmOptions.Correction); the verdict holds it against alpha.
+	Adjusted float64
+	Verdict  string
 }
 
 // ArmRow is one row judged across the arms.
@@ -64,14 +67,18 @@ type ArmRow struct {
 }
 
 // ArmOptions set what counts as a difference: a change of time beyond
-// Threshold (relative, e.g. 0.05) at a rank-sum p below Alpha.
+// Threshold (relative, e.g. 0.05) at a rank-sum p below Alpha once
+// adjusted for the table's other tests by Correction (none when empty).
 type ArmOptions struct {
 	Threshold, Alpha float64
+	Correction       Correction
 }
 
 // Arms judges each arm's rounds against the base arm's, row by row.
 // rounds[a] holds arm a's rounds, each a run's RowTimes; a failed arm
-// has none. The base arm's median is the base of every ratio.
+// has none. The base arm's median is the base of every ratio. Every
+// arm's test at every row is one of the table's tests: their p-values
+// are adjusted together before any verdict is given.
 func Arms(rounds [][]map[Row][2]float64, base int, o ArmOptions) []ArmRow {
 	rows := map[Row]bool{}
 	for _, arm := range rounds {
@@ -107,7 +114,7 @@ func Arms(rounds [][]map[Row][2]float64, base int, o ArmOptions) []ArmRow {
 			if len(times) == 0 {
 				continue
 			}
-			f := ArmFigure{Arm: a, Rounds: len(times), P: math.NaN()}
+			f := ArmFigure{Arm: a, Rounds: len(times), P: math.NaN(), Adjusted: math.NaN()}
 			f.Median = median(times)
 			f.Low, f.High, f.Level = medianInterval(times)
 			if f.Median > 0 {
@@ -120,7 +127,6 @@ func Arms(rounds [][]map[Row][2]float64, base int, o ArmOptions) []ArmRow {
 			} else if baseMedian > 0 {
 				f.Ratio = f.Median / baseMedian
 				f.P = RankSumP(baseTimes, times)
-				f.Verdict = armVerdict(f, o)
 			}
 			ar.Figures = append(ar.Figures, f)
 		}
@@ -132,12 +138,52 @@ func Arms(rounds [][]map[Row][2]float64, base int, o ArmOptions) []ArmRow {
 		}
 		return out[i].Size < out[j].Size
 	})
+	judgeAll(out, o)
 	return out
+}
+
+// judgeAll adjusts every test of the table for the others and gives each
+// figure beside the base its verdict.
+func judgeAll(rows []ArmRow, o ArmOptions) {
+	var ps []float64
+	for _, r := range rows {
+		for _, f := range r.Figures {
+			if !math.IsNaN(f.P) {
+				ps = append(ps, f.P)
+			}
+		}
+	}
+	adj := Adjust(ps, o.Correction)
+	k := 0
+	for i := range rows {
+		for j := range rows[i].Figures {
+			f := &rows[i].Figures[j]
+			if math.IsNaN(f.P) {
+				continue
+			}
+			f.Adjusted = adj[k]
+			k++
+			f.Verdict = armVerdict(*f, o)
+		}
+	}
+}
+
+// Tests counts the table's tests: the figures with a p-value.
+func Tests(rows []ArmRow) int {
+	n := 0
+	for _, r := range rows {
+		for _, f := range r.Figures {
+			if !math.IsNaN(f.P) {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 func armVerdict(f ArmFigure, o ArmOptions) string {
 	switch {
-	case math.IsNaN(f.P) || f.P >= o.Alpha:
+	case math.IsNaN(f.Adjusted) || f.Adjusted >= o.Alpha:
 		return ArmSame
 	case f.Ratio > 1+o.Threshold:
 		return ArmSlower

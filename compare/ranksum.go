@@ -1,6 +1,9 @@
 package compare
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // exactLimit bounds the samples whose rank-sum distribution is counted
 // exactly: C(40, 20) ≈ 1.4e11 arrangements are still exact in a float64.
@@ -12,7 +15,7 @@ const exactLimit = 20
 // against 5 the approximation cannot go below 0.012, the exact test
 // reaches 0.0079).
 func exactRankSumP(u float64, n1, n2 int) float64 {
-	counts := rankSumCounts(n1, n2)
+	counts := cachedCounts(n1, n2)
 	var total, below, above float64
 	for v, c := range counts {
 		total += c
@@ -24,6 +27,20 @@ func exactRankSumP(u float64, n1, n2 int) float64 {
 		}
 	}
 	return math.Min(1, 2*math.Min(below, above)/total)
+}
+
+// countsCache holds rankSumCounts by sample sizes: a table of many arms
+// tests the same sizes thousands of times.
+var countsCache sync.Map // [2]int → []float64
+
+func cachedCounts(n1, n2 int) []float64 {
+	key := [2]int{n1, n2}
+	if c, ok := countsCache.Load(key); ok {
+		return c.([]float64)
+	}
+	c := rankSumCounts(n1, n2)
+	countsCache.Store(key, c)
+	return c
 }
 
 // rankSumCounts returns, for every U from 0 to n1·n2, the number of
