@@ -36,6 +36,28 @@ func TestFakeLibrary(t *testing.T) {
 	cprobe.InChild(t, "COLLBENCH_TEST_FAKE_NCCL="+buildFake(t, fakeNCCL))
 }
 
+// A library loaded through a symbolic link (a folder of links, as a
+// wheel or an install prefix may hold) is named by the file it was mapped
+// from, so that two names of one file read the same.
+func TestLoadNamesTheRealFile(t *testing.T) {
+	if link := os.Getenv("COLLBENCH_TEST_LINKED_NCCL"); link != "" {
+		real, err := filepath.EvalSymlinks(link)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Load(link); err != nil || got != real || got == link {
+			t.Fatalf("Load(%s) = %q, %v; want the file it links to, %s", link, got, err, real)
+		}
+		return
+	}
+	lib := buildFake(t, fakeNCCL)
+	link := filepath.Join(t.TempDir(), "libnccl.so.2")
+	if err := os.Symlink(lib, link); err != nil {
+		t.Fatal(err)
+	}
+	cprobe.InChild(t, "COLLBENCH_TEST_LINKED_NCCL="+link)
+}
+
 func fakeLibraryChecks(t *testing.T, path string) {
 	got, err := Load(path)
 	if err != nil || got != path {

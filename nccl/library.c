@@ -1,3 +1,4 @@
+#define _GNU_SOURCE  // dladdr
 #include <dlfcn.h>
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +39,15 @@ int cb_nccl_load(const char* path, char* err, size_t errlen) {
   p_ncclGetErrorString = dlsym(h, "ncclGetErrorString");
   p_ncclGetLastError = dlsym(h, "ncclGetLastError");
   handle = h;
+  return 0;
+}
+
+// cb_nccl_file writes the file the loaded library was mapped from: the
+// loader's search may have found a bare soname anywhere on its path.
+int cb_nccl_file(char* buf, size_t len) {
+  Dl_info info;
+  if (!p_ncclGetVersion || !dladdr((void*)p_ncclGetVersion, &info) || !info.dli_fname) return -1;
+  snprintf(buf, len, "%s", info.dli_fname);
   return 0;
 }
 

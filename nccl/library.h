@@ -68,5 +68,8 @@ const char* cb_ncclGetLastError(ncclComm_t c);
 int cb_nccl_load(const char* path, char* err, size_t errlen);
 // cb_nccl_sym returns a resolved entry point by name, or NULL.
 void* cb_nccl_sym(const char* name);
+// cb_nccl_file writes the path of the file the library was loaded from
+// into buf; it returns 0, or -1 when it cannot tell.
+int cb_nccl_file(char* buf, size_t len);
 
 #endif

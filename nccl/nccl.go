@@ -22,6 +22,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"sync/atomic"
 	"unsafe"
 
@@ -39,8 +40,11 @@ var (
 )
 
 // Load opens libnccl.so.2 and reads its version. explicit, when not empty,
-// is a file or folder the user named; otherwise libpath searches. Only the
-// first call does the work.
+// is a file or folder the user named; otherwise libpath searches. The
+// path returned is the file the library was mapped from, its links
+// resolved, so that two names for one file (a bare soname the loader
+// found, a folder, a symbolic link) read the same. Only the first call
+// does the work.
 func Load(explicit string) (path string, err error) {
 	return loaded.Do(func() (string, error) { return load(explicit) })
 }
@@ -58,12 +62,31 @@ func load(explicit string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
+	path = mappedFile(path)
 	var v C.int
 	if err := call("ncclGetVersion", C.cb_ncclGetVersion(&v)); err != nil {
 		return path, err
 	}
 	version.Store(int64(v))
 	return path, nil
+}
+
+// mappedFile is the real file behind the library loaded as name: the
+// loader's own record of it, with symbolic links resolved; name when the
+// loader cannot say.
+func mappedFile(name string) string {
+	var buf [4096]C.char
+	if C.cb_nccl_file(&buf[0], C.size_t(len(buf))) != 0 {
+		return name
+	}
+	file := C.GoString(&buf[0])
+	if real, err := filepath.EvalSymlinks(file); err == nil {
+		file = real
+	}
+	if abs, err := filepath.Abs(file); err == nil {
+		file = abs
+	}
+	return file
 }
 
 // RuntimeVersion is the loaded library's version (0 before Load).
