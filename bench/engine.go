@@ -32,18 +32,7 @@ func (e *Engine) peers() Peers { return orSolo(e.Peers) }
 
 // PlannedRows is how many rows Run will hand over: one per data type,
 // reduction, root and size.
-func (e *Engine) PlannedRows() int {
-	o := &e.Opts
-	pairs := 0
-	for _, t := range o.Types {
-		for _, op := range o.runOps() {
-			if !o.skips(t, op) {
-				pairs++
-			}
-		}
-	}
-	return pairs * len(o.runRoots(e.CommRanks)) * len(o.Sweep.Sizes())
-}
+func (e *Engine) PlannedRows() int { return e.Opts.PlannedRows(e.CommRanks) }
 
 // Run measures every (type, op, root) combination over the sweep, calling
 // onRow as each row completes.

@@ -150,6 +150,20 @@ func (o *Options) PerIteration(c Capabilities) bool {
 	return o.Graph == 0 && (o.Blocking != Async || o.IterTiming || c.Timestamps)
 }
 
+// PlannedRows is how many rows a run of these options over communicators
+// of nranks ranks hands over: one per data type, reduction, root and size.
+func (o Options) PlannedRows(nranks int) int {
+	pairs := 0
+	for _, t := range o.Types {
+		for _, op := range o.runOps() {
+			if !o.skips(t, op) {
+				pairs++
+			}
+		}
+	}
+	return pairs * len(o.runRoots(nranks)) * len(o.Sweep.Sizes())
+}
+
 func (o *Options) runOps() []numeric.RedOp {
 	if !o.Coll.Reduces {
 		return []numeric.RedOp{numeric.NoOp}
