@@ -81,9 +81,36 @@ func (a Arm) describe() string {
 // Changes says what the arm changes, whatever its label.
 func (a Arm) Changes() string { return a.describe() }
 
+// MaxArms bounds the arms of one run: each runs once a round, in a
+// process of its own.
+const MaxArms = 512
+
+// MatrixSize is how many arms Matrix would make of dims, counted without
+// making them (capped past MaxArms): a grid of several long dimensions
+// grows past what could ever run before it is built.
+func MatrixSize(dims []string) (int, error) {
+	n := 1
+	for _, d := range dims {
+		_, vals, ok := strings.Cut(strings.TrimSpace(d), "=")
+		if !ok || vals == "" {
+			return 0, fmt.Errorf("matrix dimension %q: want NAME=VALUE1,VALUE2,…", d)
+		}
+		n = min(n*(strings.Count(vals, ",")+1), MaxArms+1)
+	}
+	if len(dims) == 0 {
+		return 0, nil
+	}
+	return n, nil
+}
+
 // Matrix expands dimensions, each NAME=V1,V2,… (an environment variable
 // or lib), into every combination, the first dimension varying slowest.
 func Matrix(dims []string) ([]Arm, error) {
+	if n, err := MatrixSize(dims); err != nil {
+		return nil, err
+	} else if n > MaxArms {
+		return nil, fmt.Errorf("the matrix makes more than %d arms, each run once a round", MaxArms)
+	}
 	arms := []Arm{{}}
 	for _, d := range dims {
 		key, vals, ok := strings.Cut(strings.TrimSpace(d), "=")

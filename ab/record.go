@@ -12,8 +12,13 @@ import (
 // record: the arms with their rounds, each row's figures, the best arm
 // per size band. stamp begins the record; command is the sweep.
 func Judge(out *Outcome, stamp document.Stamp, command []string, rounds int, o compare.ArmOptions) *document.ABRun {
+	correction := o.Correction
+	if correction == "" {
+		correction = compare.NoCorrection
+	}
 	rec := &document.ABRun{Stamp: stamp, Command: command, Rounds: rounds, Threshold: o.Threshold, Alpha: o.Alpha,
-		Arms: []document.ABArm{}, Rows: []document.ABRow{}, Bands: []document.ABBand{}, Errors: []string{}}
+		Correction: string(correction), Arms: []document.ABArm{}, Rows: []document.ABRow{}, Bands: []document.ABBand{},
+		Stopped: out.Stopped, Errors: []string{}}
 	times := make([][]map[compare.Row][2]float64, len(out.Arms))
 	for i, a := range out.Arms {
 		arm := document.ABArm{Letter: Letter(i), Label: a.Label, Changes: a.Changes(), Lib: a.Lib,
@@ -57,10 +62,7 @@ func Judge(out *Outcome, stamp document.Stamp, command []string, rounds int, o c
 		for _, f := range r.Figures {
 			fig := document.ABFigure{Arm: f.Arm, Rounds: f.Rounds, Median: f.Median, Low: f.Low, High: f.High,
 				Level: f.Level, BusBW: f.BusBW, Ratio: f.Ratio, Verdict: f.Verdict}
-			if !math.IsNaN(f.P) {
-				p := f.P
-				fig.P = &p
-			}
+			fig.P, fig.PAdjusted = finite(f.P), finite(f.Adjusted)
 			if f.Verdict == compare.ArmSlower {
 				rec.Slower++
 			}
@@ -73,6 +75,14 @@ func Judge(out *Outcome, stamp document.Stamp, command []string, rounds int, o c
 			Ratio: b.Ratio, Faster: b.Faster, Rows: b.Rows})
 	}
 	return rec
+}
+
+// finite is v, or nil for NaN (no test).
+func finite(v float64) *float64 {
+	if math.IsNaN(v) {
+		return nil
+	}
+	return &v
 }
 
 // Letter names arm i in tables: A to Z, then AA, AB, …

@@ -69,6 +69,9 @@ type Event struct {
 // Outcome is what every arm did.
 type Outcome struct {
 	Arms []ArmOutcome
+	// Stopped says why the rounds ended before the last: fewer than two
+	// arms were left to compare.
+	Stopped string
 }
 
 // ArmOutcome is one arm's probe and rounds.
@@ -86,11 +89,60 @@ type ArmOutcome struct {
 // maxDocument bounds the run document an arm writes each round.
 const maxDocument = 256 << 20
 
-// Run probes every arm, then runs the rounds: in each, every arm that has
+// Refused is an A/B run that cannot start: an arm that does not load, or
+// two arms that nothing would tell apart. It is known before the first
+// round, so nothing was measured.
+type Refused struct{ Why string }
+
+func (e *Refused) Error() string { return e.Why }
+
+// Run probes every arm, refuses the run when an arm cannot start or two
+// arms are the same, then runs the rounds: in each, every arm that has
 // not failed runs the sweep once, in an order rotated by one each round.
 // An arm that fails is reported and left out of the rounds after; the
-// others go on. Only rank 0's outcome carries the runs.
+// others go on while at least two are left. Only rank 0's outcome
+// carries the runs.
 func Run(ctx context.Context, o Options) (*Outcome, error) {
+	r, err := NewRunner(o)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	out := NewOutcome(o.Arms)
+	if err := r.Probe(ctx, out); err != nil {
+		return nil, err
+	}
+	for i, a := range out.Arms {
+		if a.Failed != "" {
+			return nil, &Refused{Why: fmt.Sprintf("arm %s (%s) %s", Letter(i), a.Label, a.Failed)}
+		}
+	}
+	if err := Distinct(out); err != nil {
+		return nil, err
+	}
+	return out, r.Rounds(ctx, out, 1, o.Rounds)
+}
+
+// NewOutcome is the outcome of arms that have not run yet.
+func NewOutcome(arms []Arm) *Outcome {
+	out := &Outcome{}
+	for _, a := range arms {
+		out.Arms = append(out.Arms, ArmOutcome{Arm: a})
+	}
+	return out
+}
+
+// Runner runs arms' turns, each in processes of its own: the probe of
+// which NCCL each loads, single turns, and rounds of every arm in turn.
+// ab and tune both measure through it.
+type Runner struct {
+	o   Options
+	tmp string
+}
+
+// NewRunner makes the folder the arms' run documents go to; Close
+// removes it.
+func NewRunner(o Options) (*Runner, error) {
 	if o.Emit == nil {
 		o.Emit = func(Event) {}
 	}
@@ -98,26 +150,32 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a folder for the arms' results: %w", err)
 	}
-	defer os.RemoveAll(tmp)
-	r := &runner{o: o, tmp: tmp}
-	out := &Outcome{}
-	for _, a := range o.Arms {
-		out.Arms = append(out.Arms, ArmOutcome{Arm: a})
-	}
-	if err := r.probe(ctx, out); err != nil {
-		return nil, err
-	}
-	for round := 1; round <= o.Rounds; round++ {
+	return &Runner{o: o, tmp: tmp}, nil
+}
+
+// Close removes the runner's folder.
+func (r *Runner) Close() { os.RemoveAll(r.tmp) }
+
+// Dir is the runner's own folder, removed by Close: a place for files the
+// arms read (a tuner file under proof) or write.
+func (r *Runner) Dir() string { return r.tmp }
+
+// Rounds runs rounds first to last of every arm that has not failed, in an
+// order rotated by one each round. It stops early, saying why in
+// out.Stopped, when fewer than two arms are left to compare.
+func (r *Runner) Rounds(ctx context.Context, out *Outcome, first, last int) error {
+	for round := first; round <= last; round++ {
 		live := r.live(out)
-		if len(live) == 0 {
-			break
+		if len(live) < 2 {
+			out.Stopped = stoppedLine(out, round)
+			return nil
 		}
 		for pos := range live {
 			a := live[(pos+round-1)%len(live)]
 			start := time.Now()
-			doc, failed, err := r.round(ctx, out.Arms[a].Arm, a, round)
+			doc, failed, err := r.Turn(ctx, out.Arms[a].Arm, a, round)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			ev := Event{Round: round, Position: pos + 1, Arm: a, Elapsed: time.Since(start), Failed: failed}
 			ao := &out.Arms[a]
@@ -127,18 +185,24 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 				ao.Runs = append(ao.Runs, doc)
 				ao.Seconds = append(ao.Seconds, ev.Elapsed.Seconds())
 			}
-			o.Emit(ev)
+			r.o.Emit(ev)
 		}
 	}
-	return out, nil
+	return nil
 }
 
-type runner struct {
-	o   Options
-	tmp string
+// stoppedLine says why the rounds stopped before round.
+func stoppedLine(out *Outcome, round int) string {
+	left := len(out.Arms)
+	for _, a := range out.Arms {
+		if a.Failed != "" {
+			left--
+		}
+	}
+	return fmt.Sprintf("stopped before round %d: %d arm(s) left, and a comparison needs two", round, left)
 }
 
-func (r *runner) live(out *Outcome) []int {
+func (r *Runner) live(out *Outcome) []int {
 	var live []int
 	for i, a := range out.Arms {
 		if a.Failed == "" {
@@ -146,6 +210,48 @@ func (r *runner) live(out *Outcome) []int {
 		}
 	}
 	return live
+}
+
+// Distinct refuses two arms that load the same file (as their probes
+// found it) with the same settings: nothing would tell them apart, and a
+// table would compare a library with itself. A label alone is no
+// difference.
+func Distinct(out *Outcome) error {
+	seen := map[string]int{}
+	for i, a := range out.Arms {
+		key := a.identity()
+		if j, ok := seen[key]; ok {
+			file := "the same NCCL"
+			if p := out.Arms[i].NCCLPath; p != "" {
+				file = p
+			}
+			return &Refused{Why: fmt.Sprintf("arms %s (%s) and %s (%s) load %s with the same settings: nothing tells them apart",
+				Letter(j), out.Arms[j].Label, Letter(i), a.Label, file)}
+		}
+		seen[key] = i
+	}
+	return nil
+}
+
+// identity is what makes an arm's runs what they are: the file it
+// loads (as found, else as named), its environment (the last of a name
+// wins, order aside) and its flags.
+func (a ArmOutcome) identity() string {
+	lib := a.NCCLPath
+	if lib == "" {
+		lib = a.Lib
+	}
+	last := map[string]string{}
+	for _, kv := range a.Env {
+		name, _, _ := strings.Cut(kv, "=")
+		last[name] = kv
+	}
+	env := make([]string, 0, len(last))
+	for _, kv := range last {
+		env = append(env, kv)
+	}
+	slices.Sort(env)
+	return strings.Join([]string{lib, strings.Join(env, "\x00"), strings.Join(a.Args, "\x00")}, "\x01")
 }
 
 // report is what one process says of an arm's turn.
@@ -157,10 +263,10 @@ type report struct {
 	Error   string `json:"error,omitempty"`
 }
 
-// probe asks each arm's environment which NCCL it loads (collbench
+// Probe asks each arm's environment which NCCL it loads (collbench
 // doctor, in a process of its own), on every process. An arm whose lib=
 // does not load on some rank fails here.
-func (r *runner) probe(ctx context.Context, out *Outcome) error {
+func (r *Runner) Probe(ctx context.Context, out *Outcome) error {
 	for i := range out.Arms {
 		a := &out.Arms[i]
 		start := time.Now()
@@ -205,17 +311,19 @@ func (r *runner) probe(ctx context.Context, out *Outcome) error {
 }
 
 // onRank names the rank a failure came from when there are several.
-func (r *runner) onRank(rank int, why string) string {
+func (r *Runner) onRank(rank int, why string) string {
 	if r.o.Size > 1 {
 		return fmt.Sprintf("rank %d: %s", rank, why)
 	}
 	return why
 }
 
-// round runs one arm's turn on this process and agrees with the others
+// Turn runs one arm's turn on this process and agrees with the others
 // on how it went: failed is the one line that says why it did not (the
 // culprit's, when several processes failed), and doc is rank 0's run.
-func (r *runner) round(ctx context.Context, a Arm, idx, round int) (doc *document.Run, failed string, err error) {
+// round names the turn in file names and messages (0: a trial before the
+// rounds).
+func (r *Runner) Turn(ctx context.Context, a Arm, idx, round int) (doc *document.Run, failed string, err error) {
 	rv, err := r.rendezvous(ctx)
 	if err != nil {
 		return nil, "", err
@@ -265,7 +373,11 @@ func (r *runner) round(ctx context.Context, a Arm, idx, round int) (doc *documen
 		return nil, "", err
 	}
 	if rank, p, ok := culprit(reps); ok {
-		return nil, r.onRank(rank, fmt.Sprintf("failed in round %d (exit %d): %s", round, p.Code, p.Line)), nil
+		when := fmt.Sprintf("in round %d", round)
+		if round == 0 {
+			when = "in its trial"
+		}
+		return nil, r.onRank(rank, fmt.Sprintf("failed %s (exit %d): %s", when, p.Code, p.Line)), nil
 	}
 	return doc, "", nil
 }
@@ -292,7 +404,7 @@ func culprit(reps []report) (int, report, bool) {
 	return first, reps[first], true
 }
 
-func (r *runner) gather(ctx context.Context, rep report) ([]report, error) {
+func (r *Runner) gather(ctx context.Context, rep report) ([]report, error) {
 	if r.o.Size <= 1 {
 		return []report{rep}, nil
 	}
@@ -320,7 +432,7 @@ type armRendezvous struct {
 	listener    *os.File // rank 0 only
 }
 
-func (r *runner) rendezvous(ctx context.Context) (*armRendezvous, error) {
+func (r *Runner) rendezvous(ctx context.Context) (*armRendezvous, error) {
 	if r.o.Size <= 1 {
 		return &armRendezvous{}, nil
 	}
@@ -357,7 +469,7 @@ func (r *runner) rendezvous(ctx context.Context) (*armRendezvous, error) {
 // env is the arm's environment: ab's own less what ab's launcher handed
 // it alone, with the arm's library and settings, and the turn's
 // rendezvous.
-func (r *runner) env(a Arm, rv *armRendezvous) []string {
+func (r *Runner) env(a Arm, rv *armRendezvous) []string {
 	drop := []string{cluster.ListenerFDVar, cluster.HeldVar}
 	var env []string
 	for _, kv := range r.o.Env {
@@ -379,7 +491,7 @@ func (r *runner) env(a Arm, rv *armRendezvous) []string {
 	return env
 }
 
-func (r *runner) command(ctx context.Context, args, env []string) *exec.Cmd {
+func (r *Runner) command(ctx context.Context, args, env []string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, r.o.Exe, args...)
 	cmd.Env = env
 	// Interrupted, an arm's processes get SIGINT, as from a terminal,

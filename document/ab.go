@@ -5,10 +5,12 @@ import (
 	"io"
 )
 
-// ABSchemaName identifies the record of collbench ab; see docs/ab.md.
+// ABSchemaName identifies the record of collbench ab; see docs/ab.md and
+// docs/ab.schema.json. Version 2 added correction, p_adjusted and
+// stopped.
 const (
 	ABSchemaName    = "collbench.ab"
-	ABSchemaVersion = 1
+	ABSchemaVersion = 2
 )
 
 // ABRun is the record of an A/B run: the arms, every round each of them
@@ -19,7 +21,10 @@ type ABRun struct {
 	Rounds    int      `json:"rounds"`
 	Threshold float64  `json:"threshold"` // relative, e.g. 0.05
 	Alpha     float64  `json:"alpha"`
-	Arms      []ABArm  `json:"arms"`
+	// Correction is how the table's p-values were adjusted for each
+	// other before they were held against alpha: holm, bh or none.
+	Correction string  `json:"correction"`
+	Arms       []ABArm `json:"arms"`
 	// Base is the arm the others are judged against: the first that
 	// ran, -1 when none did.
 	Base  int      `json:"base"`
@@ -27,8 +32,11 @@ type ABRun struct {
 	Bands []ABBand `json:"bands"`
 	// Slower counts the rows where an arm was significantly slower than
 	// the base beyond the threshold.
-	Slower int      `json:"slower"`
-	Errors []string `json:"errors"`
+	Slower int `json:"slower"`
+	// Stopped says why the rounds ended early: fewer than two arms were
+	// left to compare.
+	Stopped string   `json:"stopped,omitempty"`
+	Errors  []string `json:"errors"`
 }
 
 // ABArm is one arm: what it changes, the NCCL it loaded, and its rounds.
@@ -72,18 +80,20 @@ type ABRow struct {
 // ABFigure is one arm at one row: the median of its rounds (µs) with
 // the median's interval and that interval's confidence, the ratio to the
 // base arm's median, the rank-sum p-value against the base arm's
-// rounds (null for the base arm), and the verdict.
+// rounds and that p-value adjusted for the table's other tests (both
+// null for the base arm), and the verdict.
 type ABFigure struct {
-	Arm     int      `json:"arm"`
-	Rounds  int      `json:"rounds"`
-	Median  float64  `json:"median_us"`
-	Low     float64  `json:"low_us"`
-	High    float64  `json:"high_us"`
-	Level   float64  `json:"level"`
-	BusBW   float64  `json:"bus_bw"`
-	Ratio   float64  `json:"ratio"`
-	P       *float64 `json:"p"`
-	Verdict string   `json:"verdict"`
+	Arm       int      `json:"arm"`
+	Rounds    int      `json:"rounds"`
+	Median    float64  `json:"median_us"`
+	Low       float64  `json:"low_us"`
+	High      float64  `json:"high_us"`
+	Level     float64  `json:"level"`
+	BusBW     float64  `json:"bus_bw"`
+	Ratio     float64  `json:"ratio"`
+	P         *float64 `json:"p"`
+	PAdjusted *float64 `json:"p_adjusted"`
+	Verdict   string   `json:"verdict"`
 }
 
 // ABBand is a range of sizes and the arm that did best in it.

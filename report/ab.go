@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/collbench/collbench/compare"
 	"github.com/collbench/collbench/document"
 )
 
@@ -29,8 +30,28 @@ func ABArms(w io.Writer, rec *document.ABRun) {
 	}
 }
 
-// ABFailures prints each arm that stopped, one line each.
+// describeCorrection says how the p column was adjusted, and over how
+// many tests.
+func describeCorrection(rec *document.ABRun) string {
+	tests := 0
+	for _, r := range rec.Rows {
+		for _, f := range r.Arms {
+			if f.P != nil {
+				tests++
+			}
+		}
+	}
+	return compare.Correction(rec.Correction).Describe(tests)
+}
+
+// ABFailures prints each arm that stopped, one line each, and why the
+// rounds ended early if they did.
 func ABFailures(w io.Writer, rec *document.ABRun) {
+	defer func() {
+		if rec.Stopped != "" {
+			fmt.Fprintf(w, "# %s\n", rec.Stopped)
+		}
+	}()
 	for _, a := range rec.Arms {
 		if a.Failed == "" {
 			continue
@@ -66,8 +87,8 @@ func ABTable(w io.Writer, rec *document.ABRun) {
 	if rec.Base > 0 {
 		fmt.Fprintf(w, "# the base is %s, the first arm that ran\n", base)
 	}
-	fmt.Fprintf(w, "# ratio to %s's median, rank-sum p over the rounds against %s, verdict beyond %g %% at p < %g\n",
-		base, base, rec.Threshold*100, rec.Alpha)
+	fmt.Fprintf(w, "# ratio to %s's median; p: rank-sum over the rounds against %s, %s; verdict beyond %g %% at p < %g\n",
+		base, base, describeCorrection(rec), rec.Threshold*100, rec.Alpha)
 	if len(rec.Rows) == 0 {
 		fmt.Fprintln(w, "# no row to judge: no arm finished a round")
 		return
@@ -81,7 +102,10 @@ func ABTable(w io.Writer, rec *document.ABRun) {
 	for _, r := range rec.Rows {
 		for _, f := range r.Arms {
 			p := "-"
-			if f.P != nil {
+			switch {
+			case f.PAdjusted != nil:
+				p = fmt.Sprintf("%.3g", *f.PAdjusted)
+			case f.P != nil:
 				p = fmt.Sprintf("%.3g", *f.P)
 			}
 			ratio, verdict := "-", f.Verdict

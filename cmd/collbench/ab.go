@@ -21,9 +21,11 @@ type abFlags struct {
 	arms, dims       []string
 	rounds           int
 	threshold, alpha float64
+	correction       string
 	output, logs     string
 	rendezvous       string
 	quiet            bool
+	roundsGiven      bool
 }
 
 const abSynopsis = "collbench ab --arm SPEC --arm SPEC [flags] -- <collective> [flags]"
@@ -39,9 +41,10 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.SetInterspersed(false) // the sweep after the flags is its own
 	fs.StringArrayVar(&f.arms, "arm", nil, "an arm: words name=LABEL, lib=PATH (libnccl.so.2 to load), NAME=VALUE (environment) and then collbench flags, e.g. 'lib=/opt/nccl/lib NCCL_PROTO=LL -x 1'; repeat it; the first is the base")
 	fs.StringArrayVar(&f.dims, "arms-matrix", nil, "NAME=V1,V2,…: a dimension of a grid of arms, an environment variable or lib; repeat it for more dimensions; its arms come after those of --arm")
-	fs.IntVar(&f.rounds, "rounds", 7, "rounds: each arm runs the sweep once a round, the arms in turn")
+	fs.IntVar(&f.rounds, "rounds", defaultRounds, "rounds: each arm runs the sweep once a round, the arms in turn (default 7, or more where the table's tests need them)")
 	fs.Float64Var(&f.threshold, "threshold", 5, "change of time in percent beyond which a significant difference is faster or slower")
-	fs.Float64Var(&f.alpha, "alpha", 0.01, "significance level of the rank-sum test over the rounds")
+	fs.Float64Var(&f.alpha, "alpha", 0.01, "significance level of the rank-sum test over the rounds, for the whole table (see --correction)")
+	fs.StringVar(&f.correction, "correction", string(compare.Holm), "how the table's p-values are adjusted for each other: holm (the chance of any false verdict stays below --alpha), bh (the expected share of false verdicts does) or none")
 	fs.StringVarP(&f.output, "output_file", "J", "", "also write the arms, every round and the verdicts as JSON to this file")
 	fs.StringVar(&f.logs, "logs", "", "keep the output of every arm's process in this folder")
 	fs.StringVar(&f.rendezvous, "rendezvous", "", "host:port where ab's own processes meet (default MASTER_ADDR:MASTER_PORT, the first Slurm node, or this host)")
@@ -49,6 +52,7 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, abSynopsis, stdout, stderr); done {
 		return code
 	}
+	f.roundsGiven = fs.Changed("rounds")
 	err := f.run(ctx, fs.Args(), stdout, stderr)
 	if err != nil && !printed(err) {
 		fmt.Fprintf(stderr, "collbench ab: %s\n", errText(err))
@@ -96,7 +100,7 @@ func (f *abFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Wri
 		}
 		a := arms[ev.Arm]
 		switch {
-		case ev.Failed != "":
+		case ev.Failed != "" && ev.Round > 0: // one that cannot start refuses the run, in a line of its own
 			fmt.Fprintf(stderr, "collbench ab: arm %s (%s) %s\n", ab.Letter(ev.Arm), a.Label, ev.Failed)
 		case ev.Round > 0 && !f.quiet:
 			fmt.Fprintf(stderr, "collbench ab: round %d/%d: arm %s (%s) in %.1f s\n", ev.Round, f.rounds, ab.Letter(ev.Arm), a.Label, ev.Elapsed.Seconds())
@@ -104,6 +108,10 @@ func (f *abFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Wri
 	}
 	out, err := ab.Run(ctx, ab.Options{Exe: exe, Command: sweep, Arms: arms, Rounds: f.rounds, Env: os.Environ(),
 		Rank: j.Rank, Size: j.Size, Addr: j.Addr, Group: j, LogDir: f.logs, Emit: say, Probe: abProbe, Place: abPlace})
+	var refused *ab.Refused
+	if errors.As(err, &refused) {
+		return usageError{Err: err}
+	}
 	if err != nil {
 		return err
 	}
@@ -111,7 +119,8 @@ func (f *abFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Wri
 		return nil
 	}
 	stamp.Finish()
-	rec := ab.Judge(out, stamp, sweep, f.rounds, compare.ArmOptions{Threshold: f.threshold / 100, Alpha: f.alpha})
+	rec := ab.Judge(out, stamp, sweep, f.rounds, compare.ArmOptions{Threshold: f.threshold / 100, Alpha: f.alpha,
+		Correction: compare.Correction(f.correction)})
 	report.ABArms(stdout, rec)
 	report.ABTable(stdout, rec)
 	report.ABFailures(stdout, rec)
@@ -120,35 +129,46 @@ func (f *abFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Wri
 			return err
 		}
 	}
-	if rec.Slower > 0 || len(rec.Errors) > 0 {
+	if rec.Slower > 0 || len(rec.Errors) > 0 || rec.Stopped != "" {
 		return errArmsDiffer
 	}
 	return nil
 }
 
+// defaultRounds is the rounds an A/B run takes unless told: enough for
+// the rank-sum test to reach 0.01 with a margin for a round that
+// overlaps; more where the table's tests need them.
+const defaultRounds = 7
+
 // check validates the flags and the sweep, and returns the arms: each
 // arm's flags are parsed with the sweep's by the collective's own flag
 // set, so that a typo fails now, not in the first round; procs is the
-// number of ab's processes, each starting one process of every arm.
+// number of ab's processes, each starting one process of every arm. It
+// also settles the rounds: enough that one difference among the table's
+// tests can be shown at --alpha once adjusted for the others.
 func (f *abFlags) check(sweep []string, procs int) ([]ab.Arm, error) {
 	switch {
 	case len(sweep) == 0:
 		return nil, usagef("no sweep given (usage: %s)", abSynopsis)
-	case f.rounds < 1:
-		return nil, usagef("--rounds must be at least 1 (got %d)", f.rounds)
+	case f.rounds < 1 || f.rounds > compare.MaxRounds:
+		return nil, usagef("--rounds must be between 1 and %d (got %d)", compare.MaxRounds, f.rounds)
 	case f.threshold < 0 || f.alpha <= 0 || f.alpha >= 1:
 		return nil, usagef("--threshold must be at least 0 and --alpha between 0 and 1")
 	}
-	if p := compare.SmallestRankSumP(f.rounds, f.rounds); p >= f.alpha {
-		need := f.rounds
-		for compare.SmallestRankSumP(need, need) >= f.alpha {
-			need++
-		}
-		return nil, usagef("--rounds %d cannot show a difference at p < %g: %d rounds a side give p ≥ %.3g at best; use at least %d", f.rounds, f.alpha, f.rounds, p, need)
+	if _, err := compare.ParseCorrection(f.correction); err != nil {
+		return nil, usagef("--correction: %v", err)
+	}
+	if f.output != "" && f.logs != "" && sameFile(f.output, f.logs) {
+		return nil, usagef("-J %s and --logs %s are one path: -J is a file, --logs a folder; name two", f.output, f.logs)
 	}
 	coll, err := bench.LookupCollective(sweep[0])
 	if err != nil {
 		return nil, usagef("ab measures a collective's sweep; %q is not a collective (run 'collbench help' for the list)", sweep[0])
+	}
+	if n, err := ab.MatrixSize(f.dims); err != nil {
+		return nil, usageError{Err: err}
+	} else if n+len(f.arms) > ab.MaxArms {
+		return nil, usagef("more than %d arms (--arm and --arms-matrix): each runs once a round; split the run", ab.MaxArms)
 	}
 	var arms []ab.Arm
 	for _, spec := range f.arms {
@@ -168,49 +188,80 @@ func (f *abFlags) check(sweep []string, procs int) ([]ab.Arm, error) {
 	if len(arms) < 2 {
 		return nil, usagef("ab wants at least two arms (--arm, --arms-matrix); got %d", len(arms))
 	}
+	rows := 0
 	for i, a := range arms {
-		if err := checkArmSweep(coll, sweep[1:], a.Args, procs); err != nil {
+		n, err := checkArmSweep(coll, sweep[1:], a.Args, procs)
+		if err != nil {
 			return nil, usagef("arm %s (%s): %v", ab.Letter(i), a.Label, err)
 		}
+		rows = max(rows, n)
 	}
-	return arms, nil
+	return arms, f.settleRounds(rows * (len(arms) - 1))
+}
+
+// settleRounds sets --rounds, when not given, to the least (at least
+// defaultRounds) that can show one difference among tests comparisons at
+// --alpha once they are adjusted for each other, and refuses a number given
+// that cannot.
+func (f *abFlags) settleRounds(tests int) error {
+	c := compare.Correction(f.correction)
+	need := compare.RoundsNeeded(f.alpha, tests, c, 1)
+	if need == 0 {
+		return usagef("no number of rounds up to %d can show a difference among %d tests at p < %g", compare.MaxRounds, tests, f.alpha)
+	}
+	if !f.roundsGiven {
+		f.rounds = max(defaultRounds, need)
+		return nil
+	}
+	if f.rounds < need {
+		best := compare.SmallestRankSumP(f.rounds, f.rounds)
+		if tests > 1 && c != compare.NoCorrection {
+			return usagef("--rounds %d cannot show a difference among %d tests at p < %g: %d rounds a side give p ≥ %.3g at best, %.3g once adjusted (%s); use at least %d",
+				f.rounds, tests, f.alpha, f.rounds, best, best*float64(tests), c, need)
+		}
+		return usagef("--rounds %d cannot show a difference at p < %g: %d rounds a side give p ≥ %.3g at best; use at least %d", f.rounds, f.alpha, f.rounds, best, need)
+	}
+	return nil
 }
 
 // checkArmSweep parses the sweep's flags and an arm's with the
-// collective's flag set, and refuses the flags ab sets itself.
-func checkArmSweep(coll *bench.Collective, sweep, armArgs []string, procs int) error {
+// collective's flag set, refuses the flags ab sets itself, and returns
+// the rows the arm's table will have.
+func checkArmSweep(coll *bench.Collective, sweep, armArgs []string, procs int) (int, error) {
 	fl := newFlags(coll)
 	fs, _ := fl.flags()
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(append(append([]string(nil), sweep...), armArgs...)); err != nil {
-		return err
+		return 0, err
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	for _, name := range []string{"output_file", "rendezvous", "help"} {
 		if fs.Changed(name) {
-			return fmt.Errorf("--%s is ab's to set (ab's own -J writes every arm's results)", name)
+			return 0, fmt.Errorf("--%s is ab's to set (ab's own -J writes every arm's results)", name)
 		}
 	}
 	if fl.Cycles != 1 {
-		return fmt.Errorf("-N %d: each round runs the sweep once", fl.Cycles)
+		return 0, fmt.Errorf("-N %d: each round runs the sweep once", fl.Cycles)
 	}
 	if err := fl.check(); err != nil {
-		return err
+		return 0, err
 	}
 	o, err := fl.Options(coll, fl.JobRequest, fs.Changed("op"))
 	if err != nil {
-		return err
+		return 0, err
 	}
 	// The sweep's own checks, against the ranks it will have: this job's
 	// processes, each with the arm's threads and GPUs (split into groups,
 	// the groups' size is the arm processes' to check).
+	ranks := procs * fl.Threads * fl.NGPUs
 	if fs.Changed("group-size") {
-		return o.Sweep.Validate()
+		ranks = fl.GroupSize
+		return o.PlannedRows(ranks), o.Sweep.Validate()
 	}
-	_, err = o.Validate(procs * fl.Threads * fl.NGPUs)
-	return err
+	_, err = o.Validate(ranks)
+	return o.PlannedRows(ranks), err
 }
 
 // abProbe asks a process which NCCL it loads: collbench doctor's JSON.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
+	"github.com/collbench/collbench/internal/schemacheck"
 )
 
 // abRowRE matches one arm's line of the ab table: size, arm, median,
@@ -89,6 +90,9 @@ func TestABTellsArmsApart(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if err := schemacheck.Validate("../../docs/ab.schema.json", data); err != nil {
+			t.Errorf("the record does not follow docs/ab.schema.json: %v", err)
+		}
 		var doc document.ABRun
 		if err := json.Unmarshal(data, &doc); err != nil {
 			t.Fatal(err)
@@ -108,15 +112,16 @@ func shortRaceExit(t *testing.T) {
 	t.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=100"))
 }
 
-// Identical arms are called the same: at p < 0.01 on one size, at least
-// 19 repetitions of 20; ten rounds each, so that a loaded machine's drift
-// is spread over both arms.
+// Arms that change nothing the run reads (a variable of their own) are
+// called the same: at p < 0.01 on one size, at least 19 repetitions of
+// 20; ten rounds each, so that a loaded machine's drift is spread over
+// both arms.
 func TestABIdenticalArmsAgree(t *testing.T) {
 	selfEnv(t)
 	shortRaceExit(t)
 	differ := 0
 	for i := 0; i < 20; i++ {
-		code, out, errOut := runCLI("ab", "-q", "--arm", "-g 2", "--arm", "-g 2", "--rounds", "10", "--",
+		code, out, errOut := runCLI("ab", "-q", "--arm", "AB_ARM=1 -g 2", "--arm", "AB_ARM=2 -g 2", "--rounds", "10", "--",
 			"allreduce", "-b", "4K", "-e", "4K", "-n", "10", "-w", "1")
 		v := abVerdicts(out)
 		if len(v) != 1 {
@@ -132,30 +137,111 @@ func TestABIdenticalArmsAgree(t *testing.T) {
 	}
 }
 
-// An arm whose library does not load, and one the backend refuses, each
-// fail in one line of their own; the other arms finish and are judged.
+// Many arms that change nothing the run reads: with the table's tests
+// adjusted for each other (Holm, the default), none is called faster or
+// slower, and the rounds were raised to what the table's tests need.
+// (compare's TestManyIdenticalArmsAgree repeats this for 100 arms.)
+func TestABManyArmsNoFalseVerdict(t *testing.T) {
+	selfEnv(t)
+	shortRaceExit(t)
+	args := []string{"ab", "-q", "--alpha", "0.001"}
+	for i := 0; i < 8; i++ {
+		args = append(args, "--arm", fmt.Sprintf("AB_ARM=%d -g 2", i))
+	}
+	args = append(args, "--", "allreduce", "-b", "4K", "-e", "4K", "-n", "10", "-w", "1")
+	code, out, errOut := runCLI(args...)
+	v := abVerdicts(out)
+	if code != exitOK || len(v["4096"]) != 8 {
+		t.Fatalf("exit %d, %d arms judged\n%s\n%s", code, len(v["4096"]), out, errOut)
+	}
+	for arm, verdict := range v["4096"] {
+		if verdict != "same" && verdict != "base" {
+			t.Errorf("arm %s: %s\n%s", arm, verdict, out)
+		}
+	}
+	// 7 tests at 0.001: 2/C(18, 9) × 7 < 0.001 takes 9 rounds.
+	if !strings.Contains(out, "9 rounds") || !strings.Contains(out, "Holm-adjusted over the table's 7 tests (family-wise error)") {
+		t.Errorf("the header does not give the rounds or the correction:\n%s", out)
+	}
+}
+
+// An arm whose library does not load is known before the first round:
+// one line, exit 2, nothing measured. An arm the backend refuses fails in
+// its round, in one line of its own; the other arms finish and are
+// judged. With one arm left, the rounds stop and the table says so.
 func TestABArmsThatFail(t *testing.T) {
 	selfEnv(t)
-	code, out, errOut := runCLI("ab", "-q", "--arm", "-g 2", "--arm", "lib=/nonexistent/libnccl.so.2 -g 2",
-		"--arm", "name=gpu --backend nccl -g 2", "--arm", "name=again -g 2", "--rounds", "6", "--",
+	code, out, errOut := runCLI("ab", "-q", "--arm", "-g 2", "--arm", "lib=/nonexistent/libnccl.so.2 -g 2", "--",
 		"allreduce", "-b", "1K", "-e", "4K", "-f", "4", "-n", "5")
+	if code != exitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 ||
+		!strings.Contains(errOut, "arm B (lib=/nonexistent/libnccl.so.2 -g 2) does not start: NCCL from /nonexistent/libnccl.so.2: ") || out != "" {
+		t.Errorf("an arm that cannot start: exit %d, want %d, one line and no table\n%s\n%s", code, exitUsage, out, errOut)
+	}
+
+	code, out, errOut = runCLI("ab", "-q", "--arm", "-g 2", "--arm", "name=gpu --backend nccl -g 2", "--arm", "name=again AB_ARM=2 -g 2",
+		"--rounds", "6", "--", "allreduce", "-b", "1K", "-e", "4K", "-f", "4", "-n", "5")
 	if code != exitFailure {
 		t.Errorf("exit %d, want %d", code, exitFailure)
 	}
 	lines := strings.Split(strings.TrimSpace(errOut), "\n")
-	if len(lines) != 2 || !strings.Contains(lines[0], "arm B (lib=/nonexistent/libnccl.so.2 -g 2) does not start: NCCL from /nonexistent/libnccl.so.2: ") ||
-		!strings.Contains(lines[1], "arm C (gpu) failed in round 1 (exit 1): collbench allreduce: the nccl backend is not available") {
-		t.Errorf("stderr, want one line for each failed arm:\n%s", errOut)
+	if len(lines) != 1 || !strings.Contains(lines[0], "arm B (gpu) failed in round 1 (exit 1): collbench allreduce: the nccl backend is not available") {
+		t.Errorf("stderr, want one line for the failed arm:\n%s", errOut)
 	}
 	v := abVerdicts(out)
 	for _, size := range []string{"1024", "4096"} {
-		if v[size]["A"] != "base" || v[size]["D"] == "" || v[size]["B"] != "" || v[size]["C"] != "" {
-			t.Errorf("%s: verdicts %v, want A and D only\n%s", size, v[size], out)
+		if v[size]["A"] != "base" || v[size]["C"] == "" || v[size]["B"] != "" {
+			t.Errorf("%s: verdicts %v, want A and C only\n%s", size, v[size], out)
 		}
 	}
-	if !strings.Contains(out, "# arm B does not start:") || !strings.Contains(out, "# arm C failed in round 1") {
-		t.Errorf("the table does not say which arms failed:\n%s", out)
+	if !strings.Contains(out, "# arm B failed in round 1") || strings.Contains(out, "stopped") {
+		t.Errorf("the table does not say which arm failed:\n%s", out)
 	}
+
+	code, out, _ = runCLI("ab", "-q", "--arm", "name=gpu --backend nccl -g 2", "--arm", "-g 2", "--", "allreduce", "-b", "1K", "-e", "1K", "-n", "5")
+	if code != exitFailure || !strings.Contains(out, "# stopped before round 2: 1 arm(s) left, and a comparison needs two") ||
+		strings.Contains(out, "same") {
+		t.Errorf("one arm left: exit %d, want %d and the table saying why it stopped, with no verdict\n%s", code, exitFailure, out)
+	}
+}
+
+// Two arms that load one file (named by its path, its folder and a link
+// to it) with the same settings are refused before the first round: a
+// table would compare a library with itself. The arms' lines name the
+// file each really loaded.
+func TestABSameLibraryTwice(t *testing.T) {
+	selfEnv(t)
+	lib := fakeNCCLLib(t)
+	link := filepath.Join(t.TempDir(), "libnccl.so.2")
+	if err := os.Symlink(lib, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, second := range []string{"lib=" + filepath.Dir(lib), "lib=" + link, "name=other lib=" + lib} {
+		code, out, errOut := runCLI("ab", "-q", "--arm", "lib="+lib+" -g 2", "--arm", second+" -g 2", "--",
+			"allreduce", "-b", "1K", "-e", "1K", "-n", "2")
+		if code != exitUsage || !strings.Contains(errOut, "load "+lib+" with the same settings: nothing tells them apart") || out != "" {
+			t.Errorf("%s: exit %d, want %d and one line naming %s\n%s%s", second, code, exitUsage, lib, out, errOut)
+		}
+	}
+}
+
+// fakeNCCLLib builds a library that loads as NCCL 2.22.3 (its version
+// and an init entry point, nothing more), or skips without gcc.
+func fakeNCCLLib(t *testing.T) string {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc to build a library")
+	}
+	dir := t.TempDir()
+	src, lib := filepath.Join(dir, "fake.c"), filepath.Join(dir, "libnccl.so.2")
+	code := "int ncclGetVersion(int* v) { *v = 22203; return 0; }\nint ncclCommInitRank(void) { return 1; }\n"
+	if err := os.WriteFile(src, []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(gcc, "-shared", "-fPIC", "-o", lib, src).CombinedOutput(); err != nil {
+		t.Fatalf("building the library: %v\n%s", err, out)
+	}
+	return lib
 }
 
 func TestABBadInput(t *testing.T) {
@@ -180,6 +266,13 @@ func TestABBadInput(t *testing.T) {
 		{append(two, "--", "allreduce", "-b", "1M", "-e", "8"), "arm A (-g 2): minimum size 1048576 is larger than maximum size 8"},
 		{append(two, "--", "broadcast", "-r", "2", "-b", "8", "-e", "8"), "arm A (-g 2): root 2 is out of range for 2 ranks"},
 		{append(append(two, "-J", "/nonexistent/ab.json"), sweep...), "cannot write /nonexistent/ab.json"},
+		{append(append(two, "--rounds", "9223372036854775807"), sweep...), "--rounds must be between 1 and 1000"},
+		{append(append(two, "--correction", "sidak"), sweep...), `--correction: unknown correction "sidak" (holm, bh or none)`},
+		{append(append(two, "--rounds", "7", "--arms-matrix", "X=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20"), sweep...),
+			"--rounds 7 cannot show a difference among 21 tests at p < 0.01: 7 rounds a side give p ≥ 0.000583 at best, 0.0122 once adjusted (holm); use at least 8"},
+		{append(append(two, "-J", "same", "--logs", "same"), sweep...), "-J same and --logs same are one path"},
+		{append(append([]string{"ab"}, "--arms-matrix", "A=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20", "--arms-matrix", "B=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20",
+			"--arms-matrix", "C=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20"), sweep...), "more than 512 arms (--arm and --arms-matrix)"},
 	}
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) { expectUsageError(t, c.args, c.want) })
@@ -189,10 +282,10 @@ func TestABBadInput(t *testing.T) {
 // An interrupt stops the arm's process and ab promptly, exit 130, with
 // no arm process left behind.
 func TestABInterrupt(t *testing.T) {
-	p := startRank(t, 0, 1, nil, nil, "ab", "--arm", "-g 2", "--arm", "-g 2", "--rounds", "6", "--",
+	p := startRank(t, 0, 1, nil, nil, "ab", "--arm", "-g 2", "--arm", "AB_ARM=2 -g 2", "--rounds", "7", "--",
 		"allreduce", "-b", "64K", "-e", "8M", "-f", "2", "-n", "200")
 	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(p.err.String(), "round 1/6") && time.Now().Before(deadline) {
+	for !strings.Contains(p.err.String(), "round 1/7") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	p.cmd.Process.Signal(syscall.SIGINT)
@@ -222,7 +315,7 @@ func TestABFoldersDoNotPileUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p := startRank(t, 0, 1, nil, nil, "ab", "--arm", "-g 2", "--arm", "-g 2", "--rounds", "50", "-q", "--",
+	p := startRank(t, 0, 1, nil, nil, "ab", "--arm", "-g 2", "--arm", "AB_ARM=2 -g 2", "--rounds", "50", "-q", "--",
 		"allreduce", "-b", "64K", "-e", "8M", "-f", "2", "-n", "50")
 	deadline := time.Now().Add(30 * time.Second)
 	planted := []string{stale, old, live}

@@ -285,7 +285,7 @@ func TestK8sManifest(t *testing.T) {
 // arms are alike and the threshold wide, so the exit is 0 whatever the
 // noise.
 func TestABUnderLaunchers(t *testing.T) {
-	ab := []string{"ab", "-q", "--arm", "name=one -c 1", "--arm", "name=two -c 1", "--rounds", "5", "--threshold", "1000", "--alpha", "0.05",
+	ab := []string{"ab", "-q", "--arm", "name=one AB_ARM=1 -c 1", "--arm", "name=two AB_ARM=2 -c 1", "--rounds", "5", "--threshold", "1000", "--alpha", "0.05",
 		"--", "allreduce", "-b", "1K", "-e", "16K", "-f", "4", "-n", "5"}
 	check := func(t *testing.T, what, out string) {
 		t.Helper()
