@@ -248,14 +248,21 @@ func Open(s Spec, explicit string, env Env, open func(path string) error) (strin
 	cands := Candidates(s, explicit, env)
 	if len(cands) > 0 && cands[0].explicit(s) {
 		c := cands[0]
-		if err := open(c.Path); err != nil {
+		err := plainFile(c.Path)
+		if err == nil {
+			err = open(c.Path)
+		}
+		if err != nil {
 			return "", &ExplicitError{Path: c.Path, By: c.name(), Err: err}
 		}
 		return c.Path, nil
 	}
 	var refused error
 	for _, c := range cands {
-		err := open(c.Path)
+		err := plainFile(c.Path)
+		if err == nil {
+			err = open(c.Path)
+		}
 		if err == nil {
 			return c.Path, nil
 		}
@@ -269,6 +276,29 @@ func Open(s Spec, explicit string, env Env, open func(path string) error) (strin
 		msg += "; " + refused.Error()
 	}
 	return "", errors.New(msg)
+}
+
+// plainFile refuses a path that names something other than a regular
+// file (links followed): the loader would block for ever reading a FIFO
+// with no writer, and a device or a socket is no library either. A path
+// that names nothing, or a bare soname, is the loader's to look up.
+func plainFile(path string) error {
+	st, err := os.Stat(path)
+	if err != nil || st.Mode().IsRegular() {
+		return nil
+	}
+	what := "not a regular file"
+	switch m := st.Mode(); {
+	case m.IsDir():
+		what = "a folder"
+	case m&os.ModeNamedPipe != 0:
+		what = "a named pipe (FIFO)"
+	case m&os.ModeDevice != 0:
+		what = "a device"
+	case m&os.ModeSocket != 0:
+		what = "a socket"
+	}
+	return fmt.Errorf("%s is %s, not a library", path, what)
 }
 
 // Find is Open in this process's environment (OSEnv): the one place the

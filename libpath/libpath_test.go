@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -145,6 +146,29 @@ func TestOpenExplicitIsFinal(t *testing.T) {
 		})
 		if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "/nonexistent/") || len(tried) != 1 {
 			t.Errorf("%s: loaded %q (%v) after trying %v; want the explicit choice's error alone", tt.name, path, err, tried)
+		}
+	}
+}
+
+// A path that names something other than a regular file is refused
+// before the loader opens it: a FIFO with no writer would block the
+// loader for ever.
+func TestOpenRefusesWhatIsNoFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "libx.so.1")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFO here:", err)
+	}
+	spec := Spec{File: "libx.so.1", EnvVar: "X_LIB"}
+	env := OSEnv()
+	env.Getenv = func(string) string { return "" }
+	for path, want := range map[string]string{fifo: "a named pipe (FIFO), not a library", "/dev/zero": "a device, not a library"} {
+		_, err := Open(spec, path, env, func(p string) error {
+			t.Errorf("%s was handed to the loader", p)
+			return nil
+		})
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", path, err, want)
 		}
 	}
 }

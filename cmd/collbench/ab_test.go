@@ -171,14 +171,25 @@ func TestABManyArmsNoFalseVerdict(t *testing.T) {
 // judged. With one arm left, the rounds stop and the table says so.
 func TestABArmsThatFail(t *testing.T) {
 	selfEnv(t)
-	code, out, errOut := runCLI("ab", "-q", "--arm", "-g 2", "--arm", "lib=/nonexistent/libnccl.so.2 -g 2", "--",
-		"allreduce", "-b", "1K", "-e", "4K", "-f", "4", "-n", "5")
-	if code != exitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 ||
-		!strings.Contains(errOut, "arm B (lib=/nonexistent/libnccl.so.2 -g 2) does not start: NCCL from /nonexistent/libnccl.so.2: ") || out != "" {
-		t.Errorf("an arm that cannot start: exit %d, want %d, one line and no table\n%s\n%s", code, exitUsage, out, errOut)
+	dir := t.TempDir()
+	fifo, notELF := filepath.Join(dir, "fifo"), filepath.Join(dir, "libnccl.so.2")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(notELF, []byte("not a library\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for lib, why := range map[string]string{"/nonexistent/libnccl.so.2": "No such file", t.TempDir(): "No such file",
+		fifo: "a named pipe (FIFO), not a library", "/dev/zero": "a device, not a library", notELF: "file too short"} {
+		code, out, errOut := runCLI("ab", "-q", "--arm", "-g 2", "--arm", "lib="+lib+" -g 2", "--",
+			"allreduce", "-b", "1K", "-e", "4K", "-f", "4", "-n", "5")
+		if code != exitUsage || strings.Count(strings.TrimSpace(errOut), "\n") != 0 || out != "" ||
+			!strings.Contains(errOut, "arm B (lib="+lib+" -g 2) does not start: NCCL from "+lib+": ") || !strings.Contains(errOut, why) {
+			t.Errorf("%s: exit %d, want %d, one line saying %q and no table\n%s\n%s", lib, code, exitUsage, why, out, errOut)
+		}
 	}
 
-	code, out, errOut = runCLI("ab", "-q", "--arm", "-g 2", "--arm", "name=gpu --backend nccl -g 2", "--arm", "name=again AB_ARM=2 -g 2",
+	code, out, errOut := runCLI("ab", "-q", "--arm", "-g 2", "--arm", "name=gpu --backend nccl -g 2", "--arm", "name=again AB_ARM=2 -g 2",
 		"--rounds", "6", "--", "allreduce", "-b", "1K", "-e", "4K", "-f", "4", "-n", "5")
 	if code != exitFailure {
 		t.Errorf("exit %d, want %d", code, exitFailure)
