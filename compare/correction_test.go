@@ -49,9 +49,9 @@ func TestRoundsNeeded(t *testing.T) {
 		from  int
 		want  int
 	}{
-		{0.01, 1, Holm, 1, 5},    // 5 a side: 0.0079
-		{0.01, 24, Holm, 7, 8},   // 7 a side: 0.00058 × 24 = 0.014; 8: 0.00016 × 24
-		{0.01, 24, BH, 7, 8},     // a lone difference is adjusted alike
+		{0.01, 1, Holm, 1, 5},  // 5 a side: 0.0079
+		{0.01, 24, Holm, 7, 8}, // 7 a side: 0.00058 × 24 = 0.014; 8: 0.00016 × 24
+		{0.01, 24, BH, 7, 8},   // a lone difference is adjusted alike
 		{0.01, 24, NoCorrection, 7, 7},
 		{0.01, 600, Holm, 1, 10}, // 2/C(20,10) = 1.1e-5 × 600
 		{0.05, 1, Holm, 9, 9},    // never below from
