@@ -211,8 +211,9 @@ func (j *Job) backend() (bench.Backend, []string, error) {
 // CUDA driver, at least one GPU and NCCL are all present, and says in a
 // preamble note why it chose what it chose.
 func pickBackend(name, ncclLib string, transport host.Transport, getenv func(string) string) (bench.Backend, []string, error) {
+	tuning, tuneErr := hostTuning(getenv)
 	if name == "host" {
-		return host.Backend{Transport: transport}, nil, nil
+		return host.Backend{Transport: transport, Tuning: tuning}, nil, tuneErr
 	}
 	g := gpu.Backend{NCCLLib: ncclLib}
 	if name == "nccl" {
@@ -230,7 +231,7 @@ func pickBackend(name, ncclLib string, transport host.Transport, getenv func(str
 				why = "no NVIDIA GPU driver found"
 			}
 		}
-		return host.Backend{Transport: transport}, []string{"Backend: host (auto: " + why + ")"}, nil
+		return host.Backend{Transport: transport, Tuning: tuning}, []string{"Backend: host (auto: " + why + ")"}, tuneErr
 	}
 	return g, []string{"Backend: nccl (auto)", note}, nil
 }

@@ -1,6 +1,10 @@
 package host
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/collbench/collbench/bench/numeric"
+)
 
 func (r *rank) mod(i int) int { return ((i % r.n) + r.n) % r.n }
 
@@ -17,7 +21,7 @@ func elementChunk(b []byte, elt, n, i int) []byte {
 // it completed at step s-1 and folds its own share into the one arriving, so
 // after n-1 steps chunk r is complete on rank r.
 func (r *rank) allReduce(c call) error {
-	if r.doubling(len(c.in)) {
+	if c.algo == AlgoDoubling {
 		return r.allReduceDoubling(c)
 	}
 	part := func(b []byte, i int) []byte { return elementChunk(b, c.elt, r.n, r.mod(i)) }
@@ -58,7 +62,7 @@ func (r *rank) allReduce(c call) error {
 // results kept in two alternating scratch chunks; the last step lands in
 // the output.
 func (r *rank) reduceScatter(c call) error {
-	if r.doubling(len(c.out) * r.n) {
+	if c.algo == AlgoDoubling {
 		return r.reduceScatterDoubling(c)
 	}
 	chunk := len(c.out)
@@ -96,7 +100,7 @@ func (r *rank) reduceScatter(c call) error {
 // allGather is a ring: each step passes on the chunk received the step
 // before.
 func (r *rank) allGather(c call) error {
-	if r.doubling(len(c.in) * r.n) {
+	if c.algo == AlgoDoubling {
 		return r.allGatherDoubling(c)
 	}
 	chunk := len(c.in)
@@ -203,6 +207,9 @@ func (f *forwarder) close() error {
 // broadcast is a pipelined chain from the root: every other rank receives
 // segment by segment and passes each on to the next rank.
 func (r *rank) broadcast(c call) error {
+	if c.algo == AlgoDirect {
+		return r.broadcastDirect(c)
+	}
 	pos := r.mod(r.id - c.Root)
 	if pos == 0 {
 		copy(c.out, c.in)
@@ -217,8 +224,8 @@ func (r *rank) broadcast(c call) error {
 		fwd = r.forwardTo(r.next())
 	}
 	var err error
-	for off := 0; off < len(c.out) && err == nil; off += segment {
-		seg := c.out[off:min(off+segment, len(c.out))]
+	for off := 0; off < len(c.out) && err == nil; off += c.seg {
+		seg := c.out[off:min(off+c.seg, len(c.out))]
 		if err = r.recvFull(r.prev(), seg); err == nil && fwd != nil {
 			fwd.segs <- seg
 		}
@@ -236,6 +243,9 @@ func (r *rank) broadcast(c call) error {
 // Ranks other than the root use their receive buffer as the work area (its
 // contents are undefined after a reduce, as in NCCL).
 func (r *rank) reduce(c call) error {
+	if c.algo == AlgoDirect && r.n > 1 {
+		return r.reduceDirect(c)
+	}
 	if r.n == 1 {
 		r.contribute(c, c.out, c.in)
 		r.finish(c, c.out)
@@ -256,8 +266,8 @@ func (r *rank) reduce(c call) error {
 		fwd = r.forwardTo(r.next())
 	}
 	var err error
-	for off := 0; off < len(c.out) && err == nil; off += segment {
-		end := min(off+segment, len(c.out))
+	for off := 0; off < len(c.out) && err == nil; off += c.seg {
+		end := min(off+c.seg, len(c.out))
 		if err = r.recvReduce(c, r.prev(), c.out[off:end], c.in[off:end]); err == nil && fwd != nil {
 			fwd.segs <- c.out[off:end]
 		}
@@ -316,4 +326,49 @@ func (r *rank) scatter(c call) error {
 		_, err := r.conns[p].Write(c.in[p*chunk : (p+1)*chunk])
 		return err
 	})
+}
+
+// broadcastDirect sends the whole message from the root to every other
+// rank at once: one step of latency instead of the chain's n−1, for n−1
+// times the root's bytes.
+func (r *rank) broadcastDirect(c call) error {
+	if r.id != c.Root {
+		return r.recvFull(c.Root, c.out)
+	}
+	copy(c.out, c.in)
+	return r.eachPeer(func(p int) error {
+		_, err := r.conns[p].Write(c.in)
+		return err
+	})
+}
+
+// reduceDirect has every other rank send its (scaled) share straight to
+// the root, which folds them in rank order, a segment at a time: one step
+// of latency instead of the chain's n−1, all the bytes through the root.
+func (r *rank) reduceDirect(c call) error {
+	if r.id != c.Root {
+		out := c.in
+		if _, scaled := r.transform(c); scaled {
+			out = r.scratchBuf(len(c.in))
+			r.contribute(c, out, c.in)
+		}
+		_, err := r.conns[c.Root].Write(out)
+		return err
+	}
+	r.contribute(c, c.out, c.in)
+	seg := r.segBuf(0, c.seg)
+	for p := 0; p < r.n; p++ {
+		if p == r.id {
+			continue
+		}
+		for off := 0; off < len(c.out); off += c.seg {
+			end := min(off+c.seg, len(c.out))
+			if err := r.recvFull(p, seg[:end-off]); err != nil {
+				return err
+			}
+			numeric.Combine(c.Type, c.RedOp, c.out[off:end], seg[:end-off])
+		}
+	}
+	r.finish(c, c.out)
+	return nil
 }

@@ -18,6 +18,7 @@ import (
 // through shared memory where they can share it (TransportAuto).
 type Backend struct {
 	Transport Transport
+	Tuning    Tuning
 }
 
 // Name implements bench.Backend.
@@ -37,6 +38,9 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 		return nil, fmt.Errorf("a job of %d ranks with %d in this process needs a rendezvous", s.JobRanks, s.LocalRanks)
 	}
 	if err := s.Groups.Validate(s.JobRanks); err != nil {
+		return nil, err
+	}
+	if err := b.Tuning.Check(); err != nil {
 		return nil, err
 	}
 	if err := checkMemory(s, b.Transport); err != nil {
@@ -71,7 +75,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 			id: mb.groupRank, n: s.Groups.Of(s.JobRanks), conns: m.conns[i], inline: inlineLimit(m.conns[i]), local: i,
 			info: bench.Device{Rank: mb.global, Group: mb.group, GroupRank: mb.groupRank, Ordinal: mb.local},
 			send: make([]byte, s.BufBytes+s.Pad), recv: make([]byte, s.BufBytes+s.Pad),
-			work: make(chan bench.Batch, 64),
+			work: make(chan bench.Batch, 64), tuning: b.Tuning, nodes: m.nodes(s, mb.group),
 		}
 		mapping.Go(func() { prefault(rk.send) })
 		mapping.Go(func() { prefault(rk.recv) })

@@ -10,12 +10,6 @@ import "github.com/collbench/collbench/bench/numeric"
 // fewer bytes per rank, is faster (scripts/cpu-peers.sh, docs/performance.md).
 const doublingMax = 256 << 10
 
-// doubling says whether a call of size bytes over r's group runs by
-// recursive doubling or halving.
-func (r *rank) doubling(size int) bool {
-	return r.n > 1 && r.n&(r.n-1) == 0 && size <= doublingMax
-}
-
 // allReduceDoubling exchanges the whole partial result with the rank
 // mask apart, for mask = 1, 2, 4…, and folds in what arrives. Both sides of
 // a pair combine the same two values, so every rank ends with the same

@@ -43,6 +43,7 @@ type member struct {
 // a connection that completes its handshake late is closed, not stored.
 type mesh struct {
 	conns [][]link
+	hosts map[int]string // global rank → the host its address names
 
 	mu      sync.Mutex
 	closed  bool
@@ -92,7 +93,10 @@ func dialMesh(ctx context.Context, s bench.Setup, members []member, t Transport)
 	defer stop()
 
 	size := s.Groups.Of(s.JobRanks)
-	msh := &mesh{conns: make([][]link, len(members)), pending: map[net.Conn]bool{}}
+	msh := &mesh{conns: make([][]link, len(members)), pending: map[net.Conn]bool{}, hosts: map[int]string{}}
+	for rank, a := range addrs {
+		msh.hosts[rank], _, _ = net.SplitHostPort(a)
+	}
 	var wg sync.WaitGroup
 	for i, m := range members {
 		msh.conns[i] = make([]link, size)
@@ -137,6 +141,16 @@ func dialMesh(ctx context.Context, s bench.Setup, members []member, t Transport)
 		return nil, fmt.Errorf("connecting the ranks: %w", ctx.Err())
 	}
 	return nil, err
+}
+
+// nodes counts the hosts group's ranks are on, as their addresses name
+// them (a tuner file's rows match a communicator's nodes).
+func (msh *mesh) nodes(s bench.Setup, group int) int {
+	seen := map[string]bool{}
+	for p := 0; p < s.Groups.Of(s.JobRanks); p++ {
+		seen[msh.hosts[s.Groups.Member(s.JobRanks, group, p)]] = true
+	}
+	return len(seen)
 }
 
 // store puts a finished link in place, or closes it when the mesh was

@@ -7,11 +7,6 @@ import (
 	"github.com/collbench/collbench/bench/numeric"
 )
 
-// segment is the unit in which data is received and reduced, and in which
-// pipelined collectives forward: small enough to stay in cache while it is
-// combined, large enough for efficient socket calls.
-const segment = 256 << 10
-
 // rank is one host-backend rank: its buffers, its stream and its
 // connections to every peer.
 type rank struct {
@@ -24,6 +19,8 @@ type rank struct {
 	work       chan bench.Batch
 	scratch    []byte
 	segs       [2][]byte
+	tuning     Tuning // the backend's choices, as it was told them
+	nodes      int    // hosts the rank's group spans, for a tuner file's rows
 }
 
 // call is one collective call resolved to byte slices for this rank.
@@ -31,7 +28,9 @@ type call struct {
 	bench.Op
 	in, out []byte // send data and receive area
 	elt     int
-	index   int // the call's number in its batch, from the batch's FirstIter
+	index   int    // the call's number in its batch, from the batch's FirstIter
+	algo    string // the algorithm of a collective that has several (Algorithms)
+	seg     int    // the segment data is received, reduced and forwarded in
 }
 
 func (r *rank) next() int { return (r.id + 1) % r.n }
@@ -51,6 +50,14 @@ func (r *rank) run(op bench.Op, index int, shift int64) error {
 	}
 	if op.Counts.Empty() {
 		return nil
+	}
+	ch, err := r.choose(c, op.Counts.Bytes(int(elt)))
+	if err != nil {
+		return err
+	}
+	c.algo, c.seg = ch.Algorithm, int(ch.Segment)
+	if c.algo != "" {
+		r.logChoice(c, ch)
 	}
 	if algo := algorithms[op.Coll.ID]; algo != nil {
 		return algo(r, c)
@@ -86,12 +93,12 @@ func (r *rank) scratchBuf(n int) []byte {
 	return r.scratch[:n]
 }
 
-// segBuf returns one of two reusable segment-sized buffers.
-func (r *rank) segBuf(i int) []byte {
-	if r.segs[i] == nil {
-		r.segs[i] = make([]byte, segment)
+// segBuf returns one of two reusable buffers of a call's segment.
+func (r *rank) segBuf(i, seg int) []byte {
+	if cap(r.segs[i]) < seg {
+		r.segs[i] = make([]byte, seg)
 	}
-	return r.segs[i]
+	return r.segs[i][:seg]
 }
 
 // sendAsync writes b to peer in the background; the returned channel yields
@@ -183,9 +190,9 @@ func (r *rank) finish(c call, b []byte) {
 // recvReduce receives len(dst) bytes from peer and stores own ⊕ received
 // into dst, a segment at a time so the combine overlaps the transfer.
 func (r *rank) recvReduce(c call, peer int, dst, own []byte) error {
-	seg := r.segBuf(0)
-	for off := 0; off < len(dst); off += segment {
-		end := min(off+segment, len(dst))
+	seg := r.segBuf(0, c.seg)
+	for off := 0; off < len(dst); off += c.seg {
+		end := min(off+c.seg, len(dst))
 		buf := seg[:end-off]
 		if err := r.recvFull(peer, buf); err != nil {
 			return err

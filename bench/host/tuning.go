@@ -1,0 +1,246 @@
+package host
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/tuner"
+)
+
+// The host backend's own choices, which collbench tune varies as it
+// varies NCCL's algorithm, protocol and channels: the algorithm of each
+// collective that has two, and the segment in which data is received,
+// reduced and forwarded.
+const (
+	AlgoRing     = "ring"     // all-reduce, all-gather, reduce-scatter: n−1 steps around a ring
+	AlgoDoubling = "doubling" // the same three: log2(n) steps of recursive doubling or halving (power-of-two groups)
+	AlgoPipeline = "pipeline" // broadcast, reduce: a chain of ranks forwarding segment by segment
+	AlgoDirect   = "direct"   // broadcast, reduce: the root and every other rank, one message each
+)
+
+// DefaultSegment is the segment unless told otherwise: small enough to
+// stay in cache while it is combined, large enough for efficient socket
+// calls.
+const DefaultSegment = 256 << 10
+
+// Segment bounds: a segment holds whole elements of every type (a
+// multiple of 16 bytes), and two of a rank's are allocated at once.
+const (
+	MinSegment = 64
+	MaxSegment = 64 << 20
+)
+
+// Choice is how one call runs: its algorithm and segment.
+type Choice struct {
+	Algorithm string
+	Segment   int64
+}
+
+// Chooser picks a call's choice from a table (a tuner file's rows): by
+// the collective's tuner name, the call's bytes as NCCL's tuner counts
+// them (the nccl-tests size), and its communicator's nodes and ranks. ok
+// is false where no row matches, and the backend's own choice stands.
+type Chooser interface {
+	Choose(collective string, bytes int64, nodes, ranks int) (c Choice, ok bool)
+}
+
+// Tuning is what the host backend is told about its choices. Forced
+// settings (Algorithm, Segment) win over the table, which wins over the
+// backend's own choice, as NCCL_ALGO and NCCL_PROTO restrict what NCCL's
+// tuner plugin may pick.
+type Tuning struct {
+	Algorithm string // every call of a collective that has it; "" = the table's or the backend's
+	Segment   int64  // 0 = the table's or DefaultSegment
+	Table     Chooser
+	// Log, when set, hears one line per call of each group's rank 0,
+	// worded as NCCL's TUNING lines are (NCCL_DEBUG_SUBSYS=TUNING): the
+	// collective, the bytes NCCL would print, the algorithm, the segment
+	// as the protocol, and the one channel.
+	Log io.Writer
+}
+
+// Algorithms lists the algorithms a collective can run with, the first
+// the one it runs when nothing is chosen; none for a collective with one
+// way only.
+func Algorithms(coll bench.ID) []string {
+	switch coll {
+	case bench.AllReduce, bench.AllGather, bench.ReduceScatter:
+		return []string{AlgoRing, AlgoDoubling}
+	case bench.Broadcast, bench.Reduce:
+		return []string{AlgoPipeline, AlgoDirect}
+	}
+	return nil
+}
+
+// TunerName is the collective's name in a tuner file, "" for one a tuner
+// file cannot steer (NCCL's tuner is asked about these five only).
+func TunerName(coll bench.ID) string {
+	switch coll {
+	case bench.AllReduce:
+		return "allreduce"
+	case bench.AllGather:
+		return "allgather"
+	case bench.ReduceScatter:
+		return "reducescatter"
+	case bench.Broadcast:
+		return "broadcast"
+	case bench.Reduce:
+		return "reduce"
+	}
+	return ""
+}
+
+// Check refuses a forced setting the backend cannot take.
+func (t Tuning) Check() error {
+	switch t.Algorithm {
+	case "", AlgoRing, AlgoDoubling, AlgoPipeline, AlgoDirect:
+	default:
+		return fmt.Errorf("the host backend has no algorithm %q (%s, %s for all-reduce, all-gather and reduce-scatter; %s, %s for broadcast and reduce)",
+			t.Algorithm, AlgoRing, AlgoDoubling, AlgoPipeline, AlgoDirect)
+	}
+	return CheckSegment(t.Segment)
+}
+
+// CheckSegment refuses a segment outside the bounds or of part elements.
+func CheckSegment(seg int64) error {
+	if seg != 0 && (seg < MinSegment || seg > MaxSegment || seg%16 != 0) {
+		return fmt.Errorf("a segment of %d bytes: want a multiple of 16 from %d to %d", seg, MinSegment, MaxSegment)
+	}
+	return nil
+}
+
+// Vocabulary is what the host backend reads in a tuner file
+// (COLLBENCH_HOST_TUNER_FILE): NCCL's example plugin's columns, with the
+// host backend's algorithms, and its segment, a size such as 256K, in the
+// protocol column; one channel.
+var Vocabulary = tuner.Vocabulary{
+	Name:        "the host backend",
+	Collectives: tuner.Plugin.Collectives,
+	Algorithms:  []string{AlgoRing, AlgoDoubling, AlgoPipeline, AlgoDirect},
+	Protocol: func(s string) error {
+		seg, err := bench.ParseSize(s)
+		if err == nil {
+			err = CheckSegment(seg)
+		}
+		if err != nil {
+			return fmt.Errorf("the protocol column holds the segment: %w", err)
+		}
+		return nil
+	},
+}
+
+// Rules are a tuner file's rows as the host backend applies them: the
+// first row that matches the call, as NCCL's example plugin applies its
+// own (tuner.Apply); the host backend has neither grouped operations nor
+// registered buffers, so a row matches with -1 or 1 numPipeOps and -1 or
+// 0 regBuff.
+type Rules []tuner.Row
+
+// Choose implements Chooser.
+func (rs Rules) Choose(collective string, bytes int64, nodes, ranks int) (Choice, bool) {
+	d := tuner.Apply(rs, tuner.Query{Collective: collective, Bytes: uint64(bytes), Nodes: nodes, Ranks: ranks, PipeOps: 1})
+	if d.Row < 0 {
+		return Choice{}, false
+	}
+	seg, _ := bench.ParseSize(d.Protocol) // checked when the file was read
+	return Choice{Algorithm: d.Algorithm, Segment: seg}, true
+}
+
+// autoChoice is the backend's own choice: recursive doubling below
+// doublingMax on power-of-two groups, else the ring; the pipeline for
+// broadcast and reduce.
+func autoChoice(coll bench.ID, bytes int64, n int) string {
+	switch coll {
+	case bench.AllReduce, bench.AllGather, bench.ReduceScatter:
+		if n > 1 && n&(n-1) == 0 && bytes <= doublingMax {
+			return AlgoDoubling
+		}
+		return AlgoRing
+	case bench.Broadcast, bench.Reduce:
+		return AlgoPipeline
+	}
+	return ""
+}
+
+// choose settles the call's algorithm and segment: forced, else the
+// table's, else the backend's own. bytes is the call's size as NCCL's
+// tuner counts it.
+func (r *rank) choose(c call, bytes int64) (Choice, error) {
+	t := r.tuning
+	ch := Choice{Algorithm: autoChoice(c.Coll.ID, bytes, r.n), Segment: DefaultSegment}
+	if t.Table != nil {
+		if got, ok := t.Table.Choose(TunerName(c.Coll.ID), bytes, r.nodes, r.n); ok {
+			if got.Algorithm != "" {
+				ch.Algorithm = got.Algorithm
+			}
+			if got.Segment != 0 {
+				ch.Segment = got.Segment
+			}
+		}
+	}
+	if t.Algorithm != "" {
+		ch.Algorithm = t.Algorithm
+	}
+	if t.Segment != 0 {
+		ch.Segment = t.Segment
+	}
+	algos := Algorithms(c.Coll.ID)
+	if len(algos) == 0 {
+		return ch, nil // one way only: a forced algorithm does not apply
+	}
+	switch {
+	case !contains(algos, ch.Algorithm):
+		return ch, fmt.Errorf("the host backend has no %s %s (it has %s)", ch.Algorithm, c.Coll.Name, strings.Join(algos, ", "))
+	case ch.Algorithm == AlgoDoubling && r.n&(r.n-1) != 0:
+		return ch, fmt.Errorf("recursive doubling needs a power-of-two group, and %s runs on %d ranks", c.Coll.Name, r.n)
+	}
+	return ch, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// logChoice writes the call's choice, as NCCL's rank 0 logs its own with
+// NCCL_DEBUG_SUBSYS=TUNING: "AllReduce: 1048576 Bytes -> Algo RING proto
+// 256K channel{Lo..Hi}={0..0}", bytes being the call's count times its
+// element size (for all-gather and reduce-scatter, one rank's share).
+func (r *rank) logChoice(c call, ch Choice) {
+	w := r.tuning.Log
+	if w == nil || r.id != 0 || r.info.Group != 0 {
+		return
+	}
+	logMu.Lock()
+	defer logMu.Unlock()
+	fmt.Fprintf(w, "%s: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..0}\n", ncclFuncName(c.Coll.ID),
+		c.Counts.Param*int64(c.elt), strings.ToUpper(ch.Algorithm), bench.FormatSize(ch.Segment))
+}
+
+// logMu keeps the lines of several processes' ranks whole where they
+// share a file.
+var logMu sync.Mutex
+
+// ncclFuncName is the collective as NCCL's log names it.
+func ncclFuncName(coll bench.ID) string {
+	switch coll {
+	case bench.AllReduce:
+		return "AllReduce"
+	case bench.AllGather:
+		return "AllGather"
+	case bench.ReduceScatter:
+		return "ReduceScatter"
+	case bench.Broadcast:
+		return "Broadcast"
+	case bench.Reduce:
+		return "Reduce"
+	}
+	return ""
+}

@@ -1,0 +1,264 @@
+package tuner
+
+import (
+	"bufio"
+	"debug/elf"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// PluginVar names a built NCCL example tuner plugin
+// (libnccl-tuner-example.so); scripts/tuner-plugin.sh builds one from an
+// NCCL source tree, and .ci/run from Debian's source of NCCL.
+const PluginVar = "COLLBENCH_TUNER_PLUGIN"
+
+// The transcription held to the plugin's compiled code: every file of
+// parseCases and 60 files of random lines (names known and not, numbers C
+// reads oddly, empty fields, blanks, long lines, carriage returns), each
+// loaded by the plugin for two communicators and asked about every
+// collective at sizes on and around the rows' edges, with and without
+// pipelined operations, registered buffers and pairs NCCL marks
+// unusable: the plugin's answers (the pair made cheapest, the channels)
+// and the number of rows it says it loaded equal Apply's and Parse's.
+func TestAgainstThePlugin(t *testing.T) {
+	plugin := os.Getenv(PluginVar)
+	if plugin == "" {
+		t.Skipf("%s is not set (scripts/tuner-plugin.sh builds the plugin; .ci/run sets it)", PluginVar)
+	}
+	harness, mode := buildHarness(t, plugin)
+	files := map[string]string{}
+	for _, c := range parseCases {
+		files[c.name] = c.file
+	}
+	r := rand.New(rand.NewPCG(48, 48))
+	for i := 0; i < 60; i++ {
+		files[fmt.Sprintf("random %d", i)] = randomFile(r)
+	}
+	queries := queryGrid()
+	for name, file := range files {
+		path := filepath.Join(t.TempDir(), "tuner.conf")
+		if err := os.WriteFile(path, []byte(file), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		rows := Parse([]byte(file))
+		for _, comm := range [][2]int{{8, 1}, {32, 4}} {
+			got, loaded := runHarness(t, harness, mode, path, comm, queries)
+			if loaded != len(rows) {
+				t.Errorf("%s: the plugin loaded %d rows, Parse %d\n%q", name, loaded, len(rows), file)
+			}
+			for i, q := range queries {
+				q.Ranks, q.Nodes = comm[0], comm[1]
+				want := Apply(rows, q)
+				w := fmt.Sprintf("%s %s %d", orDash(want.Algorithm), orDash(want.Protocol), want.Channels)
+				if got[i] != w {
+					t.Errorf("%s, %d ranks on %d nodes, %+v: the plugin says %q, Apply %q", name, comm[0], comm[1], q, got[i], w)
+					break
+				}
+			}
+		}
+	}
+}
+
+// buildHarness compiles testdata/harness.c, and says how to pass NCCL's
+// cost table to the plugin: as NCCL does where the plugin reads it so
+// (it exports ncclTunerPlugin_v6: NCCL 2.30's source on), else as the
+// plugin's own unit test does (NCCL 2.29's example plugin indexes the
+// table as an array of pointers, and crashes when NCCL calls it:
+// TestPluginBefore230CrashesUnderNCCL).
+func buildHarness(t *testing.T, plugin string) (string, string) {
+	t.Helper()
+	gcc, err := exec.LookPath("gcc")
+	if err != nil {
+		t.Skip("no gcc to build the harness")
+	}
+	bin := filepath.Join(t.TempDir(), "harness")
+	if out, err := exec.Command(gcc, "-O1", "-Wall", "-Werror", "-o", bin, "testdata/harness.c", "-ldl").CombinedOutput(); err != nil {
+		t.Fatalf("building the harness: %v\n%s", err, out)
+	}
+	if exportsV6(t, plugin) {
+		return bin, "nccl"
+	}
+	t.Logf("%s has no ncclTunerPlugin_v6 (NCCL before 2.30): its rows are read through pointer rows, as its own unit test reads them", plugin)
+	return bin, "rows"
+}
+
+func exportsV6(t *testing.T, plugin string) bool {
+	t.Helper()
+	f, err := elf.Open(plugin)
+	if err != nil {
+		t.Fatalf("%s: %v", plugin, err)
+	}
+	defer f.Close()
+	syms, err := f.DynamicSymbols()
+	if err != nil {
+		t.Fatalf("%s: %v", plugin, err)
+	}
+	return slices.ContainsFunc(syms, func(s elf.Symbol) bool { return s.Name == "ncclTunerPlugin_v6" })
+}
+
+var loadedRE = regexp.MustCompile(`Loaded (\d+) tuning configurations`)
+
+// runHarness asks the plugin loaded with the file at path about every
+// query, for a communicator of comm[0] ranks on comm[1] nodes; it returns
+// the answers and the rows the plugin says it loaded.
+func runHarness(t *testing.T, harness, mode, path string, comm [2]int, queries []Query) ([]string, int) {
+	t.Helper()
+	var in strings.Builder
+	for _, q := range queries {
+		fmt.Fprintf(&in, "%d %d %d %d %s\n", slices.Index(Plugin.Collectives, q.Collective), q.Bytes, q.PipeOps, q.RegBuff, ignoredPairs(q))
+	}
+	cmd := exec.Command(harness, os.Getenv(PluginVar), mode, strconv.Itoa(comm[0]), strconv.Itoa(comm[1]))
+	cmd.Env = append(os.Environ(), "NCCL_TUNER_CONFIG_FILE="+path)
+	cmd.Stdin = strings.NewReader(in.String())
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("the harness: %v\n%s", err, stderr.String())
+	}
+	var answers []string
+	sc := bufio.NewScanner(strings.NewReader(string(out)))
+	for sc.Scan() {
+		answers = append(answers, sc.Text())
+	}
+	if len(answers) != len(queries) {
+		t.Fatalf("%d answers to %d queries\n%s", len(answers), len(queries), stderr.String())
+	}
+	loaded := 0
+	if m := loadedRE.FindStringSubmatch(stderr.String()); m != nil {
+		loaded, _ = strconv.Atoi(m[1])
+	}
+	return answers, loaded
+}
+
+// The unusable pairs the queries mark, by index into Plugin's lists.
+var ignoreSets = []string{"-", "0/2", "1/1,1/2,0/2"}
+
+func ignoredPairs(q Query) string {
+	if q.Ignored == nil {
+		return "-"
+	}
+	var pairs []string
+	for a, algo := range Plugin.Algorithms {
+		for p, proto := range Plugin.Protocols {
+			if q.Ignored(algo, proto) {
+				pairs = append(pairs, fmt.Sprintf("%d/%d", a, p))
+			}
+		}
+	}
+	return strings.Join(pairs, ",")
+}
+
+// queryGrid is every collective at sizes on and around the edges the
+// files use, with one and four operations to a group, registered buffers
+// or not, and three sets of unusable pairs.
+func queryGrid() []Query {
+	sizes := []uint64{0, 1, 2, 10, 1023, 1024, 1025, 2048, 32768, 65536, 65537, 1 << 20, 4294967295, 4294967296, 1 << 63, 18446744073709551615}
+	var qs []Query
+	for _, coll := range Plugin.Collectives {
+		for _, b := range sizes {
+			for _, pipe := range []int{1, 4} {
+				for _, reg := range []int{0, 1} {
+					for _, ig := range ignoreSets {
+						q := Query{Collective: coll, Bytes: b, PipeOps: pipe, RegBuff: reg}
+						if ig != "-" {
+							set := ig
+							q.Ignored = func(a, p string) bool {
+								pair := fmt.Sprintf("%d/%d", slices.Index(Plugin.Algorithms, a), slices.Index(Plugin.Protocols, p))
+								return slices.Contains(strings.Split(set, ","), pair)
+							}
+						}
+						qs = append(qs, q)
+					}
+				}
+			}
+		}
+	}
+	return qs
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// randomFile is twenty lines of what a tuner file may hold, written well
+// or not.
+func randomFile(r *rand.Rand) string {
+	pick := func(words ...string) string { return words[r.IntN(len(words))] }
+	var b strings.Builder
+	for i := 0; i < 20; i++ {
+		switch r.IntN(10) {
+		case 0:
+			b.WriteString(pick("# a comment", "", "   ", "#"+strings.Repeat("x", 300)) + "\n")
+			continue
+		case 1:
+			b.WriteString(strings.Repeat(" ", 200+r.IntN(80)))
+		}
+		fields := []string{
+			pick("allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall", "AllReduce", ""),
+			pick("0", "1", "1024", "1025", " 65536 ", "-1", "abc", "+7", "99999999999999999999", "4294967295"),
+			pick("0", "1024", "2048", "65536", "4294967295", "18446744073709551615", "-1", "1e6", "65536x"),
+			pick("ring", "tree", "nvls", "pat", "collnet_direct", "Tree", "", "  "),
+			pick("ll", "ll128", "simple", "LL", "", "\t"),
+			pick("1", "2", "8", "-1", "0", "x", "2147483648", "99999999999999999999"),
+			pick("1", "4", "-1", "0", "2"),
+			pick("8", "32", "-1", "16", "0"),
+			pick("1", "4", "-1", "0"),
+			pick("0", "1", "-1", "2"),
+			pick("1", "x"),
+		}
+		n := 7 + r.IntN(5)
+		line := strings.Join(fields[:n], ",")
+		if r.IntN(8) == 0 {
+			line = strings.Replace(line, ",", ",,", 1)
+		}
+		if r.IntN(10) == 0 {
+			line += "\r"
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// NCCL 2.29's example plugin reads NCCL's cost table as an array of
+// pointers, where NCCL passes a float[7][3] (src/enqueue.cc): called as
+// NCCL calls it, it dies on the first row that matches. Its own unit test
+// passes pointer rows and passes. So a plugin for NCCL is built from
+// NCCL 2.30's source on (scripts/tuner-plugin.sh refuses older ones).
+func TestPluginBefore230CrashesUnderNCCL(t *testing.T) {
+	plugin := os.Getenv(PluginVar)
+	if plugin == "" {
+		t.Skipf("%s is not set (scripts/tuner-plugin.sh builds the plugin; .ci/run sets it)", PluginVar)
+	}
+	harness, mode := buildHarness(t, plugin)
+	path := filepath.Join(t.TempDir(), "tuner.conf")
+	if err := os.WriteFile(path, []byte("allreduce,0,65536,tree,simple,8,-1,-1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(harness, plugin, "nccl", "8", "1")
+	cmd.Env = append(os.Environ(), "NCCL_TUNER_CONFIG_FILE="+path)
+	cmd.Stdin = strings.NewReader("4 1024 1 0 -\n")
+	out, err := cmd.Output()
+	if mode == "nccl" {
+		if err != nil || string(out) != "tree simple 8\n" {
+			t.Errorf("a plugin of NCCL 2.30 on, called as NCCL calls it: %q, %v; want tree simple 8", out, err)
+		}
+		return
+	}
+	if err == nil {
+		t.Errorf("a plugin without ncclTunerPlugin_v6 survived NCCL's cost table: %q", out)
+	} else {
+		t.Logf("as NCCL calls it, the plugin died: %v", err)
+	}
+}
