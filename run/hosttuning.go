@@ -17,6 +17,10 @@ const (
 	HostSegmentVar   = "COLLBENCH_HOST_SEGMENT"    // the segment, e.g. 64K
 	HostTunerFileVar = "COLLBENCH_HOST_TUNER_FILE" // a tuner file in the host backend's vocabulary
 	HostTuningLogVar = "COLLBENCH_HOST_TUNING_LOG" // a file each group's rank 0 logs its choice per call to
+	// HostDoublingMaxVar sets the host backend's own model: the largest
+	// call it runs by recursive doubling (0: none), as NCCL's model sets
+	// its own choice; a tuner file's rows win over it.
+	HostDoublingMaxVar = "COLLBENCH_HOST_DOUBLING_MAX"
 )
 
 // maxTunerFile bounds a tuner file read: a row is at most 255 bytes.
@@ -35,6 +39,16 @@ func hostTuning(getenv func(string) string) (host.Tuning, error) {
 			return t, UsageError{fmt.Errorf("%s=%s: %w", HostSegmentVar, s, err)}
 		}
 		t.Segment = seg
+	}
+	if s := getenv(HostDoublingMaxVar); s != "" {
+		limit, err := bench.ParseSize(s)
+		if err != nil {
+			return t, UsageError{fmt.Errorf("%s=%s: %w", HostDoublingMaxVar, s, err)}
+		}
+		t.DoublingMax = limit
+		if limit == 0 {
+			t.DoublingMax = host.NoDoubling
+		}
 	}
 	if err := t.Check(); err != nil {
 		return t, UsageError{fmt.Errorf("%s=%s: %w", HostAlgoVar, t.Algorithm, err)}

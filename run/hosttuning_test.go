@@ -34,6 +34,7 @@ func TestHostTuningFromEnv(t *testing.T) {
 		{map[string]string{HostTunerFileVar: fifo}, "not a regular file"},
 		{map[string]string{HostTunerFileVar: filepath.Join(dir, "missing")}, "no such file"},
 		{map[string]string{HostTuningLogVar: filepath.Join(dir, "no", "log")}, "COLLBENCH_HOST_TUNING_LOG="},
+		{map[string]string{HostDoublingMaxVar: "-5"}, "COLLBENCH_HOST_DOUBLING_MAX=-5: invalid size"},
 	}
 	for _, c := range cases {
 		_, err := hostTuning(func(k string) string { return c.env[k] })
@@ -52,6 +53,11 @@ func TestHostTuningFromEnv(t *testing.T) {
 	}
 	if tu.Algorithm != "ring" || tu.Segment != 64<<10 {
 		t.Errorf("tuning %+v", tu)
+	}
+	for v, want := range map[string]int64{"0": host.NoDoubling, "1M": 1 << 20} {
+		if tu, err := hostTuning(func(k string) string { return map[string]string{HostDoublingMaxVar: v}[k] }); err != nil || tu.DoublingMax != want {
+			t.Errorf("%s=%s: %d, %v; want %d", HostDoublingMaxVar, v, tu.DoublingMax, err, want)
+		}
 	}
 	if c, ok := tu.Table.Choose("broadcast", 4096, 1, 4); !ok || c != (host.Choice{Algorithm: "direct", Segment: 64 << 10}) {
 		t.Errorf("the file's row: %+v, %v", c, ok)

@@ -54,7 +54,11 @@ type Chooser interface {
 type Tuning struct {
 	Algorithm string // every call of a collective that has it; "" = the table's or the backend's
 	Segment   int64  // 0 = the table's or DefaultSegment
-	Table     Chooser
+	// DoublingMax is the backend's own model: the largest call it runs by
+	// recursive doubling on a power-of-two group (0: doublingMax,
+	// NoDoubling: none), as NCCL's own choice follows its cost model.
+	DoublingMax int64
+	Table       Chooser
 	// Log, when set, hears one line per call of each group's rank 0,
 	// worded as NCCL's TUNING lines are (NCCL_DEBUG_SUBSYS=TUNING): the
 	// collective, the bytes NCCL would print, the algorithm, the segment
@@ -149,13 +153,20 @@ func (rs Rules) Choose(collective string, bytes int64, nodes, ranks int) (Choice
 	return Choice{Algorithm: d.Algorithm, Segment: seg}, true
 }
 
-// autoChoice is the backend's own choice: recursive doubling below
-// doublingMax on power-of-two groups, else the ring; the pipeline for
-// broadcast and reduce.
-func autoChoice(coll bench.ID, bytes int64, n int) string {
+// NoDoubling is a DoublingMax under which the backend's own choice is
+// never recursive doubling.
+const NoDoubling = -1
+
+// autoChoice is the backend's own choice: recursive doubling up to
+// limit (Tuning.DoublingMax) on power-of-two groups, else the ring; the
+// pipeline for broadcast and reduce.
+func autoChoice(coll bench.ID, bytes int64, n int, limit int64) string {
+	if limit == 0 {
+		limit = doublingMax
+	}
 	switch coll {
 	case bench.AllReduce, bench.AllGather, bench.ReduceScatter:
-		if n > 1 && n&(n-1) == 0 && bytes <= doublingMax {
+		if n > 1 && n&(n-1) == 0 && bytes <= limit {
 			return AlgoDoubling
 		}
 		return AlgoRing
@@ -170,7 +181,7 @@ func autoChoice(coll bench.ID, bytes int64, n int) string {
 // tuner counts it.
 func (r *rank) choose(c call, bytes int64) (Choice, error) {
 	t := r.tuning
-	ch := Choice{Algorithm: autoChoice(c.Coll.ID, bytes, r.n), Segment: DefaultSegment}
+	ch := Choice{Algorithm: autoChoice(c.Coll.ID, bytes, r.n, t.DoublingMax), Segment: DefaultSegment}
 	if t.Table != nil {
 		if got, ok := t.Table.Choose(TunerName(c.Coll.ID), bytes, r.nodes, r.n); ok {
 			if got.Algorithm != "" {

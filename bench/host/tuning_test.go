@@ -109,7 +109,11 @@ func TestChoicePrecedenceAndLog(t *testing.T) {
 	}{
 		{"own choice, small", Tuning{}, coll, "AllReduce: 1024 Bytes -> Algo DOUBLING proto 256K channel{Lo..Hi}={0..0}\n" +
 			"AllReduce: 1048576 Bytes -> Algo RING proto 256K channel{Lo..Hi}={0..0}\n"},
-		{"the table's", Tuning{Table: rules}, coll, "AllReduce: 1024 Bytes -> Algo RING proto 1K channel{Lo..Hi}={0..0}\n" +
+		{"own model, no doubling", Tuning{DoublingMax: NoDoubling}, coll, "AllReduce: 1024 Bytes -> Algo RING proto 256K channel{Lo..Hi}={0..0}\n" +
+			"AllReduce: 1048576 Bytes -> Algo RING proto 256K channel{Lo..Hi}={0..0}\n"},
+		{"own model, doubling to 1M", Tuning{DoublingMax: 1 << 20}, coll, "AllReduce: 1024 Bytes -> Algo DOUBLING proto 256K channel{Lo..Hi}={0..0}\n" +
+			"AllReduce: 1048576 Bytes -> Algo DOUBLING proto 256K channel{Lo..Hi}={0..0}\n"},
+		{"the table's over the model", Tuning{Table: rules, DoublingMax: NoDoubling}, coll, "AllReduce: 1024 Bytes -> Algo RING proto 1K channel{Lo..Hi}={0..0}\n" +
 			"AllReduce: 1048576 Bytes -> Algo DOUBLING proto 64K channel{Lo..Hi}={0..0}\n"},
 		{"forced over the table", Tuning{Table: rules, Algorithm: AlgoRing, Segment: 4096}, coll,
 			"AllReduce: 1024 Bytes -> Algo RING proto 4K channel{Lo..Hi}={0..0}\n" +
