@@ -24,21 +24,8 @@ func Judge(out *Outcome, stamp document.Stamp, command []string, rounds int, o c
 		arm := document.ABArm{Letter: Letter(i), Label: a.Label, Changes: a.Changes(), Lib: a.Lib,
 			Env: nonNil(a.Env), Args: nonNil(a.Args), NCCLVersion: a.NCCLVersion, NCCLPath: a.NCCLPath,
 			NCCLError: a.NCCLError, Failed: a.Failed, FailedRound: a.FailedRound, Rounds: []document.ABRound{}}
-		for j, run := range a.Runs {
-			rt := compare.RowTimes(run)
-			times[i] = append(times[i], rt)
-			round := document.ABRound{Seconds: a.Seconds[j], Times: []document.ABTime{}}
-			for k, v := range rt {
-				round.Times = append(round.Times, document.ABTime{Name: k.Name, Size: k.Size, Time: v[0], BusBW: v[1]})
-			}
-			sort.Slice(round.Times, func(x, y int) bool {
-				if round.Times[x].Name != round.Times[y].Name {
-					return round.Times[x].Name < round.Times[y].Name
-				}
-				return round.Times[x].Size < round.Times[y].Size
-			})
-			arm.Rounds = append(arm.Rounds, round)
-		}
+		times[i] = Times(a)
+		arm.Rounds = Rounds(a)
 		if a.Failed != "" {
 			rec.Errors = append(rec.Errors, "arm "+Letter(i)+" ("+a.Label+"): "+a.Failed)
 			// A failed arm's rounds stay in the record but are not judged:
@@ -60,13 +47,10 @@ func Judge(out *Outcome, stamp document.Stamp, command []string, rounds int, o c
 	for _, r := range rows {
 		row := document.ABRow{Name: r.Name, Size: r.Size}
 		for _, f := range r.Figures {
-			fig := document.ABFigure{Arm: f.Arm, Rounds: f.Rounds, Median: f.Median, Low: f.Low, High: f.High,
-				Level: f.Level, BusBW: f.BusBW, Ratio: f.Ratio, Verdict: f.Verdict}
-			fig.P, fig.PAdjusted = finite(f.P), finite(f.Adjusted)
 			if f.Verdict == compare.ArmSlower {
 				rec.Slower++
 			}
-			row.Arms = append(row.Arms, fig)
+			row.Arms = append(row.Arms, Figure(f))
 		}
 		rec.Rows = append(rec.Rows, row)
 	}
@@ -75,6 +59,41 @@ func Judge(out *Outcome, stamp document.Stamp, command []string, rounds int, o c
 			Ratio: b.Ratio, Faster: b.Faster, Rows: b.Rows})
 	}
 	return rec
+}
+
+// Times is an arm's rounds as compare judges them: each run's RowTimes.
+func Times(a ArmOutcome) []map[compare.Row][2]float64 {
+	var out []map[compare.Row][2]float64
+	for _, run := range a.Runs {
+		out = append(out, compare.RowTimes(run))
+	}
+	return out
+}
+
+// Rounds is an arm's rounds as a record holds them: each round's wall
+// time and out-of-place times, by row name and size.
+func Rounds(a ArmOutcome) []document.ABRound {
+	out := []document.ABRound{}
+	for j, run := range a.Runs {
+		round := document.ABRound{Seconds: a.Seconds[j], Times: []document.ABTime{}}
+		for k, v := range compare.RowTimes(run) {
+			round.Times = append(round.Times, document.ABTime{Name: k.Name, Size: k.Size, Time: v[0], BusBW: v[1]})
+		}
+		sort.Slice(round.Times, func(x, y int) bool {
+			if round.Times[x].Name != round.Times[y].Name {
+				return round.Times[x].Name < round.Times[y].Name
+			}
+			return round.Times[x].Size < round.Times[y].Size
+		})
+		out = append(out, round)
+	}
+	return out
+}
+
+// Figure is one arm's figure at one row as a record holds it.
+func Figure(f compare.ArmFigure) document.ABFigure {
+	return document.ABFigure{Arm: f.Arm, Rounds: f.Rounds, Median: f.Median, Low: f.Low, High: f.High, Level: f.Level,
+		BusBW: f.BusBW, Ratio: f.Ratio, P: finite(f.P), PAdjusted: finite(f.Adjusted), Verdict: f.Verdict}
 }
 
 // finite is v, or nil for NaN (no test).

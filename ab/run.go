@@ -153,6 +153,14 @@ func NewRunner(o Options) (*Runner, error) {
 	return &Runner{o: o, tmp: tmp}, nil
 }
 
+// WithEmit is the runner with its rounds' events heard by emit instead;
+// it shares the folder.
+func (r *Runner) WithEmit(emit func(Event)) *Runner {
+	c := *r
+	c.o.Emit = emit
+	return &c
+}
+
 // Close removes the runner's folder.
 func (r *Runner) Close() { os.RemoveAll(r.tmp) }
 

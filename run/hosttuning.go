@@ -9,41 +9,27 @@ import (
 	"github.com/collbench/collbench/tuner"
 )
 
-// The variables that tell the host backend its choices, as NCCL_ALGO,
-// NCCL_PROTO, NCCL_TUNER_CONFIG_FILE and NCCL_DEBUG_SUBSYS=TUNING tell
-// NCCL its own (docs/tune.md).
-const (
-	HostAlgoVar      = "COLLBENCH_HOST_ALGO"       // ring, doubling, pipeline or direct, for every call that has it
-	HostSegmentVar   = "COLLBENCH_HOST_SEGMENT"    // the segment, e.g. 64K
-	HostTunerFileVar = "COLLBENCH_HOST_TUNER_FILE" // a tuner file in the host backend's vocabulary
-	HostTuningLogVar = "COLLBENCH_HOST_TUNING_LOG" // a file each group's rank 0 logs its choice per call to
-	// HostDoublingMaxVar sets the host backend's own model: the largest
-	// call it runs by recursive doubling (0: none), as NCCL's model sets
-	// its own choice; a tuner file's rows win over it.
-	HostDoublingMaxVar = "COLLBENCH_HOST_DOUBLING_MAX"
-)
-
 // maxTunerFile bounds a tuner file read: a row is at most 255 bytes.
 const maxTunerFile = 4 << 20
 
 // hostTuning reads the host backend's choices from the environment. A
 // value that cannot be taken is refused in one line naming the variable.
 func hostTuning(getenv func(string) string) (host.Tuning, error) {
-	t := host.Tuning{Algorithm: getenv(HostAlgoVar)}
-	if s := getenv(HostSegmentVar); s != "" {
+	t := host.Tuning{Algorithm: getenv(host.AlgoVar)}
+	if s := getenv(host.SegmentVar); s != "" {
 		seg, err := bench.ParseSize(s)
 		if err == nil {
 			err = host.CheckSegment(seg)
 		}
 		if err != nil {
-			return t, UsageError{fmt.Errorf("%s=%s: %w", HostSegmentVar, s, err)}
+			return t, UsageError{fmt.Errorf("%s=%s: %w", host.SegmentVar, s, err)}
 		}
 		t.Segment = seg
 	}
-	if s := getenv(HostDoublingMaxVar); s != "" {
+	if s := getenv(host.DoublingMaxVar); s != "" {
 		limit, err := bench.ParseSize(s)
 		if err != nil {
-			return t, UsageError{fmt.Errorf("%s=%s: %w", HostDoublingMaxVar, s, err)}
+			return t, UsageError{fmt.Errorf("%s=%s: %w", host.DoublingMaxVar, s, err)}
 		}
 		t.DoublingMax = limit
 		if limit == 0 {
@@ -51,23 +37,23 @@ func hostTuning(getenv func(string) string) (host.Tuning, error) {
 		}
 	}
 	if err := t.Check(); err != nil {
-		return t, UsageError{fmt.Errorf("%s=%s: %w", HostAlgoVar, t.Algorithm, err)}
+		return t, UsageError{fmt.Errorf("%s=%s: %w", host.AlgoVar, t.Algorithm, err)}
 	}
-	if path := getenv(HostTunerFileVar); path != "" {
+	if path := getenv(host.TunerFileVar); path != "" {
 		data, err := readTunerFile(path)
 		if err != nil {
-			return t, UsageError{fmt.Errorf("%s=%s: %w", HostTunerFileVar, path, err)}
+			return t, UsageError{fmt.Errorf("%s=%s: %w", host.TunerFileVar, path, err)}
 		}
 		rows, err := tuner.ParseStrict(data, host.Vocabulary)
 		if err != nil {
-			return t, UsageError{fmt.Errorf("%s=%s: %w", HostTunerFileVar, path, err)}
+			return t, UsageError{fmt.Errorf("%s=%s: %w", host.TunerFileVar, path, err)}
 		}
 		t.Table = host.Rules(rows)
 	}
-	if path := getenv(HostTuningLogVar); path != "" {
+	if path := getenv(host.TuningLogVar); path != "" {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
 		if err != nil {
-			return t, UsageError{fmt.Errorf("%s=%s: %w", HostTuningLogVar, path, err)}
+			return t, UsageError{fmt.Errorf("%s=%s: %w", host.TuningLogVar, path, err)}
 		}
 		t.Log = f // written for the rest of the process, closed at its exit
 	}

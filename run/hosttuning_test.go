@@ -27,14 +27,14 @@ func TestHostTuningFromEnv(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{map[string]string{HostAlgoVar: "tree"}, `COLLBENCH_HOST_ALGO=tree: the host backend has no algorithm "tree"`},
-		{map[string]string{HostSegmentVar: "100"}, "COLLBENCH_HOST_SEGMENT=100: a segment of 100 bytes: want a multiple of 16"},
-		{map[string]string{HostSegmentVar: "x"}, "COLLBENCH_HOST_SEGMENT=x: invalid size"},
-		{map[string]string{HostTunerFileVar: bad}, `line 1: the host backend has no algorithm "tree"`},
-		{map[string]string{HostTunerFileVar: fifo}, "not a regular file"},
-		{map[string]string{HostTunerFileVar: filepath.Join(dir, "missing")}, "no such file"},
-		{map[string]string{HostTuningLogVar: filepath.Join(dir, "no", "log")}, "COLLBENCH_HOST_TUNING_LOG="},
-		{map[string]string{HostDoublingMaxVar: "-5"}, "COLLBENCH_HOST_DOUBLING_MAX=-5: invalid size"},
+		{map[string]string{host.AlgoVar: "tree"}, `COLLBENCH_HOST_ALGO=tree: the host backend has no algorithm "tree"`},
+		{map[string]string{host.SegmentVar: "100"}, "COLLBENCH_HOST_SEGMENT=100: a segment of 100 bytes: want a multiple of 16"},
+		{map[string]string{host.SegmentVar: "x"}, "COLLBENCH_HOST_SEGMENT=x: invalid size"},
+		{map[string]string{host.TunerFileVar: bad}, `line 1: the host backend has no algorithm "tree"`},
+		{map[string]string{host.TunerFileVar: fifo}, "not a regular file"},
+		{map[string]string{host.TunerFileVar: filepath.Join(dir, "missing")}, "no such file"},
+		{map[string]string{host.TuningLogVar: filepath.Join(dir, "no", "log")}, "COLLBENCH_HOST_TUNING_LOG="},
+		{map[string]string{host.DoublingMaxVar: "-5"}, "COLLBENCH_HOST_DOUBLING_MAX=-5: invalid size"},
 	}
 	for _, c := range cases {
 		_, err := hostTuning(func(k string) string { return c.env[k] })
@@ -46,7 +46,7 @@ func TestHostTuningFromEnv(t *testing.T) {
 		}
 	}
 	tu, err := hostTuning(func(k string) string {
-		return map[string]string{HostAlgoVar: "ring", HostSegmentVar: "64K", HostTunerFileVar: good}[k]
+		return map[string]string{host.AlgoVar: "ring", host.SegmentVar: "64K", host.TunerFileVar: good}[k]
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -55,8 +55,8 @@ func TestHostTuningFromEnv(t *testing.T) {
 		t.Errorf("tuning %+v", tu)
 	}
 	for v, want := range map[string]int64{"0": host.NoDoubling, "1M": 1 << 20} {
-		if tu, err := hostTuning(func(k string) string { return map[string]string{HostDoublingMaxVar: v}[k] }); err != nil || tu.DoublingMax != want {
-			t.Errorf("%s=%s: %d, %v; want %d", HostDoublingMaxVar, v, tu.DoublingMax, err, want)
+		if tu, err := hostTuning(func(k string) string { return map[string]string{host.DoublingMaxVar: v}[k] }); err != nil || tu.DoublingMax != want {
+			t.Errorf("%s=%s: %d, %v; want %d", host.DoublingMaxVar, v, tu.DoublingMax, err, want)
 		}
 	}
 	if c, ok := tu.Table.Choose("broadcast", 4096, 1, 4); !ok || c != (host.Choice{Algorithm: "direct", Segment: 64 << 10}) {

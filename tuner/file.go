@@ -58,6 +58,9 @@ type Vocabulary struct {
 	// and every call no row matches, runs on one channel: NCCL's example
 	// plugin sets *nChannels = 1 before it looks at its rows.
 	OneChannelDefault bool
+	// Loose, when set, is how the reader itself parses a file, where that
+	// takes what ParseStrict refuses (the example plugin's Parse).
+	Loose func([]byte) []Row
 }
 
 // Plugin is the vocabulary of NCCL's example tuner plugin (plugin.c's
@@ -69,6 +72,8 @@ var Plugin = Vocabulary{
 	Protocols:         []string{"ll", "ll128", "simple"},
 	OneChannelDefault: true,
 }
+
+func init() { Plugin.Loose = Parse }
 
 // Check refuses a row the vocabulary's reader would not read as written.
 func (v Vocabulary) Check(r Row) error {
@@ -129,18 +134,27 @@ func Write(w io.Writer, v Vocabulary, header []string, rows []Row) error {
 		}
 		b.WriteString(r.Line() + "\n")
 	}
-	got := Parse(b.Bytes())
-	if len(got) != len(rows) {
-		return fmt.Errorf("the plugin would read %d rows of the %d written", len(got), len(rows))
+	strict, err := ParseStrict(b.Bytes(), v)
+	if err != nil {
+		return fmt.Errorf("%s would refuse the file written: %w", v.Name, err)
 	}
-	for i := range got {
-		want := rows[i]
-		want.Comment = ""
-		if got[i] != want {
-			return fmt.Errorf("the plugin would read row %d as %q, not %q", i+1, got[i].Line(), want.Line())
+	reads := [][]Row{strict}
+	if v.Loose != nil {
+		reads = append(reads, v.Loose(b.Bytes()))
+	}
+	for _, got := range reads {
+		if len(got) != len(rows) {
+			return fmt.Errorf("%s would read %d rows of the %d written", v.Name, len(got), len(rows))
+		}
+		for i := range got {
+			want := rows[i]
+			want.Comment = ""
+			if got[i] != want {
+				return fmt.Errorf("%s would read row %d as %q, not %q", v.Name, i+1, got[i].Line(), want.Line())
+			}
 		}
 	}
-	_, err := w.Write(b.Bytes())
+	_, err = w.Write(b.Bytes())
 	return err
 }
 
@@ -408,4 +422,34 @@ func Apply(rows []Row, q Query) Decision {
 		return d
 	}
 	return d
+}
+
+// Measured is one measured setting at one size, a row of the CSV NCCL's
+// optimize_config.py reads (plugins/tuner/example/scripts).
+type Measured struct {
+	Collective  string
+	Bytes       uint64
+	Choice      Choice
+	Nodes       int
+	Ranks       int
+	CostMetric  float64 // lower is better; collbench writes the time ÷ the library's own
+	BandwidthGB float64 // bus bandwidth, GB/s
+	LatencyUS   float64 // time per call, µs
+}
+
+// MeasuredHeader is that CSV's header line.
+const MeasuredHeader = "collective,size_bytes,algorithm,protocol,channels,nodes,ranks,pipeOps,regBuff,cost_metric,bandwidth_gbps,latency_us"
+
+// WriteMeasured writes the rows under MeasuredHeader, numbers in their
+// shortest form, pipeOps and regBuff as -1 (any).
+func WriteMeasured(w io.Writer, rows []Measured) error {
+	var b bytes.Buffer
+	b.WriteString(MeasuredHeader + "\n")
+	f := func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) }
+	for _, m := range rows {
+		fmt.Fprintf(&b, "%s,%d,%s,%s,%d,%d,%d,-1,-1,%s,%s,%s\n", m.Collective, m.Bytes, m.Choice.Algorithm, m.Choice.Protocol,
+			m.Choice.Channels, m.Nodes, m.Ranks, f(m.CostMetric), f(m.BandwidthGB), f(m.LatencyUS))
+	}
+	_, err := w.Write(b.Bytes())
+	return err
 }

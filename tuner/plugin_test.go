@@ -262,3 +262,21 @@ func TestPluginBefore230CrashesUnderNCCL(t *testing.T) {
 		t.Logf("as NCCL calls it, the plugin died: %v", err)
 	}
 }
+
+// A file that is no tuner plugin is refused, and so is NCCL's example
+// plugin from a source older than 2.30 (where the plugin is built).
+func TestCheckPlugin(t *testing.T) {
+	for _, path := range []string{"/nonexistent.so", t.TempDir(), "testdata/harness.c", "/bin/sh"} {
+		if err := CheckPlugin(path); err == nil {
+			t.Errorf("%s accepted as a tuner plugin", path)
+		}
+	}
+	plugin := os.Getenv(PluginVar)
+	if plugin == "" {
+		t.Skipf("%s is not set (scripts/tuner-plugin.sh builds the plugin; .ci/run sets it)", PluginVar)
+	}
+	err := CheckPlugin(plugin)
+	if exportsV6(t, plugin) != (err == nil) {
+		t.Errorf("%s: %v", plugin, err)
+	}
+}

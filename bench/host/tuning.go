@@ -21,6 +21,20 @@ const (
 	AlgoDirect   = "direct"   // broadcast, reduce: the root and every other rank, one message each
 )
 
+// The variables that tell the host backend its choices (read by whoever
+// starts it: run), as NCCL_ALGO, NCCL_PROTO, NCCL_TUNER_CONFIG_FILE and
+// NCCL_DEBUG_SUBSYS=TUNING tell NCCL its own (docs/tune.md).
+const (
+	AlgoVar      = "COLLBENCH_HOST_ALGO"       // ring, doubling, pipeline or direct, for every call that has it
+	SegmentVar   = "COLLBENCH_HOST_SEGMENT"    // the segment, e.g. 64K
+	TunerFileVar = "COLLBENCH_HOST_TUNER_FILE" // a tuner file in the host backend's vocabulary
+	TuningLogVar = "COLLBENCH_HOST_TUNING_LOG" // a file each group's rank 0 logs its choice per call to
+	// DoublingMaxVar sets the backend's own model: the largest call it
+	// runs by recursive doubling (0: none), as NCCL's model sets its own
+	// choice; a tuner file's rows win over it.
+	DoublingMaxVar = "COLLBENCH_HOST_DOUBLING_MAX"
+)
+
 // DefaultSegment is the segment unless told otherwise: small enough to
 // stay in cache while it is combined, large enough for efficient socket
 // calls.
@@ -201,6 +215,11 @@ func (r *rank) choose(c call, bytes int64) (Choice, error) {
 	algos := Algorithms(c.Coll.ID)
 	if len(algos) == 0 {
 		return ch, nil // one way only: a forced algorithm does not apply
+	}
+	if ch.Algorithm == AlgoDoubling || (ch.Algorithm == AlgoDirect && c.Coll.ID == bench.Broadcast) {
+		// These move whole messages: no segment applies, and the call is
+		// the same whatever segment was asked for (as its log says).
+		ch.Segment = DefaultSegment
 	}
 	switch {
 	case !contains(algos, ch.Algorithm):

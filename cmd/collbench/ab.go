@@ -190,7 +190,7 @@ func (f *abFlags) check(sweep []string, procs int) ([]ab.Arm, error) {
 	}
 	rows := 0
 	for i, a := range arms {
-		n, err := checkArmSweep(coll, sweep[1:], a.Args, procs)
+		_, n, err := checkSweep("ab", coll, sweep[1:], a.Args, procs)
 		if err != nil {
 			return nil, usagef("arm %s (%s): %v", ab.Letter(i), a.Label, err)
 		}
@@ -224,33 +224,34 @@ func (f *abFlags) settleRounds(tests int) error {
 	return nil
 }
 
-// checkArmSweep parses the sweep's flags and an arm's with the
-// collective's flag set, refuses the flags ab sets itself, and returns
-// the rows the arm's table will have.
-func checkArmSweep(coll *bench.Collective, sweep, armArgs []string, procs int) (int, error) {
+// checkSweep parses a sweep's flags and an arm's with the collective's
+// flag set, refuses the flags the command (ab, tune) sets itself, and
+// returns the options and the rows the sweep's table will have.
+func checkSweep(command string, coll *bench.Collective, sweep, armArgs []string, procs int) (bench.Options, int, error) {
+	var none bench.Options
 	fl := newFlags(coll)
 	fs, _ := fl.flags()
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(append(append([]string(nil), sweep...), armArgs...)); err != nil {
-		return 0, err
+		return none, 0, err
 	}
 	if fs.NArg() > 0 {
-		return 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return none, 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	for _, name := range []string{"output_file", "rendezvous", "help"} {
 		if fs.Changed(name) {
-			return 0, fmt.Errorf("--%s is ab's to set (ab's own -J writes every arm's results)", name)
+			return none, 0, fmt.Errorf("--%s is %s's to set (%s's own -J writes every arm's results)", name, command, command)
 		}
 	}
 	if fl.Cycles != 1 {
-		return 0, fmt.Errorf("-N %d: each round runs the sweep once", fl.Cycles)
+		return none, 0, fmt.Errorf("-N %d: each round runs the sweep once", fl.Cycles)
 	}
 	if err := fl.check(); err != nil {
-		return 0, err
+		return none, 0, err
 	}
 	o, err := fl.Options(coll, fl.JobRequest, fs.Changed("op"))
 	if err != nil {
-		return 0, err
+		return none, 0, err
 	}
 	// The sweep's own checks, against the ranks it will have: this job's
 	// processes, each with the arm's threads and GPUs (split into groups,
@@ -258,10 +259,10 @@ func checkArmSweep(coll *bench.Collective, sweep, armArgs []string, procs int) (
 	ranks := procs * fl.Threads * fl.NGPUs
 	if fs.Changed("group-size") {
 		ranks = fl.GroupSize
-		return o.PlannedRows(ranks), o.Sweep.Validate()
+		return o, o.PlannedRows(ranks), o.Sweep.Validate()
 	}
 	_, err = o.Validate(ranks)
-	return o.PlannedRows(ranks), err
+	return o, o.PlannedRows(ranks), err
 }
 
 // abProbe asks a process which NCCL it loads: collbench doctor's JSON.

@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/host"
+	"github.com/collbench/collbench/compare"
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/fileio"
+	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/run"
+	"github.com/collbench/collbench/tune"
+	"github.com/collbench/collbench/tuner"
+)
+
+// tuneFlags are the options of collbench tune.
+type tuneFlags struct {
+	algorithms, protocols, channels string
+	rounds                          int
+	threshold, alpha                float64
+	budget                          time.Duration
+	plugin                          string
+	output, measured, record, logs  string
+	rendezvous                      string
+	quiet                           bool
+}
+
+const tuneSynopsis = "collbench tune [-o tuner.conf] [--plugin libnccl-tuner-example.so] [flags] -- <collective> [flags]"
+
+// runTune is collbench tune: the sweep under every algorithm, protocol
+// and channel count (the host backend's algorithms and segments there),
+// judged against the library's own choice size by size, written as a
+// tuner file, and proven by the library steered by that file against its
+// own choice.
+func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var f tuneFlags
+	fs := newFlagSet("tune")
+	fs.SetInterspersed(false) // the sweep after the flags is its own
+	fs.StringVar(&f.algorithms, "algorithms", "", "algorithms to try, comma-separated, as a tuner file names them (NCCL: ring, tree, nvls, nvls_tree, collnet_direct, collnet_chain, pat; host: ring, doubling, pipeline, direct); default all the collective has")
+	fs.StringVar(&f.protocols, "protocols", "", "protocols to try (NCCL: ll, ll128, simple, the default all three; host: segments such as 64K,256K, the default 256K)")
+	fs.StringVar(&f.channels, "channels", "", "NCCL channel counts to try besides NCCL's own, comma-separated (NCCL_MIN_NCHANNELS = NCCL_MAX_NCHANNELS)")
+	fs.IntVar(&f.rounds, "rounds", 0, "rounds of the search, every setting once a round in turn (default 7, or more where its tests need them)")
+	fs.Float64Var(&f.threshold, "threshold", 5, "gain in percent a setting must show over the library's own choice to be written")
+	fs.Float64Var(&f.alpha, "alpha", 0.01, "significance level: the search's false discovery rate, the proof's family-wise error")
+	fs.DurationVar(&f.budget, "budget", 0, "time the whole tuning may take, trials and proof included (e.g. 20m); refused up front when it cannot hold the rounds")
+	fs.StringVar(&f.plugin, "plugin", "", "NCCL's example tuner plugin (libnccl-tuner-example.so, from NCCL 2.30 or later: scripts/tuner-plugin.sh) the proof loads the file with; nccl backend")
+	fs.StringVarP(&f.output, "output", "o", "tuner.conf", "the tuner file to write (NCCL_TUNER_CONFIG_FILE; on the host backend COLLBENCH_HOST_TUNER_FILE)")
+	fs.StringVar(&f.measured, "measured", "", "also write every setting's measurements, in the columns NCCL's optimize_config.py reads")
+	fs.StringVarP(&f.record, "output_file", "J", "", "also write the record (every trial and round, the verdicts, the proof) as JSON")
+	fs.StringVar(&f.logs, "logs", "", "keep the output of every process started in this folder")
+	fs.StringVar(&f.rendezvous, "rendezvous", "", "host:port where tune's own processes meet (default MASTER_ADDR:MASTER_PORT, the first Slurm node, or this host)")
+	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line on stderr as each trial and turn ends")
+	if code, done := parseFlags(fs, args, tuneSynopsis, stdout, stderr); done {
+		return code
+	}
+	err := f.run(ctx, fs.Args(), stdout, stderr)
+	if err != nil && !printed(err) {
+		fmt.Fprintf(stderr, "collbench tune: %s\n", errText(err))
+	}
+	return exitCode(err)
+}
+
+// errTuneIncomplete is a tuning whose file is not what it claims: its
+// proof did not run, or the library did not do what the file says (exit
+// 1); the output says which.
+var errTuneIncomplete = errors.New("the tuner file could not be proven as written")
+
+func (f *tuneFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Writer) error {
+	j, err := run.NewJob(run.Settings{RanksPerProc: 1, Rendezvous: f.rendezvous, Version: version}, os.Getenv,
+		func(format string, a ...any) { fmt.Fprintf(stderr, "collbench tune: "+format+"\n", a...) })
+	if err != nil {
+		return err
+	}
+	space, err := f.check(sweep, j.Size)
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("finding this program: %w", err)
+	}
+	if j.Rank == 0 {
+		if err := checkFiles([]string{f.plugin}, f.output, f.measured, f.record)(); err != nil {
+			return err
+		}
+		if f.logs != "" {
+			if err := os.MkdirAll(f.logs, 0o755); err != nil {
+				return usagef("--logs %s: %v", f.logs, err)
+			}
+		}
+	}
+	if err := j.Join(ctx); err != nil {
+		return err
+	}
+	defer j.Close()
+	say := func(ev tune.Event) {
+		switch {
+		case ev.Failed != "" && ev.Stage == "trial":
+			fmt.Fprintf(stderr, "collbench tune: arm %s (%s) refused: %s\n", ev.Arm, ev.Label, ev.Failed)
+		case ev.Failed != "":
+			fmt.Fprintf(stderr, "collbench tune: %s: arm %s (%s) %s\n", ev.Stage, ev.Arm, ev.Label, ev.Failed)
+		case f.quiet:
+		case ev.Stage == "trial":
+			fmt.Fprintf(stderr, "collbench tune: trial: arm %s (%s) in %.1f s\n", ev.Arm, ev.Label, ev.Elapsed.Seconds())
+		default:
+			fmt.Fprintf(stderr, "collbench tune: %s %d/%d: arm %s (%s) in %.1f s\n", ev.Stage, ev.Round, ev.Rounds, ev.Arm, ev.Label, ev.Elapsed.Seconds())
+		}
+	}
+	stamp := document.NewStamp(document.TuneSchemaName, document.TuneSchemaVersion, version, "", os.Args[1:])
+	res, err := tune.Run(ctx, tune.Options{Exe: exe, Command: sweep, Env: os.Environ(), Rank: j.Rank, Size: j.Size, Addr: j.Addr,
+		Group: j, LogDir: f.logs, Emit: say, Place: abPlace, Space: space, Rounds: f.rounds, Alpha: f.alpha,
+		Threshold: f.threshold / 100, Budget: f.budget, Plugin: f.plugin, Stamp: stamp})
+	var refused *tune.Refused
+	if errors.As(err, &refused) {
+		return usageError{Err: err}
+	}
+	if err != nil || j.Rank != 0 {
+		return err
+	}
+	report.Tune(stdout, res.Record)
+	for _, w := range []struct {
+		path string
+		data []byte
+	}{{f.output, res.File}, {f.measured, res.Measured}} {
+		if w.path == "" {
+			continue
+		}
+		data := w.data
+		if err := fileio.Save(ctx, w.path, stdout, func(out io.Writer) error { _, err := io.Copy(out, bytes.NewReader(data)); return err }); err != nil {
+			return err
+		}
+	}
+	if f.record != "" {
+		if err := fileio.Save(ctx, f.record, stdout, res.Record.Encode); err != nil {
+			return err
+		}
+	}
+	if p := res.Record.Proof; p != nil && (p.Failed != "" || len(p.Mismatches) > 0) {
+		return errTuneIncomplete
+	}
+	return nil
+}
+
+// check validates the flags and the sweep, and returns the space: the
+// sweep is parsed by the collective's own flag parser, so that a typo
+// fails now; procs is the number of tune's processes.
+func (f *tuneFlags) check(sweep []string, procs int) (tune.Space, error) {
+	var sp tune.Space
+	switch {
+	case len(sweep) == 0:
+		return sp, usagef("no sweep given (usage: %s)", tuneSynopsis)
+	case f.rounds < 0 || f.rounds > compare.MaxRounds:
+		return sp, usagef("--rounds must be between 0 (as many as the tests need) and %d (got %d)", compare.MaxRounds, f.rounds)
+	case f.threshold < 0 || f.alpha <= 0 || f.alpha >= 1:
+		return sp, usagef("--threshold must be at least 0 and --alpha between 0 and 1")
+	case f.budget < 0:
+		return sp, usagef("--budget cannot be negative")
+	}
+	coll, err := bench.LookupCollective(sweep[0])
+	if err != nil {
+		return sp, usagef("tune measures a collective's sweep; %q is not a collective (run 'collbench help' for the list)", sweep[0])
+	}
+	if host.TunerName(coll.ID) == "" {
+		return sp, usagef("%s cannot be steered by a tuner file: NCCL asks its tuner about broadcast, reduce, allgather, reducescatter and allreduce only (it runs %s as sends and receives, which no tuner row names)",
+			coll.Name, coll.Name)
+	}
+	o, rows, err := checkSweep("tune", coll, sweep[1:], nil, procs)
+	if err != nil {
+		return sp, usagef("the sweep: %v", err)
+	}
+	if sizes := len(o.Sweep.Sizes()); rows != sizes {
+		return sp, usagef("the sweep has %d rows for %d sizes: a tuner file has one row per size, so give one data type (-d), one reduction (-o) and one root (-r)", rows, sizes)
+	}
+	if sp.Algorithms, err = words(f.algorithms, "--algorithms", append(slices.Clone(tuner.Plugin.Algorithms), host.Vocabulary.Algorithms...), nil); err != nil {
+		return sp, err
+	}
+	if sp.Protocols, err = words(f.protocols, "--protocols", tuner.Plugin.Protocols, host.Vocabulary.Protocol); err != nil {
+		return sp, err
+	}
+	for _, c := range splitList(f.channels) {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 || n > 64 {
+			return sp, usagef("--channels: %q is not a channel count from 1 to 64", c)
+		}
+		sp.Channels = append(sp.Channels, n)
+	}
+	if f.plugin != "" {
+		if err := tuner.CheckPlugin(f.plugin); err != nil {
+			return sp, usagef("--plugin: %v", err)
+		}
+	}
+	return sp, nil
+}
+
+// words splits a comma-separated list and refuses a word that is neither
+// one of known nor, where other is set, one it takes.
+func words(list, flag string, known []string, other func(string) error) ([]string, error) {
+	out := splitList(list)
+	for _, w := range out {
+		if slices.Contains(known, w) {
+			continue
+		}
+		if other != nil && other(w) == nil {
+			continue
+		}
+		return nil, usagef("%s: %q is not one (%s)", flag, w, strings.Join(known, ", "))
+	}
+	return out, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, w := range strings.Split(s, ",") {
+		if w = strings.TrimSpace(w); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
+}
