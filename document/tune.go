@@ -22,8 +22,8 @@ type TuneRun struct {
 	Ranks      int      `json:"ranks"`      // of each communicator measured
 	Nodes      int      `json:"nodes"`
 	// NCCLVersion is the NCCL the sweep loaded (nccl backend).
-	NCCLVersion string `json:"nccl_version,omitempty"`
-	Rounds      int    `json:"rounds"`
+	NCCLVersion string  `json:"nccl_version,omitempty"`
+	Rounds      int     `json:"rounds"`
 	Threshold   float64 `json:"threshold"` // relative, e.g. 0.05
 	Alpha       float64 `json:"alpha"`
 	// Correction is how the search's tests were adjusted for each other
@@ -31,14 +31,14 @@ type TuneRun struct {
 	Correction string  `json:"correction"`
 	Budget     float64 `json:"budget_s"` // 0: none
 	// Plugin is the tuner plugin the proof loaded (nccl backend).
-	Plugin string       `json:"plugin,omitempty"`
-	Arms   []TuneArm    `json:"arms"`
-	Sizes  []TuneSize   `json:"sizes"`
-	Bands  []TuneBand   `json:"bands"`
-	Proof  *TuneProof   `json:"proof"` // null when none ran
-	Rows   []TunerRow   `json:"rows"`  // the file as written
-	Notes  []string     `json:"notes"` // what a user of the file must know
-	Errors []string     `json:"errors"`
+	Plugin string     `json:"plugin,omitempty"`
+	Arms   []TuneArm  `json:"arms"`
+	Sizes  []TuneSize `json:"sizes"`
+	Bands  []TuneBand `json:"bands"`
+	Proof  *TuneProof `json:"proof"` // null when none ran
+	Rows   []TunerRow `json:"rows"`  // the file as written
+	Notes  []string   `json:"notes"` // what a user of the file must know
+	Errors []string   `json:"errors"`
 }
 
 // TuneChoice is a choice of algorithm, protocol and channels, as a tuner
@@ -79,12 +79,12 @@ type TuneArm struct {
 // and the winner, the arm significantly faster beyond the threshold with
 // the lowest median (-1 when none is).
 type TuneSize struct {
-	Size    int64        `json:"size"`
-	Arms    []ABFigure   `json:"arms"`
-	Winner  int          `json:"winner"`
-	Choice  *TuneChoice  `json:"choice"` // the winner's, as logged; null without a winner
-	Ratio   float64      `json:"ratio"`  // the winner's median ÷ the default's; 1 without a winner
-	Note    string       `json:"note,omitempty"`
+	Size   int64       `json:"size"`
+	Arms   []ABFigure  `json:"arms"`
+	Winner int         `json:"winner"`
+	Choice *TuneChoice `json:"choice"` // the winner's, as logged; null without a winner
+	Ratio  float64     `json:"ratio"`  // the winner's median ÷ the default's; 1 without a winner
+	Note   string      `json:"note,omitempty"`
 }
 
 // TuneBand is a range of sizes with one choice: a winner's, written and
@@ -94,7 +94,7 @@ type TuneBand struct {
 	To        uint64     `json:"to"`
 	Sizes     []int64    `json:"sizes"` // the sizes measured in it
 	Choice    TuneChoice `json:"choice"`
-	Own       bool       `json:"own"` // the library's own choice (pinned on NCCL, or left alone)
+	Own       bool       `json:"own"`       // the library's own choice (pinned on NCCL, or left alone)
 	Predicted float64    `json:"predicted"` // geometric mean of the search's ratios over its sizes
 	Realised  *float64   `json:"realised"`  // the proof's, null before it
 	Held      *bool      `json:"held"`      // every size significantly faster in the proof
@@ -109,11 +109,11 @@ type TuneProof struct {
 	Choices []TuneLogged `json:"choices"`
 	// Mismatches are sizes where the tuned library did not do what the
 	// file says, one line each.
-	Mismatches []string       `json:"mismatches"`
+	Mismatches []string        `json:"mismatches"`
 	Sizes      []TuneProofSize `json:"sizes"`
-	Default    []ABRound      `json:"default_rounds"`
-	Tuned      []ABRound      `json:"tuned_rounds"`
-	Failed     string         `json:"failed,omitempty"`
+	Default    []ABRound       `json:"default_rounds"`
+	Tuned      []ABRound       `json:"tuned_rounds"`
+	Failed     string          `json:"failed,omitempty"`
 }
 
 // TuneProofSize is one size of the proof.

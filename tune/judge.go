@@ -250,7 +250,7 @@ func (t *tuning) recordBands(rows []tuner.Row) {
 	for _, r := range rows {
 		t.rec.Rows = append(t.rec.Rows, document.TunerRow{Collective: r.Collective, MinBytes: r.MinBytes, MaxBytes: r.MaxBytes,
 			TuneChoice: document.TuneChoice{Algorithm: r.Algorithm, Protocol: r.Protocol, Channels: r.Channels},
-			Nodes: r.Nodes, Ranks: r.Ranks, PipeOps: r.PipeOps, RegBuff: r.RegBuff, Why: r.Comment})
+			Nodes:      r.Nodes, Ranks: r.Ranks, PipeOps: r.PipeOps, RegBuff: r.RegBuff, Why: r.Comment})
 	}
 }
 

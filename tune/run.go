@@ -133,8 +133,8 @@ type tuning struct {
 	start time.Time
 	rec   *document.TuneRun
 
-	backend string
-	sizes   []int64
+	backend  string
+	sizes    []int64
 	arms     []*arm // arms[0] is the library's own choice
 	verdicts []verdict
 	bands    []band
