@@ -8,6 +8,7 @@
 #                                                  with a private apt configuration into a cache
 #
 # Then: collbench tune --plugin "$(scripts/tuner-plugin.sh ~/nccl)" -- allreduce …
+# Beside the library it links the source's scripts/optimize_config.py.
 #
 # The plugin is plain C with headers of its own: gcc builds it without
 # CUDA, as the plugin's Makefile does (minus NCCL's common flags). A plugin
@@ -88,5 +89,8 @@ if ! nm -D --defined-only "$so" | grep -q ' ncclTunerPlugin_v6$'; then
     die "$ex/plugin.c is older than NCCL 2.30: it reads NCCL's cost table as an array of pointers and crashes under NCCL on its first matching row; build from NCCL 2.30 or later (--parser-only builds it for the parser tests)"
   fi
 fi
+# The script that turns measured rows into a file, beside the plugin:
+# tuner's tests run it on the rows collbench tune writes.
+[ -f "$ex/scripts/optimize_config.py" ] && ln -sf "$(cd "$ex/scripts" && pwd)/optimize_config.py" "$(dirname "$so")/optimize_config.py"
 log "built $so from $ex"
 printf '%s\n' "$so"

@@ -15,7 +15,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -27,6 +26,7 @@ import (
 	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/compare"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/setting"
 	"github.com/collbench/collbench/tuner"
 )
 
@@ -80,10 +80,15 @@ type Result struct {
 	Measured []byte // the measurement rows, in optimize_config.py's columns
 }
 
-// Refused is a tuning that cannot run as asked, known before its rounds.
-type Refused struct{ Why string }
+// Refused is a tuning that cannot run as asked, known before its rounds;
+// its message names settings as {Name} (package setting).
+type Refused struct{ Err error }
 
-func (e *Refused) Error() string { return e.Why }
+func (e *Refused) Error() string { return e.Err.Error() }
+func (e *Refused) Unwrap() error { return e.Err }
+
+// refuse makes a Refused of a message that names settings as {Name}.
+func refuse(format string, a ...any) *Refused { return &Refused{setting.Errorf(format, a...)} }
 
 // Run tunes. Every process of the tuning runs it; rank 0 decides each
 // step and the others take its decision.
@@ -143,7 +148,7 @@ type tuning struct {
 // arm is one setting of the space (or the library's own choice).
 type arm struct {
 	ab.Arm
-	set      setting
+	set      point
 	own      bool
 	refused  string
 	sameAs   int // another arm whose choices it repeats; -1 none
@@ -184,7 +189,7 @@ func (t *tuning) planArms(ctx context.Context) error {
 		return err
 	}
 	if p.Failed != "" {
-		return &Refused{Why: "the sweep itself " + p.Failed}
+		return refuse("the sweep itself %s", p.Failed)
 	}
 	own.seconds = p.Seconds
 	t.emit(Event{Stage: "trial", Arm: "A", Label: own.Label, Elapsed: time.Since(start)})
@@ -192,7 +197,7 @@ func (t *tuning) planArms(ctx context.Context) error {
 	t.rec.Backend, t.rec.Ranks, t.rec.Nodes, t.rec.NCCLVersion = p.Backend, p.Ranks, p.Nodes, p.NCCLVersion
 	t.rec.Collective = host.TunerName(t.coll.ID)
 	if err := t.o.Space.Check(p.Backend); err != nil {
-		return &Refused{Why: err.Error()}
+		return &Refused{err}
 	}
 	if p.Backend == backendNCCL && t.o.Plugin == "" {
 		t.note("not proven: no tuner plugin was given to load the file with (scripts/tuner-plugin.sh builds NCCL's example plugin)")
@@ -203,7 +208,7 @@ func (t *tuning) planArms(ctx context.Context) error {
 		t.arms = append(t.arms, a)
 	}
 	if len(t.arms) > ab.MaxArms {
-		return &Refused{Why: fmt.Sprintf("%d settings: at most %d, each tried and measured in a process of its own; narrow the space", len(t.arms)-1, ab.MaxArms-1)}
+		return refuse("%d settings: at most %d, each tried and measured in a process of its own; narrow the space", len(t.arms)-1, ab.MaxArms-1)
 	}
 	return t.checkBudget(p.Seconds*float64(len(t.arms)), p.Seconds)
 }
@@ -317,7 +322,7 @@ func (t *tuning) trials(ctx context.Context) error {
 		a.refused, a.sameAs, a.seconds, a.choices = got.Refused[i], got.SameAs[i], got.Seconds[i], got.Choices[i]
 	}
 	if got.Budget != "" {
-		return &Refused{Why: got.Budget}
+		return refuse("%s", got.Budget) // rank 0's message, its {Name} marks kept
 	}
 	t.rec.Rounds = got.Rounds
 	return nil
@@ -390,7 +395,7 @@ func (t *tuning) settleRounds() (int, string) {
 	left := t.o.Budget.Seconds() - time.Since(t.start).Seconds() - proof
 	fit := int(math.Floor(left / perRound))
 	if fit < need {
-		return rounds, fmt.Sprintf("a budget of %s holds %d round(s) of the %d settings measured and the library's own (%.1f s a round, then %.0f s of proof); p < %g over %d tests needs %d: give --budget %s or narrow the space",
+		return rounds, fmt.Sprintf("a budget of %s holds %d round(s) of the %d settings measured and the library's own (%.1f s a round, then %.0f s of proof); p < %g over %d tests needs %d: give {Budget} %s or narrow the space",
 			t.o.Budget, max(fit, 0), len(arms)-1, perRound, proof, t.o.Alpha, tests, need,
 			(time.Duration(math.Ceil(time.Since(t.start).Seconds()+proof+float64(need)*perRound)) * time.Second).String())
 	}
@@ -412,8 +417,8 @@ func (t *tuning) checkBudget(trials, round float64) error {
 	need := compare.RoundsNeeded(t.o.Alpha, tests, compare.BH, 1)
 	least := time.Since(t.start).Seconds() + trials + float64(need)*float64(len(t.arms))*round + float64(t.proofRounds())*2*round
 	if least > t.o.Budget.Seconds() {
-		return &Refused{Why: fmt.Sprintf("a budget of %s cannot hold %d trials, %d rounds of the %d settings and the library's own, and the proof (%.1f s a run: about %s); give more, or narrow the space",
-			t.o.Budget, len(t.arms)-1, need, len(t.arms)-1, round, (time.Duration(math.Ceil(least)) * time.Second).String())}
+		return refuse("a budget of %s cannot hold %d trials, %d rounds of the %d settings and the library's own, and the proof (%.1f s a run: about %s); give more, or narrow the space",
+			t.o.Budget, len(t.arms)-1, need, len(t.arms)-1, round, (time.Duration(math.Ceil(least)) * time.Second).String())
 	}
 	return nil
 }
@@ -535,6 +540,3 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
-
-// errNoRows is a search that measured nothing to judge.
-var errNoRows = errors.New("no size was measured by the library's own choice and a setting alike")

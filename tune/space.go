@@ -33,13 +33,13 @@ var (
 	ncclProto = map[string]string{"ll": "LL", "ll128": "LL128", "simple": "Simple"}
 )
 
-// setting is one point of the space.
-type setting struct {
+// point is one setting of the space.
+type point struct {
 	tuner.Choice // Channels 0: the library's own count
 }
 
 // label names the setting in tables: ring/ll, ring/ll/8ch.
-func (s setting) label() string {
+func (s point) label() string {
 	l := s.Algorithm + "/" + s.Protocol
 	if s.Channels > 0 {
 		l += "/" + strconv.Itoa(s.Channels) + "ch"
@@ -48,7 +48,7 @@ func (s setting) label() string {
 }
 
 // env is what the setting adds to an arm's environment on backend.
-func (s setting) env(backend string) []string {
+func (s point) env(backend string) []string {
 	if backend == backendHost {
 		return []string{host.AlgoVar + "=" + s.Algorithm, host.SegmentVar + "=" + s.Protocol}
 	}
@@ -100,7 +100,7 @@ func (sp Space) Check(backend string) error {
 // ranks: every algorithm the backend has for the collective (recursive
 // doubling on power-of-two groups only) with every protocol and channel
 // count, the first algorithm varying slowest.
-func (sp Space) settings(backend string, coll *bench.Collective, ranks int) []setting {
+func (sp Space) settings(backend string, coll *bench.Collective, ranks int) []point {
 	algos, protos, chans := sp.Algorithms, sp.Protocols, sp.Channels
 	if backend == backendHost {
 		if len(algos) == 0 {
@@ -126,11 +126,11 @@ func (sp Space) settings(backend string, coll *bench.Collective, ranks int) []se
 	if len(chans) == 0 {
 		chans = []int{0}
 	}
-	var out []setting
+	var out []point
 	for _, a := range algos {
 		for _, p := range protos {
 			for _, c := range chans {
-				out = append(out, setting{tuner.Choice{Algorithm: a, Protocol: p, Channels: c}})
+				out = append(out, point{tuner.Choice{Algorithm: a, Protocol: p, Channels: c}})
 			}
 		}
 	}

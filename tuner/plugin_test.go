@@ -280,3 +280,45 @@ func TestCheckPlugin(t *testing.T) {
 		t.Errorf("%s: %v", plugin, err)
 	}
 }
+
+// The measured rows collbench tune writes are read by NCCL's own
+// optimize_config.py (plugins/tuner/example/scripts): it picks, per size,
+// the setting with the lowest latency, and writes the rows a file holds.
+func TestMeasuredReadByOptimizeConfig(t *testing.T) {
+	script := os.Getenv("COLLBENCH_OPTIMIZE_CONFIG")
+	if script == "" {
+		t.Skip("COLLBENCH_OPTIMIZE_CONFIG is not set (scripts/tuner-plugin.sh links optimize_config.py beside the plugin; .ci/run sets it)")
+	}
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3")
+	}
+	rows := []Measured{
+		{"allreduce", 1024, Choice{"ring", "simple", 4}, 1, 8, 1, 0.1, 20},
+		{"allreduce", 1024, Choice{"ring", "ll", 2}, 1, 8, 0.5, 0.2, 10},
+		{"allreduce", 1 << 20, Choice{"ring", "simple", 8}, 1, 8, 1, 100, 50},
+		{"allreduce", 1 << 20, Choice{"tree", "simple", 8}, 1, 8, 1.2, 80, 60},
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "measured.csv"), filepath.Join(dir, "tuner.conf")
+	f, err := os.Create(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteMeasured(f, rows); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if log, err := exec.Command(python, script, in, "-o", out).CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := Parse(data)
+	want := []Row{{"allreduce", 0, 524800, "ring", "ll", 2, 1, 8, -1, -1, ""}, {"allreduce", 524801, 1 << 20, "ring", "simple", 8, 1, 8, -1, -1, ""}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("optimize_config.py wrote\n%s\nread as %+v, want %+v", data, got, want)
+	}
+}

@@ -51,3 +51,27 @@ func TestGPUCheckScriptOnHost(t *testing.T) {
 		t.Errorf("no archive: %v", err)
 	}
 }
+
+// scripts/gpu-tune.sh on the host backend (--host): the tuning, its
+// proof and the sweep with the file loaded all pass, and the loaded
+// sweep's own log shows the file's row taking effect at 1 KiB.
+func TestGPUTuneScriptOnHost(t *testing.T) {
+	bin := builtBinary(t)
+	out := filepath.Join(t.TempDir(), "gpu-tune")
+	cmd := exec.Command("bash", "../../scripts/gpu-tune.sh", "--host", "--collbench", bin, "--out", out)
+	if log, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	summary, err := os.ReadFile(filepath.Join(out, "summary.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(summary)
+	if !strings.Contains(s, "PASS  tune  (") || !strings.Contains(s, "PASS  loaded  (") ||
+		!regexp.MustCompile(`log: +\d+ AllReduce: 1024 Bytes -> Algo DOUBLING`).MatchString(s) {
+		t.Errorf("summary:\n%s", s)
+	}
+	if _, err := os.Stat(out + ".tgz"); err != nil {
+		t.Errorf("no archive: %v", err)
+	}
+}
