@@ -168,6 +168,7 @@ type plan struct {
 	Sizes       []int64
 	Failed      string
 	Seconds     float64
+	Logged      bool // the trial's log held the library's choices
 }
 
 // planArms runs the sweep as it is, with the library's choices logged,
@@ -184,6 +185,7 @@ func (t *tuning) planArms(ctx context.Context) error {
 		p = t.readPlan(doc, failed)
 		p.Seconds = time.Since(start).Seconds()
 		own.choices = t.readChoices("A", p.Ranks)
+		p.Logged = len(own.choices) > 0
 	}
 	if err := t.share(ctx, &p); err != nil {
 		return err
@@ -193,6 +195,9 @@ func (t *tuning) planArms(ctx context.Context) error {
 	}
 	own.seconds = p.Seconds
 	t.emit(Event{Stage: "trial", Arm: "A", Label: own.Label, Elapsed: time.Since(start)})
+	if p.Backend == backendNCCL && !p.Logged {
+		return refuse("NCCL %s logged no choice per call: its TUNING lines name the algorithm, protocol and channels from NCCL 2.24 on, and tune reads them", p.NCCLVersion)
+	}
 	t.backend, t.sizes = p.Backend, p.Sizes
 	t.rec.Backend, t.rec.Ranks, t.rec.Nodes, t.rec.NCCLVersion = p.Backend, p.Ranks, p.Nodes, p.NCCLVersion
 	t.rec.Collective = host.TunerName(t.coll.ID)
