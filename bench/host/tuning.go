@@ -93,23 +93,20 @@ func Algorithms(coll bench.ID) []string {
 	return nil
 }
 
-// TunerName is the collective's name in a tuner file, "" for one a tuner
-// file cannot steer (NCCL's tuner is asked about these five only).
-func TunerName(coll bench.ID) string {
-	switch coll {
-	case bench.AllReduce:
-		return "allreduce"
-	case bench.AllGather:
-		return "allgather"
-	case bench.ReduceScatter:
-		return "reducescatter"
-	case bench.Broadcast:
-		return "broadcast"
-	case bench.Reduce:
-		return "reduce"
-	}
-	return ""
+// tunerNames are the collectives a tuner file can steer (NCCL asks its
+// tuner about these five only): the name a tuner file gives each, and
+// the one NCCL's log gives it.
+var tunerNames = map[bench.ID][2]string{
+	bench.AllReduce:     {"allreduce", "AllReduce"},
+	bench.AllGather:     {"allgather", "AllGather"},
+	bench.ReduceScatter: {"reducescatter", "ReduceScatter"},
+	bench.Broadcast:     {"broadcast", "Broadcast"},
+	bench.Reduce:        {"reduce", "Reduce"},
 }
+
+// TunerName is the collective's name in a tuner file, "" for one a tuner
+// file cannot steer.
+func TunerName(coll bench.ID) string { return tunerNames[coll][0] }
 
 // Check refuses a forced setting the backend cannot take.
 func (t Tuning) Check() error {
@@ -250,27 +247,10 @@ func (r *rank) logChoice(c call, ch Choice) {
 	}
 	logMu.Lock()
 	defer logMu.Unlock()
-	fmt.Fprintf(w, "%s: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..0}\n", ncclFuncName(c.Coll.ID),
+	fmt.Fprintf(w, "%s: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..0}\n", tunerNames[c.Coll.ID][1],
 		c.Counts.Param*int64(c.elt), strings.ToUpper(ch.Algorithm), bench.FormatSize(ch.Segment))
 }
 
 // logMu keeps the lines of several processes' ranks whole where they
 // share a file.
 var logMu sync.Mutex
-
-// ncclFuncName is the collective as NCCL's log names it.
-func ncclFuncName(coll bench.ID) string {
-	switch coll {
-	case bench.AllReduce:
-		return "AllReduce"
-	case bench.AllGather:
-		return "AllGather"
-	case bench.ReduceScatter:
-		return "ReduceScatter"
-	case bench.Broadcast:
-		return "Broadcast"
-	case bench.Reduce:
-		return "Reduce"
-	}
-	return ""
-}

@@ -13,7 +13,6 @@ import (
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/report"
-	"github.com/collbench/collbench/run"
 )
 
 // abFlags are the options of collbench ab.
@@ -66,30 +65,12 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 var errArmsDiffer = errors.New("an arm was slower than the first, or failed")
 
 func (f *abFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Writer) error {
-	j, err := run.NewJob(run.Settings{RanksPerProc: 1, Rendezvous: f.rendezvous, Version: version}, os.Getenv,
-		func(format string, a ...any) { fmt.Fprintf(stderr, "collbench ab: "+format+"\n", a...) })
-	if err != nil {
+	var arms []ab.Arm
+	j, err := joinArmsJob(ctx, "ab", f.rendezvous, f.logs, stderr, func(procs int) (err error) {
+		arms, err = f.check(sweep, procs)
 		return err
-	}
-	arms, err := f.check(sweep, j.Size)
+	}, nil, f.output)
 	if err != nil {
-		return err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("finding this program: %w", err)
-	}
-	if j.Rank == 0 {
-		if err := checkFiles(nil, f.output)(); err != nil {
-			return err
-		}
-		if f.logs != "" {
-			if err := os.MkdirAll(f.logs, 0o755); err != nil {
-				return usagef("--logs %s: %v", f.logs, err)
-			}
-		}
-	}
-	if err := j.Join(ctx); err != nil {
 		return err
 	}
 	defer j.Close()
@@ -106,7 +87,7 @@ func (f *abFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Wri
 			fmt.Fprintf(stderr, "collbench ab: round %d/%d: arm %s (%s) in %.1f s\n", ev.Round, f.rounds, ab.Letter(ev.Arm), a.Label, ev.Elapsed.Seconds())
 		}
 	}
-	out, err := ab.Run(ctx, ab.Options{Exe: exe, Command: sweep, Arms: arms, Rounds: f.rounds, Env: os.Environ(),
+	out, err := ab.Run(ctx, ab.Options{Exe: j.exe, Command: sweep, Arms: arms, Rounds: f.rounds, Env: os.Environ(),
 		Rank: j.Rank, Size: j.Size, Addr: j.Addr, Group: j, LogDir: f.logs, Emit: say, Probe: abProbe, Place: abPlace})
 	var refused *ab.Refused
 	if errors.As(err, &refused) {

@@ -18,7 +18,6 @@ import (
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/report"
-	"github.com/collbench/collbench/run"
 	"github.com/collbench/collbench/tune"
 	"github.com/collbench/collbench/tuner"
 )
@@ -76,30 +75,12 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 var errTuneIncomplete = errors.New("the tuner file could not be proven as written")
 
 func (f *tuneFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Writer) error {
-	j, err := run.NewJob(run.Settings{RanksPerProc: 1, Rendezvous: f.rendezvous, Version: version}, os.Getenv,
-		func(format string, a ...any) { fmt.Fprintf(stderr, "collbench tune: "+format+"\n", a...) })
-	if err != nil {
+	var space tune.Space
+	j, err := joinArmsJob(ctx, "tune", f.rendezvous, f.logs, stderr, func(procs int) (err error) {
+		space, err = f.check(sweep, procs)
 		return err
-	}
-	space, err := f.check(sweep, j.Size)
+	}, []string{f.plugin}, f.output, f.measured, f.record)
 	if err != nil {
-		return err
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return fmt.Errorf("finding this program: %w", err)
-	}
-	if j.Rank == 0 {
-		if err := checkFiles([]string{f.plugin}, f.output, f.measured, f.record)(); err != nil {
-			return err
-		}
-		if f.logs != "" {
-			if err := os.MkdirAll(f.logs, 0o755); err != nil {
-				return usagef("--logs %s: %v", f.logs, err)
-			}
-		}
-	}
-	if err := j.Join(ctx); err != nil {
 		return err
 	}
 	defer j.Close()
@@ -117,7 +98,7 @@ func (f *tuneFlags) run(ctx context.Context, sweep []string, stdout, stderr io.W
 		}
 	}
 	stamp := document.NewStamp(document.TuneSchemaName, document.TuneSchemaVersion, version, "", os.Args[1:])
-	res, err := tune.Run(ctx, tune.Options{Exe: exe, Command: sweep, Env: os.Environ(), Rank: j.Rank, Size: j.Size, Addr: j.Addr,
+	res, err := tune.Run(ctx, tune.Options{Exe: j.exe, Command: sweep, Env: os.Environ(), Rank: j.Rank, Size: j.Size, Addr: j.Addr,
 		Group: j, LogDir: f.logs, Emit: say, Place: abPlace, Space: space, Rounds: f.rounds, Alpha: f.alpha,
 		Threshold: f.threshold / 100, Budget: f.budget, Plugin: f.plugin, Stamp: stamp})
 	var refused *tune.Refused

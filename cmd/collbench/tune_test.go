@@ -29,8 +29,8 @@ func TestTuneOnHost(t *testing.T) {
 	t.Setenv(host.DoublingMaxVar, "0")
 	dir := t.TempDir()
 	conf, rec, measured := filepath.Join(dir, "host.conf"), filepath.Join(dir, "tune.json"), filepath.Join(dir, "measured.csv")
-	code, out, errOut := runCLI("tune", "-q", "--protocols", "256K,64", "-o", conf, "-J", rec, "--measured", measured, "--",
-		"allreduce", "-g", "4", "--transport", "tcp", "-b", "1K", "-e", "256K", "-f", "16", "-n", "10", "-w", "2")
+	code, out, errOut := runCLI("tune", "-q", "--rounds", "12", "--protocols", "256K,64", "-o", conf, "-J", rec, "--measured", measured, "--",
+		"allreduce", "-g", "4", "--transport", "tcp", "-b", "1K", "-e", "256K", "-f", "16", "-n", "40", "-w", "5")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
 	}
