@@ -78,8 +78,8 @@ step() {
 say "# gpu-tune $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
 if [ "$HOST" -eq 1 ]; then
   export COLLBENCH_HOST_DOUBLING_MAX=0
-  SWEEP=(allreduce -g 4 --transport tcp -b 1K -e 256K -f 16 -n 10 -w 2)
-  SPACE=(--protocols 256K,64)
+  SWEEP=(allreduce -g 4 --transport tcp -b 1K -e 16K -f 16 -n 40 -w 5)
+  SPACE=(--protocols 256K,64 --rounds 12)
   PLUGIN=()
   LOADED=(env "COLLBENCH_HOST_TUNER_FILE=$R/tuned.conf" "COLLBENCH_HOST_TUNING_LOG=$R/loaded.log")
   say "# host mode: the host backend, its own model held to the ring (COLLBENCH_HOST_DOUBLING_MAX=0)"
