@@ -327,3 +327,40 @@ func TestABUnderLaunchers(t *testing.T) {
 		check(t, "srun", runLauncher(t, "srun ab", env, "srun", append([]string{"-n", "2", os.Args[0]}, ab...)...))
 	})
 }
+
+// tune under cluster launchers: every process takes rank 0's plan, and
+// rank 0 prints one table and writes one file.
+func TestTuneUnderLaunchers(t *testing.T) {
+	t.Setenv("COLLBENCH_HOST_DOUBLING_MAX", "0")
+	dir := t.TempDir()
+	tune := func(name string) []string {
+		return []string{"tune", "-q", "--rounds", "7", "-o", filepath.Join(dir, name+".conf"), "--", "allreduce", "-b", "1K", "-e", "16K", "-f", "16", "-n", "5", "-w", "1"}
+	}
+	check := func(t *testing.T, name, out string) {
+		t.Helper()
+		if strings.Count(out, "# collbench tune:") != 1 || !strings.Contains(out, "host backend, 2 rank(s) on 1 node(s)") {
+			t.Errorf("%s:\n%s", name, out)
+		}
+		if _, err := os.Stat(filepath.Join(dir, name+".conf")); err != nil {
+			t.Errorf("%s: no file: %v", name, err)
+		}
+	}
+	t.Run("mpirun", func(t *testing.T) {
+		mpirun := mpirunPath(t)
+		ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+		defer cancel()
+		cmd := mpirunRanks(ctx, mpirun, 2, tune("mpirun")...)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v\n%s\n%s", err, out.String(), errOut.String())
+		}
+		check(t, "mpirun", out.String())
+	})
+	t.Run("torchrun", func(t *testing.T) {
+		torchrun := realLauncher(t, "torchrun", "python3-torch")
+		args := append([]string{"--nproc_per_node", "2", "--master_port", strconv.Itoa(freePort(t)), "--no_python", "--redirects", "2",
+			"--tee", "2", "--log_dir", t.TempDir(), os.Args[0]}, tune("torchrun")...)
+		check(t, "torchrun", runLauncher(t, "torchrun tune", nil, torchrun, args...))
+	})
+}
