@@ -178,4 +178,8 @@ if [ "$code" -ne 1 ] || ! grep -q "^# arm A: .*; NCCL ${NCCL_OLD%%-*} (" "$bin/o
   log "ab with both NCCLs: exit $code (want 1); stdout:"; cat "$bin/out" >&2; log "stderr:"; cat "$bin/err" >&2; fail "ab"
 fi
 log "ok: ab: $(grep -h '^# arm' "$bin/out" | tr '\n' ' ' | head -c 300)"
+# The same library named by its link and by its folder is one file: ab
+# refuses the two arms before the first round, naming the file loaded.
+check "ab, one library twice" 2 "load $new/$lib/libnccl\\.so\\.2\\.[0-9.]+ with the same settings" -- \
+  ab --arm "lib=$new/$lib/libnccl.so.2" --arm "lib=$new/$lib" -- allreduce -b 8 -e 8 --backend nccl
 log "all checks passed"
