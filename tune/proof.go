@@ -134,8 +134,9 @@ func (t *tuning) judgeProof(out *ab.Outcome, proof *document.TuneProof) {
 		}
 		base, f := r.Figures[0], r.Figures[1]
 		verdicts[r.Size] = f
+		fig := ab.Figure(f)
 		ps := document.TuneProofSize{Size: r.Size, Default: base.Median, Tuned: f.Median, Ratio: f.Ratio, Predicted: 1,
-			P: ab.Figure(f).P, PAdjusted: ab.Figure(f).PAdjusted, Verdict: f.Verdict}
+			P: fig.P, PAdjusted: fig.PAdjusted, Verdict: f.Verdict}
 		if b := t.bandOf(r.Size); b != nil && !b.own {
 			ps.Predicted = predicted[r.Size]
 		} else if f.Verdict == compare.ArmSlower {

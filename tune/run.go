@@ -148,14 +148,13 @@ type tuning struct {
 // arm is one setting of the space (or the library's own choice).
 type arm struct {
 	ab.Arm
-	set      point
-	own      bool
-	refused  string
-	sameAs   int // another arm whose choices it repeats; -1 none
-	seconds  float64
-	choices  map[int64]tuner.Choice // per size, as the library logged it (rank 0)
-	measured int                    // its index in the rounds' outcome; -1 when not measured
-	out      *ab.ArmOutcome
+	set     point
+	own     bool
+	refused string
+	sameAs  int // another arm whose choices it repeats; -1 none
+	seconds float64
+	choices map[int64]tuner.Choice // per size, as the library logged it (rank 0)
+	out     *ab.ArmOutcome         // its rounds, when it was measured
 }
 
 // plan is what rank 0 read off the library's own trial, for every
@@ -174,7 +173,7 @@ type plan struct {
 // planArms runs the sweep as it is, with the library's choices logged,
 // and from it makes the space's arms for the backend the sweep ran on.
 func (t *tuning) planArms(ctx context.Context) error {
-	own := &arm{Arm: ab.Arm{Label: "the library's own choice"}, own: true, sameAs: -1, measured: -1}
+	own := &arm{Arm: ab.Arm{Label: "the library's own choice"}, own: true, sameAs: -1}
 	start := time.Now()
 	doc, failed, err := t.r.Turn(ctx, t.withLog(own.Arm, "A"), 0, 0)
 	if err != nil {
@@ -209,7 +208,7 @@ func (t *tuning) planArms(ctx context.Context) error {
 	}
 	t.arms = []*arm{own}
 	for _, s := range t.o.Space.settings(p.Backend, t.coll, p.Ranks) {
-		a := &arm{Arm: ab.Arm{Label: s.label(), Env: s.env(p.Backend)}, set: s, sameAs: -1, measured: -1}
+		a := &arm{Arm: ab.Arm{Label: s.label(), Env: s.env(p.Backend)}, set: s, sameAs: -1}
 		t.arms = append(t.arms, a)
 	}
 	if len(t.arms) > ab.MaxArms {
@@ -449,8 +448,7 @@ func (t *tuning) search(ctx context.Context) error {
 		return nil
 	}
 	var abArms []ab.Arm
-	for i, a := range arms {
-		a.measured = i
+	for _, a := range arms {
 		abArms = append(abArms, a.Arm)
 	}
 	out := ab.NewOutcome(abArms)
