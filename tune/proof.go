@@ -238,8 +238,7 @@ func (t *tuning) dropFailed() ([]byte, error) {
 			}
 		}
 	}
-	// The held bands keep what the proof found; the record lists every
-	// band the search made, taken out or not.
+	// The held bands keep what the proof found.
 	held := map[string]band{}
 	for _, b := range t.bands {
 		held[fmt.Sprint(b.sizes)] = b
@@ -254,21 +253,8 @@ func (t *tuning) dropFailed() ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.recordBands(rows)
-	var searched []document.TuneBand
-	for _, b := range t.bands {
-		searched = append(searched, document.TuneBand{From: b.from, To: b.to, Sizes: nonNilSizes(b.sizes), Choice: document.TuneChoice(b.choice),
-			Own: b.own, Predicted: b.predicted, Realised: b.realised, Held: b.held, Dropped: b.dropped})
-	}
-	t.rec.Bands = searched
+	t.recordBands(rows) // every band the search made, taken out or not, and the rows written
 	return file, nil
-}
-
-func nonNilSizes(s []int64) []int64 {
-	if s == nil {
-		return []int64{}
-	}
-	return s
 }
 
 // file writes rows as the backend's reader takes them, with a head that

@@ -3,6 +3,7 @@ package host
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 
@@ -219,21 +220,12 @@ func (r *rank) choose(c call, bytes int64) (Choice, error) {
 		ch.Segment = DefaultSegment
 	}
 	switch {
-	case !contains(algos, ch.Algorithm):
+	case !slices.Contains(algos, ch.Algorithm):
 		return ch, fmt.Errorf("the host backend has no %s %s (it has %s)", ch.Algorithm, c.Coll.Name, strings.Join(algos, ", "))
 	case ch.Algorithm == AlgoDoubling && r.n&(r.n-1) != 0:
 		return ch, fmt.Errorf("recursive doubling needs a power-of-two group, and %s runs on %d ranks", c.Coll.Name, r.n)
 	}
 	return ch, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // logChoice writes the call's choice, as NCCL's rank 0 logs its own with
