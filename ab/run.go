@@ -55,6 +55,9 @@ type Options struct {
 	// program's flags; ab only passes them on.
 	Probe func(lib string) []string
 	Place func(rendezvous, document string) []string
+	// TurnLimit bounds every arm's turn; 0 bounds each from the arms'
+	// timings so far (turnClock).
+	TurnLimit time.Duration
 }
 
 // Event is a probe or a round that ended.
@@ -136,8 +139,9 @@ func NewOutcome(arms []Arm) *Outcome {
 // which NCCL each loads, single turns, and rounds of every arm in turn.
 // ab and tune both measure through it.
 type Runner struct {
-	o   Options
-	tmp string
+	o     Options
+	tmp   string
+	clock *turnClock
 }
 
 // NewRunner makes the folder the arms' run documents go to; Close
@@ -150,7 +154,7 @@ func NewRunner(o Options) (*Runner, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a folder for the arms' results: %w", err)
 	}
-	return &Runner{o: o, tmp: tmp}, nil
+	return &Runner{o: o, tmp: tmp, clock: &turnClock{fixed: o.TurnLimit}}, nil
 }
 
 // WithEmit is the runner with its rounds' events heard by emit instead;
@@ -264,8 +268,11 @@ func (a ArmOutcome) identity() string {
 
 // report is what one process says of an arm's turn.
 type report struct {
-	Code    int    `json:"code"`
-	Line    string `json:"line,omitempty"`
+	Code int    `json:"code"`
+	Line string `json:"line,omitempty"`
+	// Stall says the process outlived its deadline: stallRunning, or
+	// stallStopped when it was stopped then, which makes it the culprit.
+	Stall   int    `json:"stall,omitempty"`
 	Version string `json:"version,omitempty"`
 	Path    string `json:"path,omitempty"`
 	Error   string `json:"error,omitempty"`
@@ -280,17 +287,26 @@ func (r *Runner) Probe(ctx context.Context, out *Outcome) error {
 		start := time.Now()
 		args := r.o.Probe(a.Lib)
 		var rep report
-		cmd := r.command(ctx, args, r.env(a.Arm, nil))
+		limit := ProbeLimit
+		if r.o.TurnLimit > 0 {
+			limit = r.o.TurnLimit
+		}
+		pctx, cancel := context.WithTimeoutCause(ctx, limit, errStalled)
+		cmd := r.command(pctx, args, r.env(a.Arm, nil))
+		stall := r.watchStall(ctx, cmd)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		runErr := cmd.Run()
+		cancel()
 		if ctx.Err() != nil {
 			return context.Cause(ctx)
 		}
 		var d struct {
 			NCCL struct{ Path, Version, Error string } `json:"nccl"`
 		}
-		if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
+		if st := stall(); st != nil {
+			rep.Code, rep.Line = launch.ExitStatus(cmd, runErr), "collbench doctor: "+st.line(limit, "the probe")
+		} else if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
 			rep.Code, rep.Line = 1, fmt.Sprintf("collbench doctor: %v", firstLine(runErr, stderr.Bytes()))
 		} else {
 			rep.Version, rep.Path, rep.Error = d.NCCL.Version, d.NCCL.Path, d.NCCL.Error
@@ -344,7 +360,11 @@ func (r *Runner) Turn(ctx context.Context, a Arm, idx, round int) (doc *document
 		jsonPath = filepath.Join(r.tmp, fmt.Sprintf("round%d-arm%d.json", round, idx+1))
 	}
 	args := slices.Concat(r.o.Command, a.Args, r.o.Place(addr, jsonPath))
-	cmd := r.command(ctx, args, r.env(a, rv))
+	limit := r.clock.limit(a.Changes())
+	tctx, cancel := context.WithTimeoutCause(ctx, limit, errStalled)
+	defer cancel()
+	cmd := r.command(tctx, args, r.env(a, rv))
+	stall := r.watchStall(ctx, cmd)
 	if rv.listener != nil {
 		cmd.ExtraFiles = []*os.File{rv.listener} // descriptor 3
 	}
@@ -352,6 +372,7 @@ func (r *Runner) Turn(ctx context.Context, a Arm, idx, round int) (doc *document
 	// for the line that says why the arm failed.
 	var output, stderr tail
 	cmd.Stdout, cmd.Stderr = &output, multi{&output, &stderr}
+	start := time.Now()
 	runErr := cmd.Start()
 	if rv.listener != nil {
 		rv.listener.Close() // the arm's rank 0 holds it now
@@ -359,17 +380,27 @@ func (r *Runner) Turn(ctx context.Context, a Arm, idx, round int) (doc *document
 	if runErr == nil {
 		runErr = cmd.Wait()
 	}
+	took := time.Since(start)
 	if ctx.Err() != nil {
 		return nil, "", context.Cause(ctx)
 	}
 	if r.o.LogDir != "" {
 		name := fmt.Sprintf("round%d-arm%d-rank%d.log", round, idx+1, r.o.Rank)
-		if err := os.WriteFile(filepath.Join(r.o.LogDir, name), output.Bytes(), 0o644); err != nil {
+		if err := fileio.ReplaceEntry(filepath.Join(r.o.LogDir, name), output.Bytes()); err != nil {
 			return nil, "", fmt.Errorf("keeping the arm's output: %w", err)
 		}
 	}
 	rep := report{}
-	if runErr != nil {
+	when := fmt.Sprintf("round %d", round)
+	if round == 0 {
+		when = "its trial"
+	}
+	if st := stall(); st != nil {
+		rep.Code, rep.Line, rep.Stall = launch.ExitStatus(cmd, runErr), st.line(limit, when), st.kind()
+		if said := stderr.lastLine(); len(said) > 0 {
+			rep.Line += "; it said last: " + string(said)
+		}
+	} else if runErr != nil {
 		rep.Code, rep.Line = launch.ExitStatus(cmd, runErr), firstLine(runErr, stderr.lastLine())
 	} else if jsonPath != "" {
 		if doc, err = document.Load(ctx, jsonPath, maxDocument, document.DecodeRun); err != nil {
@@ -381,35 +412,43 @@ func (r *Runner) Turn(ctx context.Context, a Arm, idx, round int) (doc *document
 		return nil, "", err
 	}
 	if rank, p, ok := culprit(reps); ok {
-		when := fmt.Sprintf("in round %d", round)
-		if round == 0 {
-			when = "in its trial"
+		if p.Stall != 0 {
+			return nil, r.onRank(rank, p.Line), nil
 		}
-		return nil, r.onRank(rank, fmt.Sprintf("failed %s (exit %d): %s", when, p.Code, p.Line)), nil
+		return nil, r.onRank(rank, fmt.Sprintf("failed in %s (exit %d): %s", when, p.Code, p.Line)), nil
 	}
+	r.clock.observe(a.Changes(), took)
 	return doc, "", nil
 }
 
-// culprit picks the failure to report: the first rank whose exit is its
-// own (not a launch.Consequence of a peer's failure), else the first that
-// failed.
+// culprit picks the failure to report: a process found stopped at its
+// deadline (what held the others), else the first rank whose exit is its
+// own (not a launch.Consequence of a peer's failure, nor a process ended
+// at its deadline while it waited), else the first that failed.
 func culprit(reps []report) (int, report, bool) {
-	first := -1
+	best, bestScore := -1, 0
 	for i, p := range reps {
-		if p.Code == 0 {
+		score := 0
+		switch {
+		case p.Code == 0 && p.Stall == 0:
 			continue
+		case p.Stall == stallStopped:
+			score = 4
+		case p.Stall == 0 && !launch.Consequence(p.Code):
+			score = 3
+		case p.Stall != 0:
+			score = 2
+		default:
+			score = 1
 		}
-		if !launch.Consequence(p.Code) {
-			return i, p, true
-		}
-		if first < 0 {
-			first = i
+		if score > bestScore {
+			best, bestScore = i, score
 		}
 	}
-	if first < 0 {
+	if best < 0 {
 		return 0, report{}, false
 	}
-	return first, reps[first], true
+	return best, reps[best], true
 }
 
 func (r *Runner) gather(ctx context.Context, rep report) ([]report, error) {

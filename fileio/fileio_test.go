@@ -362,3 +362,45 @@ func TestSave(t *testing.T) {
 		t.Errorf("after the end of ctx the file holds %q", b)
 	}
 }
+
+// ReplaceEntry replaces a link or a FIFO left under the name, never the
+// file the link leads to, and never waits on the FIFO.
+func TestReplaceEntry(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link, fifo, plain := filepath.Join(dir, "link.log"), filepath.Join(dir, "fifo.log"), filepath.Join(dir, "new.log")
+	if err := os.Symlink(victim, link); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{link, fifo, plain} {
+		done := make(chan error, 1)
+		go func() { done <- ReplaceEntry(p, []byte("log")) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("%s: %v", p, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: still writing after 10 s", p)
+		}
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			t.Errorf("%s: %v, %v; want a regular file", p, fi, err)
+		}
+		if got, _ := os.ReadFile(p); string(got) != "log" {
+			t.Errorf("%s holds %q", p, got)
+		}
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "keep" {
+		t.Errorf("the file the link led to now holds %q", got)
+	}
+	if err := ReplaceEntry(filepath.Join(dir, "missing", "x.log"), nil); err == nil || !strings.Contains(err.Error(), "cannot write") {
+		t.Errorf("a missing folder: %v", err)
+	}
+}

@@ -58,6 +58,9 @@ type Options struct {
 	// proven.
 	Plugin string
 	Stamp  document.Stamp
+	// TurnLimit bounds every turn (ab.Options.TurnLimit); 0: from the
+	// arms' timings.
+	TurnLimit time.Duration
 }
 
 // DefaultRounds is the least the search and the proof run unless their
@@ -101,7 +104,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	r, err := ab.NewRunner(ab.Options{Exe: o.Exe, Command: o.Command, Env: o.Env, Rank: o.Rank, Size: o.Size,
-		Addr: o.Addr, Group: o.Group, LogDir: o.LogDir, Place: o.Place})
+		Addr: o.Addr, Group: o.Group, LogDir: o.LogDir, Place: o.Place, TurnLimit: o.TurnLimit})
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/collbench/collbench/ab"
 	"github.com/collbench/collbench/bench"
@@ -25,6 +27,7 @@ type abFlags struct {
 	rendezvous       string
 	quiet            bool
 	roundsGiven      bool
+	armTimeout       float64
 }
 
 const abSynopsis = "collbench ab --arm SPEC --arm SPEC [flags] -- <collective> [flags]"
@@ -48,6 +51,7 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.logs, "logs", "", "keep the output of every arm's process in this folder")
 	fs.StringVar(&f.rendezvous, "rendezvous", "", "host:port where ab's own processes meet (default MASTER_ADDR:MASTER_PORT, the first Slurm node, or this host)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line on stderr as each arm's turn ends")
+	registerArmTimeout(fs, &f.armTimeout)
 	if code, done := parseFlags(fs, args, abSynopsis, stdout, stderr); done {
 		return code
 	}
@@ -66,10 +70,10 @@ var errArmsDiffer = errors.New("an arm was slower than the first, or failed")
 
 func (f *abFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Writer) error {
 	var arms []ab.Arm
-	j, err := joinArmsJob(ctx, "ab", f.rendezvous, f.logs, stderr, func(procs int) (err error) {
-		arms, err = f.check(sweep, procs)
-		return err
-	}, nil, f.output)
+	j, err := joinArmsJob(ctx, "ab", f.rendezvous, f.logs, stderr, func(procs int) (inputs []string, err error) {
+		arms, inputs, err = f.check(sweep, procs)
+		return inputs, err
+	}, f.output)
 	if err != nil {
 		return err
 	}
@@ -88,7 +92,8 @@ func (f *abFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Wri
 		}
 	}
 	out, err := ab.Run(ctx, ab.Options{Exe: j.exe, Command: sweep, Arms: arms, Rounds: f.rounds, Env: os.Environ(),
-		Rank: j.Rank, Size: j.Size, Addr: j.Addr, Group: j, LogDir: f.logs, Emit: say, Probe: abProbe, Place: abPlace})
+		Rank: j.Rank, Size: j.Size, Addr: j.Addr, Group: j, LogDir: f.logs, Emit: say, Probe: abProbe, Place: abPlace,
+		TurnLimit: seconds(f.armTimeout)})
 	var refused *ab.Refused
 	if errors.As(err, &refused) {
 		return usageError{Err: err}
@@ -127,57 +132,64 @@ const defaultRounds = 7
 // number of ab's processes, each starting one process of every arm. It
 // also settles the rounds: enough that one difference among the table's
 // tests can be shown at --alpha once adjusted for the others.
-func (f *abFlags) check(sweep []string, procs int) ([]ab.Arm, error) {
+func (f *abFlags) check(sweep []string, procs int) (arms []ab.Arm, inputs []string, err error) {
 	switch {
 	case len(sweep) == 0:
-		return nil, usagef("no sweep given (usage: %s)", abSynopsis)
+		return nil, nil, usagef("no sweep given (usage: %s)", abSynopsis)
 	case f.rounds < 1 || f.rounds > compare.MaxRounds:
-		return nil, usagef("--rounds must be between 1 and %d (got %d)", compare.MaxRounds, f.rounds)
+		return nil, nil, usagef("--rounds must be between 1 and %d (got %d)", compare.MaxRounds, f.rounds)
 	case f.threshold < 0 || f.alpha <= 0 || f.alpha >= 1:
-		return nil, usagef("--threshold must be at least 0 and --alpha between 0 and 1")
+		return nil, nil, usagef("--threshold must be at least 0 and --alpha between 0 and 1")
+	}
+	if err := checkArmTimeout(f.armTimeout); err != nil {
+		return nil, nil, err
 	}
 	if _, err := compare.ParseCorrection(f.correction); err != nil {
-		return nil, usagef("--correction: %v", err)
+		return nil, nil, usagef("--correction: %v", err)
 	}
 	if f.output != "" && f.logs != "" && sameFile(f.output, f.logs) {
-		return nil, usagef("-J %s and --logs %s are one path: -J is a file, --logs a folder; name two", f.output, f.logs)
+		return nil, nil, usagef("-J %s and --logs %s are one path: -J is a file, --logs a folder; name two", f.output, f.logs)
 	}
 	coll, err := bench.LookupCollective(sweep[0])
 	if err != nil {
-		return nil, usagef("ab measures a collective's sweep; %q is not a collective (run 'collbench help' for the list)", sweep[0])
+		return nil, nil, usagef("ab measures a collective's sweep; %q is not a collective (run 'collbench help' for the list)", sweep[0])
 	}
 	if n, err := ab.MatrixSize(f.dims); err != nil {
-		return nil, usageError{Err: err}
+		return nil, nil, usageError{Err: err}
 	} else if n+len(f.arms) > ab.MaxArms {
-		return nil, usagef("more than %d arms (--arm and --arms-matrix): each runs once a round; split the run", ab.MaxArms)
+		return nil, nil, usagef("more than %d arms (--arm and --arms-matrix): each runs once a round; split the run", ab.MaxArms)
 	}
-	var arms []ab.Arm
 	for _, spec := range f.arms {
 		a, err := ab.ParseArm(spec)
 		if err != nil {
-			return nil, usageError{Err: err}
+			return nil, nil, usageError{Err: err}
 		}
 		arms = append(arms, a)
 	}
 	grid, err := ab.Matrix(f.dims)
 	if err != nil {
-		return nil, usageError{Err: err}
+		return nil, nil, usageError{Err: err}
 	}
 	if len(f.dims) > 0 {
 		arms = append(arms, grid...)
 	}
 	if len(arms) < 2 {
-		return nil, usagef("ab wants at least two arms (--arm, --arms-matrix); got %d", len(arms))
+		return nil, nil, usagef("ab wants at least two arms (--arm, --arms-matrix); got %d", len(arms))
 	}
 	rows := 0
 	for i, a := range arms {
-		_, n, err := checkSweep("ab", coll, sweep[1:], a.Args, procs)
+		c, err := checkSweep("ab", coll, sweep[1:], a, procs)
 		if err != nil {
-			return nil, usagef("arm %s (%s): %v", ab.Letter(i), a.Label, err)
+			return nil, nil, usagef("arm %s (%s): %v", ab.Letter(i), a.Label, err)
 		}
-		rows = max(rows, n)
+		rows = max(rows, c.rows)
+		for _, p := range c.inputs {
+			if !slices.Contains(inputs, p) {
+				inputs = append(inputs, p)
+			}
+		}
 	}
-	return arms, f.settleRounds(rows * (len(arms) - 1))
+	return arms, inputs, f.settleRounds(rows * (len(arms) - 1))
 }
 
 // settleRounds sets --rounds, when not given, to the least (at least
@@ -205,34 +217,64 @@ func (f *abFlags) settleRounds(tests int) error {
 	return nil
 }
 
+// checkedSweep is a sweep as ab and tune checked it: its options, the
+// rows its table will have and the files its processes read.
+type checkedSweep struct {
+	opts   bench.Options
+	rows   int
+	inputs []string
+}
+
 // checkSweep parses a sweep's flags and an arm's with the collective's
-// flag set, refuses the flags the command (ab, tune) sets itself, and
-// returns the options and the rows the sweep's table will have.
-func checkSweep(command string, coll *bench.Collective, sweep, armArgs []string, procs int) (bench.Options, int, error) {
-	var none bench.Options
+// flag set, refuses the flags the command (ab, tune) sets itself and
+// inputs that cannot be read again each turn, and checks the sweep as its
+// processes will: the options, the rows its table will have and its input
+// files.
+func checkSweep(command string, coll *bench.Collective, sweep []string, arm ab.Arm, procs int) (checkedSweep, error) {
+	var none checkedSweep
+	armArgs := arm.Args
 	fl := newFlags(coll)
+	fl.getenv = armEnv(arm)
 	fs, _ := fl.flags()
 	fs.SetOutput(io.Discard)
 	if err := fs.Parse(append(append([]string(nil), sweep...), armArgs...)); err != nil {
-		return none, 0, err
+		return none, err
 	}
 	if fs.NArg() > 0 {
-		return none, 0, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+		return none, fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	for _, name := range []string{"output_file", "rendezvous", "help"} {
 		if fs.Changed(name) {
-			return none, 0, fmt.Errorf("--%s is %s's to set (%s's own -J writes every arm's results)", name, command, command)
+			return none, fmt.Errorf("--%s is %s's to set (%s's own -J writes every arm's results)", name, command, command)
 		}
 	}
 	if fl.Cycles != 1 {
-		return none, 0, fmt.Errorf("-N %d: each round runs the sweep once", fl.Cycles)
+		return none, fmt.Errorf("-N %d: each round runs the sweep once", fl.Cycles)
+	}
+	if err := finiteFlags(fs); err != nil {
+		return none, err
+	}
+	if err := fl.jobFlags.check(); err != nil {
+		return none, err
 	}
 	if err := fl.check(); err != nil {
-		return none, 0, err
+		return none, err
+	}
+	// Every turn reads the sweep's files again: a FIFO would be read once
+	// (and ab itself would wait on it here), a file missing now fails
+	// every turn.
+	inputs := append(fl.Traffic.Files(), fl.references...)
+	for _, p := range inputs {
+		if err := regularInput(p); err != nil {
+			return none, err
+		}
+	}
+	if _, err := referenceTables(context.Background(), fl.references); err != nil {
+		return none, err
 	}
 	o, err := fl.Options(coll, fl.JobRequest, fs.Changed("op"))
 	if err != nil {
-		return none, 0, err
+		return none, err
 	}
 	// The sweep's own checks, against the ranks it will have: this job's
 	// processes, each with the arm's threads and GPUs (split into groups,
@@ -240,10 +282,46 @@ func checkSweep(command string, coll *bench.Collective, sweep, armArgs []string,
 	ranks := procs * fl.Threads * fl.NGPUs
 	if fs.Changed("group-size") {
 		ranks = fl.GroupSize
-		return o, o.PlannedRows(ranks), o.Sweep.Validate()
+		return checkedSweep{o, o.PlannedRows(ranks), inputs}, o.Sweep.Validate()
 	}
 	_, err = o.Validate(ranks)
-	return o, o.PlannedRows(ranks), err
+	return checkedSweep{o, o.PlannedRows(ranks), inputs}, err
+}
+
+// armEnv reads the environment an arm's processes will have: this
+// process's, with the arm's library and settings over it.
+func armEnv(a ab.Arm) func(string) string {
+	set := map[string]string{}
+	if a.Lib != "" {
+		set["COLLBENCH_NCCL_LIB"] = a.Lib
+	}
+	for _, kv := range a.Env {
+		name, val, _ := strings.Cut(kv, "=")
+		set[name] = val
+	}
+	return func(name string) string {
+		if v, ok := set[name]; ok {
+			return v
+		}
+		return os.Getenv(name)
+	}
+}
+
+// regularInput refuses an input that is not a regular file (a FIFO, a
+// device, a folder) or cannot be read, in one line naming it.
+func regularInput(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file: every turn reads it again", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, errors.Unwrap(err))
+	}
+	return f.Close()
 }
 
 // abProbe asks a process which NCCL it loads: collbench doctor's JSON.

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -364,4 +365,92 @@ func mine(dir string, planted []string) string {
 		}
 	}
 	return ""
+}
+
+// An arm process that hangs ends at its turn's deadline, named: one
+// stopped by SIGSTOP under launch -n 4 (its peers give up on it and wait
+// no more than ab does). The arm fails in one line, the rounds stop with
+// one arm left, exit 1, within the deadline plus 10 s. An input that would
+// hang an arm (a FIFO, read again every turn, whether named by a flag or
+// by nccl-tests' variable) is refused before anything runs.
+func TestABStalledArm(t *testing.T) {
+	selfEnv(t)
+	shortRaceExit(t)
+	mark := fmt.Sprintf("AB_STALL=%d", os.Getpid())
+	stopped := make(chan int, 1)
+	done := make(chan struct{})
+	defer close(done)
+	go func() { // stop rank 2's process of arm B once its sweep has started
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(5 * time.Millisecond):
+			}
+			if pid := findProcess("allreduce", mark, "RANK=2"); pid > 0 {
+				syscall.Kill(pid, syscall.SIGSTOP)
+				stopped <- pid
+				return
+			}
+		}
+	}()
+	start := time.Now()
+	code, out, errOut := runCLI("launch", "-n", "4", "--", "ab", "-q", "--arm-timeout", "15", "--arm", "name=a -n 5",
+		"--arm", "name=b "+mark+" -n 100000 -w 0", "--rounds", "5", "--", "allreduce", "-b", "1K", "-e", "1K")
+	took := time.Since(start)
+	var pid int
+	select {
+	case pid = <-stopped:
+	default:
+		t.Fatalf("no arm process was stopped; exit %d\n%s\n%s", code, out, errOut)
+	}
+	want := fmt.Sprintf("collbench ab: arm B (b) rank 2: stalled in round 1: no end within 15s (process %d stopped by a signal); killed it", pid)
+	if code != exitFailure || !strings.Contains(errOut, want) || !strings.Contains(out, "stopped before round 2") {
+		t.Errorf("exit %d, want %d and the line %q\n%s\n%s", code, exitFailure, want, out, errOut)
+	}
+	if took > 15*time.Second+10*time.Second+5*time.Second { // arm A's turn takes about a second
+		t.Errorf("ab took %v, past its deadline of 15 s plus 10 s", took)
+	}
+
+	fifo := filepath.Join(t.TempDir(), "matrix")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, arm := range []string{"name=b --matrix " + fifo, "name=b NCCL_TESTS_ALLTOALLV_MATRIX_FILE=" + fifo} {
+		start = time.Now()
+		code, out, errOut = runCLI("ab", "-q", "--arm", "name=a", "--arm", arm, "--", "alltoallv", "-b", "1K", "-e", "1K", "-g", "2", "-n", "5")
+		want := "collbench ab: arm B (b): " + fifo + " is not a regular file: every turn reads it again\n"
+		if code != exitUsage || errOut != want || out != "" || time.Since(start) > 10*time.Second {
+			t.Errorf("%s: exit %d in %v, want %d at once and %q\n%s\n%s", arm, code, time.Since(start), exitUsage, want, out, errOut)
+		}
+	}
+}
+
+// findProcess is the pid of a process whose command line holds word and
+// whose environment holds every one of vars (NAME=VALUE), 0 when none.
+func findProcess(word string, vars ...string) int {
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if !slices.Contains(strings.Split(string(cmdline), "\x00"), word) {
+			continue
+		}
+		data, err := os.ReadFile("/proc/" + e.Name() + "/environ")
+		if err != nil {
+			continue
+		}
+		env := strings.Split(string(data), "\x00")
+		all := true
+		for _, v := range vars {
+			all = all && slices.Contains(env, v)
+		}
+		if all {
+			return pid
+		}
+	}
+	return 0
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/run"
 )
@@ -18,17 +21,19 @@ type armsJob struct {
 }
 
 // joinArmsJob places this process in the command's job, lets check see
-// how many processes it has, refuses on rank 0 the outputs that cannot be
-// written and makes the logs folder, then meets the other processes. The
-// caller closes the job.
-func joinArmsJob(ctx context.Context, command, rendezvous, logs string, stderr io.Writer, check func(procs int) error,
-	inputs []string, outputs ...string) (*armsJob, error) {
+// how many processes it has (it returns the files the arms read), refuses
+// on rank 0 the outputs that cannot be written or would replace one of
+// those inputs, and makes the logs folder, then meets the other
+// processes. The caller closes the job.
+func joinArmsJob(ctx context.Context, command, rendezvous, logs string, stderr io.Writer,
+	check func(procs int) (inputs []string, err error), outputs ...string) (*armsJob, error) {
 	j, err := run.NewJob(run.Settings{RanksPerProc: 1, Rendezvous: rendezvous, Version: version}, os.Getenv,
 		func(format string, a ...any) { fmt.Fprintf(stderr, "collbench "+command+": "+format+"\n", a...) })
 	if err != nil {
 		return nil, err
 	}
-	if err := check(j.Size); err != nil {
+	inputs, err := check(j.Size)
+	if err != nil {
 		return nil, err
 	}
 	exe, err := os.Executable()
@@ -50,3 +55,27 @@ func joinArmsJob(ctx context.Context, command, rendezvous, logs string, stderr i
 	}
 	return &armsJob{Job: j, exe: exe}, nil
 }
+
+// registerArmTimeout adds --arm-timeout to a command that runs arms.
+func registerArmTimeout(fs *pflag.FlagSet, p *float64) {
+	fs.Float64Var(p, "arm-timeout", 0, "seconds an arm's turn may take before its processes are stopped and the arm fails "+
+		"(0 = from the arms' timings: 10× the arm's slowest turn, 30× any arm's for its first, at least 60 s; 10 minutes before any turn ended)")
+}
+
+// maxArmTimeout bounds --arm-timeout: a week is no deadline a person waits for.
+const maxArmTimeout = 7 * 24 * time.Hour
+
+// checkArmTimeout refuses an --arm-timeout that is negative, not a number,
+// or too small or large to be a deadline.
+func checkArmTimeout(v float64) error {
+	if v == 0 {
+		return nil
+	}
+	if !(v >= 0.001) || v > maxArmTimeout.Seconds() {
+		return usagef("--arm-timeout must be 0 (automatic) or between 0.001 and %.0f seconds (got %g)", maxArmTimeout.Seconds(), v)
+	}
+	return nil
+}
+
+// seconds is a flag's count of seconds as a duration.
+func seconds(v float64) time.Duration { return time.Duration(v * float64(time.Second)) }

@@ -32,6 +32,18 @@ func size(p *int64) *sizeFlag { return (*sizeFlag)(p) }
 type jobFlags struct {
 	run.JobRequest
 	quiet bool
+	// getenv reads the environment the command will run in: the
+	// process's own (nil), or, where ab and tune check an arm before
+	// starting it, the arm's.
+	getenv func(string) string
+}
+
+// env is the environment the checks read.
+func (j *jobFlags) env() func(string) string {
+	if j.getenv != nil {
+		return j.getenv
+	}
+	return os.Getenv
 }
 
 // register adds the long-named job flags, with the library's defaults
@@ -57,7 +69,7 @@ func (j *jobFlags) check() error {
 }
 
 // settings are the job flags as the run package takes them.
-func (j *jobFlags) settings() (run.Settings, error) { return j.Settings(version, os.Getenv) }
+func (j *jobFlags) settings() (run.Settings, error) { return j.Settings(version, j.env()) }
 
 // flags holds a collective subcommand's flags: nccl-tests' letters, long
 // names and defaults, plus collbench's own.
@@ -158,7 +170,7 @@ func (f *flags) check() error {
 		return usagef("-r %d: %s has no root (-r applies to broadcast, reduce, gather and scatter)", f.Root, f.coll.Name)
 	}
 	if t := f.Traffic; t != nil {
-		if err := t.FromEnv(changed(f.fs), os.Getenv); err != nil {
+		if err := t.FromEnv(changed(f.fs), f.env()); err != nil {
 			return err
 		}
 		if err := routingOnlyWithMoE(f.fs, t.MoE); err != nil {

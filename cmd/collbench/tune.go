@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/collbench/collbench/ab"
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/compare"
@@ -32,6 +33,7 @@ type tuneFlags struct {
 	output, measured, record, logs  string
 	rendezvous                      string
 	quiet                           bool
+	armTimeout                      float64
 }
 
 const tuneSynopsis = "collbench tune [-o tuner.conf] [--plugin libnccl-tuner-example.so] [flags] -- <collective> [flags]"
@@ -59,6 +61,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.logs, "logs", "", "keep the output of every process started in this folder")
 	fs.StringVar(&f.rendezvous, "rendezvous", "", "host:port where tune's processes meet (default as the collectives')")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line on stderr as each trial and turn ends")
+	registerArmTimeout(fs, &f.armTimeout)
 	if code, done := parseFlags(fs, args, tuneSynopsis, stdout, stderr); done {
 		return code
 	}
@@ -76,10 +79,10 @@ var errTuneIncomplete = errors.New("the tuner file could not be proven as writte
 
 func (f *tuneFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Writer) error {
 	var space tune.Space
-	j, err := joinArmsJob(ctx, "tune", f.rendezvous, f.logs, stderr, func(procs int) (err error) {
-		space, err = f.check(sweep, procs)
-		return err
-	}, []string{f.plugin}, f.output, f.measured, f.record)
+	j, err := joinArmsJob(ctx, "tune", f.rendezvous, f.logs, stderr, func(procs int) (inputs []string, err error) {
+		space, inputs, err = f.check(sweep, procs)
+		return append(inputs, f.plugin), err
+	}, f.output, f.measured, f.record)
 	if err != nil {
 		return err
 	}
@@ -100,7 +103,7 @@ func (f *tuneFlags) run(ctx context.Context, sweep []string, stdout, stderr io.W
 	stamp := document.NewStamp(document.TuneSchemaName, document.TuneSchemaVersion, version, "", os.Args[1:])
 	res, err := tune.Run(ctx, tune.Options{Exe: j.exe, Command: sweep, Env: os.Environ(), Rank: j.Rank, Size: j.Size, Addr: j.Addr,
 		Group: j, LogDir: f.logs, Emit: say, Place: abPlace, Space: space, Rounds: f.rounds, Alpha: f.alpha,
-		Threshold: f.threshold / 100, Budget: f.budget, Plugin: f.plugin, Stamp: stamp})
+		Threshold: f.threshold / 100, Budget: f.budget, Plugin: f.plugin, Stamp: stamp, TurnLimit: seconds(f.armTimeout)})
 	var refused *tune.Refused
 	if errors.As(err, &refused) {
 		return usageError{Err: err}
@@ -135,52 +138,52 @@ func (f *tuneFlags) run(ctx context.Context, sweep []string, stdout, stderr io.W
 // check validates the flags and the sweep, and returns the space: the
 // sweep is parsed by the collective's own flag parser, so that a typo
 // fails now; procs is the number of tune's processes.
-func (f *tuneFlags) check(sweep []string, procs int) (tune.Space, error) {
-	var sp tune.Space
+func (f *tuneFlags) check(sweep []string, procs int) (sp tune.Space, inputs []string, err error) {
 	switch {
 	case len(sweep) == 0:
-		return sp, usagef("no sweep given (usage: %s)", tuneSynopsis)
+		return sp, nil, usagef("no sweep given (usage: %s)", tuneSynopsis)
 	case f.rounds < 0 || f.rounds > compare.MaxRounds:
-		return sp, usagef("--rounds must be between 0 (as many as the tests need) and %d (got %d)", compare.MaxRounds, f.rounds)
+		return sp, nil, usagef("--rounds must be between 0 (as many as the tests need) and %d (got %d)", compare.MaxRounds, f.rounds)
 	case f.threshold < 0 || f.alpha <= 0 || f.alpha >= 1:
-		return sp, usagef("--threshold must be at least 0 and --alpha between 0 and 1")
+		return sp, nil, usagef("--threshold must be at least 0 and --alpha between 0 and 1")
 	case f.budget < 0:
-		return sp, usagef("--budget cannot be negative")
+		return sp, nil, usagef("--budget cannot be negative")
 	}
 	coll, err := bench.LookupCollective(sweep[0])
 	if err != nil {
-		return sp, usagef("tune measures a collective's sweep; %q is not a collective (run 'collbench help' for the list)", sweep[0])
+		return sp, nil, usagef("tune measures a collective's sweep; %q is not a collective (run 'collbench help' for the list)", sweep[0])
 	}
 	if host.TunerName(coll.ID) == "" {
-		return sp, usagef("%s cannot be steered by a tuner file: NCCL asks its tuner about broadcast, reduce, allgather, reducescatter and allreduce only (it runs %s as sends and receives, which no tuner row names)",
+		return sp, nil, usagef("%s cannot be steered by a tuner file: NCCL asks its tuner about broadcast, reduce, allgather, reducescatter and allreduce only (it runs %s as sends and receives, which no tuner row names)",
 			coll.Name, coll.Name)
 	}
-	o, rows, err := checkSweep("tune", coll, sweep[1:], nil, procs)
+	c, err := checkSweep("tune", coll, sweep[1:], ab.Arm{}, procs)
+	o, rows := c.opts, c.rows
 	if err != nil {
-		return sp, usagef("the sweep: %v", err)
+		return sp, nil, usagef("the sweep: %v", err)
 	}
 	if sizes := len(o.Sweep.Sizes()); rows != sizes {
-		return sp, usagef("the sweep has %d rows for %d sizes: a tuner file has one row per size, so give one data type (-d), one reduction (-o) and one root (-r)", rows, sizes)
+		return sp, nil, usagef("the sweep has %d rows for %d sizes: a tuner file has one row per size, so give one data type (-d), one reduction (-o) and one root (-r)", rows, sizes)
 	}
 	if sp.Algorithms, err = words(f.algorithms, "--algorithms", append(slices.Clone(tuner.Plugin.Algorithms), host.Vocabulary.Algorithms...), nil); err != nil {
-		return sp, err
+		return sp, nil, err
 	}
 	if sp.Protocols, err = words(f.protocols, "--protocols", tuner.Plugin.Protocols, host.Vocabulary.Protocol); err != nil {
-		return sp, err
+		return sp, nil, err
 	}
 	for _, c := range splitList(f.channels) {
 		n, err := strconv.Atoi(c)
 		if err != nil || n < 1 || n > 64 {
-			return sp, usagef("--channels: %q is not a channel count from 1 to 64", c)
+			return sp, nil, usagef("--channels: %q is not a channel count from 1 to 64", c)
 		}
 		sp.Channels = append(sp.Channels, n)
 	}
 	if f.plugin != "" {
 		if err := tuner.CheckPlugin(f.plugin); err != nil {
-			return sp, usagef("--plugin: %v", err)
+			return sp, nil, usagef("--plugin: %v", err)
 		}
 	}
-	return sp, nil
+	return sp, c.inputs, nil
 }
 
 // words splits a comma-separated list and refuses a word that is neither
