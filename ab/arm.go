@@ -9,7 +9,11 @@ package ab
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
+
+	"github.com/collbench/collbench/cluster"
+	"github.com/collbench/collbench/libpath"
 )
 
 // Arm is one way of running the sweep.
@@ -22,6 +26,11 @@ type Arm struct {
 }
 
 var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// jobVars are the variables that place a process in a job (the
+// launchers', the rendezvous', the token): ab sets them for every arm
+// process, and an arm that set them would join another job or none.
+var jobVars = append(cluster.Vars(), cluster.ListenerFDVar, cluster.HeldVar)
 
 // ParseArm reads an arm: words separated by spaces (quotes keep spaces
 // inside a word), each name=LABEL, lib=PATH or NAME=VALUE (an environment
@@ -47,11 +56,13 @@ func ParseArm(spec string) (Arm, error) {
 				return Arm{}, fmt.Errorf("arm %q: an empty name", spec)
 			}
 			a.Label = val
-		case key == "lib":
+		case key == "lib" || key == libpath.NCCL.EnvVar: // the variable is lib= by another name: probed alike
 			if val == "" {
-				return Arm{}, fmt.Errorf("arm %q: lib= names no file", spec)
+				return Arm{}, fmt.Errorf("arm %q: %s= names no file", spec, key)
 			}
 			a.Lib = val
+		case slices.Contains(jobVars, key):
+			return Arm{}, fmt.Errorf("arm %q: %s is the job's: ab places every arm's processes in a job of their own", spec, key)
 		case envName.MatchString(key):
 			a.Env = append(a.Env, w)
 		default:
@@ -119,6 +130,12 @@ func Matrix(dims []string) ([]Arm, error) {
 		}
 		if key != "lib" && !envName.MatchString(key) {
 			return nil, fmt.Errorf("matrix dimension %q: %q is neither lib nor an environment variable's name", d, key)
+		}
+		if slices.Contains(jobVars, key) {
+			return nil, fmt.Errorf("matrix dimension %q: %s is the job's: ab places every arm's processes in a job of their own", d, key)
+		}
+		if key == libpath.NCCL.EnvVar {
+			key = "lib"
 		}
 		var next []Arm
 		for _, a := range arms {

@@ -25,6 +25,10 @@ func TestParseArm(t *testing.T) {
 		{"name=", Arm{}, "an empty name"},
 		{"9X=1", Arm{}, "not an environment variable's name"},
 		{"name='open", Arm{}, "an unclosed '"},
+		{"COLLBENCH_NCCL_LIB=/opt/nccl", Arm{Label: "lib=/opt/nccl", Spec: "COLLBENCH_NCCL_LIB=/opt/nccl", Lib: "/opt/nccl"}, ""},
+		{"WORLD_SIZE=2", Arm{}, "WORLD_SIZE is the job's"},
+		{"OMPI_COMM_WORLD_RANK=0", Arm{}, "OMPI_COMM_WORLD_RANK is the job's"},
+		{"COLLBENCH_RENDEZVOUS_FD=3", Arm{}, "is the job's"},
 	}
 	for _, c := range cases {
 		got, err := ParseArm(c.spec)

@@ -101,3 +101,44 @@ func TestTurnInterruptedIsNoStall(t *testing.T) {
 		t.Errorf("interrupted: failed %q, err %v; want the interruption", failed, err)
 	}
 }
+
+// A crash is reported by its panic's line, not by the last stack frame.
+func TestLastLineOfACrash(t *testing.T) {
+	for _, tc := range []struct{ said, want string }{
+		{"collbench allreduce: bad\n", "collbench allreduce: bad"},
+		{"starting\npanic: runtime error: index out of range [3] with length 2\n\ngoroutine 1 [running]:\nmain.main()\n\t/src/main.go:12 +0x1d\nexit status 2\n",
+			"panic: runtime error: index out of range [3] with length 2"},
+		{"fatal error: all goroutines are asleep - deadlock!\n\ngoroutine 1 [chan receive]:\n", "fatal error: all goroutines are asleep - deadlock!"},
+	} {
+		var tl tail
+		tl.Write([]byte(tc.said))
+		if got := string(tl.lastLine()); got != tc.want {
+			t.Errorf("%q: %q, want %q", tc.said, got, tc.want)
+		}
+	}
+}
+
+// On the host backend, with no NCCL named, arms that differ only in NCCL's
+// own settings are one arm; nccl-tests' NCCL_TESTS_* and other settings
+// still tell arms apart, and so does a GPU machine's backend.
+func TestDistinctOnTheHostBackend(t *testing.T) {
+	arm := func(backend string, env ...string) ArmOutcome {
+		return ArmOutcome{Arm: Arm{Label: strings.Join(env, " "), Env: env}, Backend: backend}
+	}
+	for _, tc := range []struct {
+		arms []ArmOutcome
+		want string
+	}{
+		{[]ArmOutcome{arm("host", "NCCL_PROTO=LL"), arm("host", "NCCL_PROTO=Simple")}, "differ only in NCCL settings"},
+		{[]ArmOutcome{arm("host"), arm("host", "NCCL_ALGO=Ring")}, "differ only in NCCL settings"},
+		{[]ArmOutcome{arm("host", "NCCL_TESTS_ALLTOALLV_SPREAD=0"), arm("host", "NCCL_TESTS_ALLTOALLV_SPREAD=1")}, ""},
+		{[]ArmOutcome{arm("host", "COLLBENCH_HOST_ALGO=ring"), arm("host", "COLLBENCH_HOST_ALGO=doubling")}, ""},
+		{[]ArmOutcome{arm("nccl", "NCCL_PROTO=LL"), arm("nccl", "NCCL_PROTO=Simple")}, ""},
+		{[]ArmOutcome{arm("host", "X=1"), arm("host", "X=1")}, "with the same settings"},
+	} {
+		err := Distinct(&Outcome{Arms: tc.arms})
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s / %s on %s: %v, want %q", tc.arms[0].Label, tc.arms[1].Label, tc.arms[0].Backend, err, tc.want)
+		}
+	}
+}

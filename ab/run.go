@@ -83,6 +83,7 @@ type ArmOutcome struct {
 	NCCLVersion string // the NCCL the arm loaded, as rank 0's probe found it
 	NCCLPath    string
 	NCCLError   string // why it found none
+	Backend     string // the backend a measuring command would pick there ("host", "nccl")
 	Failed      string // why the arm stopped; empty when every round ran
 	FailedRound int    // the round it stopped in; 0 at the probe
 	Runs        []*document.Run
@@ -233,6 +234,10 @@ func Distinct(out *Outcome) error {
 	for i, a := range out.Arms {
 		key := a.identity()
 		if j, ok := seen[key]; ok {
+			if a.Backend == "host" && a.Arm.identity() != out.Arms[j].Arm.identity() {
+				return &Refused{Why: fmt.Sprintf("arms %s (%s) and %s (%s) differ only in NCCL settings, and they run on the host backend here, which reads none: nothing tells them apart",
+					Letter(j), out.Arms[j].Label, Letter(i), a.Label)}
+			}
 			file := "the same NCCL"
 			if p := out.Arms[i].NCCLPath; p != "" {
 				file = p
@@ -247,12 +252,30 @@ func Distinct(out *Outcome) error {
 
 // identity is what makes an arm's runs what they are: the file it
 // loads (as found, else as named), its environment (the last of a name
-// wins, order aside) and its flags.
+// wins, order aside; on the host backend, with no NCCL named, less
+// NCCL's own settings, which it never reads) and its flags.
 func (a ArmOutcome) identity() string {
 	lib := a.NCCLPath
 	if lib == "" {
 		lib = a.Lib
 	}
+	env := a.Arm.Env
+	if a.Backend == "host" && a.Lib == "" {
+		env = slices.DeleteFunc(slices.Clone(env), ncclSetting)
+	}
+	return Arm{Lib: lib, Env: env, Args: a.Args}.identity()
+}
+
+// ncclSetting says NAME=VALUE is one of NCCL's own settings, read by the
+// library only (nccl-tests' NCCL_TESTS_* are read by the benchmark).
+func ncclSetting(kv string) bool {
+	return strings.HasPrefix(kv, "NCCL_") && !strings.HasPrefix(kv, "NCCL_TESTS_")
+}
+
+// identity is the arm's library as named, environment (the last of a
+// name wins, order aside) and flags.
+func (a Arm) identity() string {
+	lib := a.Lib
 	last := map[string]string{}
 	for _, kv := range a.Env {
 		name, _, _ := strings.Cut(kv, "=")
@@ -275,6 +298,7 @@ type report struct {
 	Stall   int    `json:"stall,omitempty"`
 	Version string `json:"version,omitempty"`
 	Path    string `json:"path,omitempty"`
+	Backend string `json:"backend,omitempty"`
 	Error   string `json:"error,omitempty"`
 }
 
@@ -302,20 +326,21 @@ func (r *Runner) Probe(ctx context.Context, out *Outcome) error {
 			return context.Cause(ctx)
 		}
 		var d struct {
-			NCCL struct{ Path, Version, Error string } `json:"nccl"`
+			NCCL    struct{ Path, Version, Error string } `json:"nccl"`
+			Backend string                                `json:"backend"`
 		}
 		if st := stall(); st != nil {
 			rep.Code, rep.Line = launch.ExitStatus(cmd, runErr), "collbench doctor: "+st.line(limit, "the probe")
 		} else if err := json.Unmarshal(stdout.Bytes(), &d); err != nil {
 			rep.Code, rep.Line = 1, fmt.Sprintf("collbench doctor: %v", firstLine(runErr, stderr.Bytes()))
 		} else {
-			rep.Version, rep.Path, rep.Error = d.NCCL.Version, d.NCCL.Path, d.NCCL.Error
+			rep.Version, rep.Path, rep.Error, rep.Backend = d.NCCL.Version, d.NCCL.Path, d.NCCL.Error, d.Backend
 		}
 		reps, err := r.gather(ctx, rep)
 		if err != nil {
 			return err
 		}
-		a.NCCLVersion, a.NCCLPath, a.NCCLError = reps[0].Version, reps[0].Path, reps[0].Error
+		a.NCCLVersion, a.NCCLPath, a.NCCLError, a.Backend = reps[0].Version, reps[0].Path, reps[0].Error, reps[0].Backend
 		for rank, p := range reps {
 			why := ""
 			switch {
@@ -591,9 +616,16 @@ func (t *tail) Bytes() []byte {
 	return t.b
 }
 
-// lastLine is the last line that says something.
+// lastLine is the line that says why the process ended: a Go panic's or
+// fatal error's own line (a crash ends in stack frames, which say
+// nothing), else the last line that says something.
 func (t *tail) lastLine() []byte {
 	s := strings.TrimRight(string(t.Bytes()), "\n ")
+	for _, l := range strings.Split(s, "\n") {
+		if strings.HasPrefix(l, "panic: ") || strings.HasPrefix(l, "fatal error: ") {
+			return []byte(l)
+		}
+	}
 	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
 		s = s[i+1:]
 	}

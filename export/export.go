@@ -44,6 +44,9 @@ type Options struct {
 	// PP = 2).
 	TP, DP, EP, PP int
 	Name           string // SimAI's first line
+	// Keep are files no export may replace: the profile it was made from.
+	// An export file that is one of them fails its target, unwritten.
+	Keep []string
 }
 
 // ParseTargets reads a comma-separated list of targets, or "all"; empty
@@ -189,13 +192,24 @@ func Write(ctx context.Context, p *document.Profile, target, dir string, o Optio
 	if err != nil {
 		return nil, &TargetError{target, err}
 	}
+	for _, f := range files {
+		if err := fileio.Distinct(filepath.Join(dir, f.name), o.Keep); err != nil {
+			return nil, &TargetError{target, err}
+		}
+	}
 	var paths []string
 	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return paths, context.Cause(ctx)
+		}
 		path := filepath.Join(dir, f.name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			return paths, &TargetError{target, err}
 		}
-		if err := fileio.WriteBytes(ctx, path, f.data); err != nil {
+		// The names are the planners', in a folder given for them: an
+		// entry found under one (a link, a FIFO) is replaced, not
+		// followed.
+		if err := fileio.ReplaceEntry(path, f.data); err != nil {
 			return paths, &TargetError{target, err}
 		}
 		if f.exec {
@@ -349,4 +363,59 @@ func halvings(world int) []int {
 		}
 	}
 	return out
+}
+
+// fileNames are the names (shell patterns, relative to the folder) each
+// target writes, whatever the profile.
+var fileNames = map[string][]string{
+	"galvatron": {"allreduce_bandwidth_*", "p2p_bandwidth_*", "sp_time_*", "overlap_coefficient.json"},
+	"calculon":  {"calculon_networks.json"},
+	"astra-sim": {"astra_network.yml", "astra_network_congestion_aware.yml", "astra_system.json", "astra_remote_memory.json", "astra_network.json"},
+	"simai":     {"busbw.yaml", "simai_analytical.args", simaiRatioDir + "*"},
+}
+
+// Collides says which of targets would write a file at path when exporting
+// into dir ("" none): known before anything is measured, so that a
+// profile is not written only to be replaced by its own export.
+func Collides(targets []string, dir, path string) string {
+	rel, err := relativeTo(dir, path)
+	if err != nil {
+		return ""
+	}
+	for _, t := range targets {
+		for _, pattern := range fileNames[t] {
+			if ok, _ := filepath.Match(pattern, rel); ok {
+				return t
+			}
+		}
+	}
+	return ""
+}
+
+// relativeTo is path's name inside dir, both made absolute (links in the
+// folders followed where they exist).
+func relativeTo(dir, path string) (string, error) {
+	abs := func(p string) (string, error) {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return "", err
+		}
+		if r, err := filepath.EvalSymlinks(a); err == nil {
+			return r, nil
+		}
+		return a, nil
+	}
+	d, err := abs(dir)
+	if err != nil {
+		return "", err
+	}
+	pd, err := abs(filepath.Dir(path))
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(d, filepath.Join(pd, filepath.Base(path)))
+	if err != nil || strings.HasPrefix(rel, "..") {
+		return "", fmt.Errorf("outside")
+	}
+	return rel, nil
 }

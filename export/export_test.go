@@ -578,3 +578,57 @@ func TestSimAIOneNodeDP(t *testing.T) {
 		}
 	}
 }
+
+func TestCollides(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		targets []string
+		path    string
+		want    string
+	}{
+		{[]string{"simai"}, filepath.Join(dir, "busbw.yaml"), "simai"},
+		{[]string{"simai"}, filepath.Join(dir, ".", "astra-sim-alibabacloud/inputs/ratio/nic_ratio.csv"), "simai"},
+		{[]string{"calculon", "galvatron"}, filepath.Join(dir, "sp_time_1nodes_8gpus_per_node.json"), "galvatron"},
+		{[]string{"calculon"}, filepath.Join(dir, "busbw.yaml"), ""},
+		{[]string{"simai"}, filepath.Join(dir, "sub", "busbw.yaml"), ""},
+		{[]string{"simai"}, filepath.Join(filepath.Dir(dir), "busbw.yaml"), ""},
+	} {
+		if got := Collides(tc.targets, dir, tc.path); got != tc.want {
+			t.Errorf("%v %s: %q, want %q", tc.targets, tc.path, got, tc.want)
+		}
+	}
+}
+
+// An export never replaces the profile it was made from, even when the
+// profile sits in the folder under an export's name; a link found there
+// under an export's name is replaced, not written through.
+func TestWriteKeepsItsInput(t *testing.T) {
+	dir := t.TempDir()
+	p := fixture.Profile(t, 1, 4)
+	data := []byte("{\"schema\": \"the profile\"}\n")
+	input := filepath.Join(dir, "busbw.yaml")
+	if err := os.WriteFile(input, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(context.Background(), p, "simai", dir, Options{Keep: []string{input}}); err == nil ||
+		!strings.Contains(err.Error(), "is the input") {
+		t.Errorf("writing over the input: %v", err)
+	}
+	if got, _ := os.ReadFile(input); !bytes.Equal(got, data) {
+		t.Error("the profile was replaced")
+	}
+	other := t.TempDir()
+	victim := filepath.Join(other, "victim.json")
+	if err := os.WriteFile(victim, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(other, "calculon_networks.json")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Write(context.Background(), p, "calculon", other, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(victim); !bytes.Equal(got, data) {
+		t.Error("the file a link led to was replaced")
+	}
+}

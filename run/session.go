@@ -224,6 +224,15 @@ func pickBackend(name, ncclLib string, transport host.Transport, getenv func(str
 		return g, []string{note}, nil
 	}
 	note, err := probeGPU(g)
+	if err != nil && (ncclLib != "" || getenv(libpath.NCCL.EnvVar) != "") {
+		// An NCCL named by the caller is a request for the nccl backend:
+		// a run on the CPU instead would be a number of another kind.
+		named := "{NCCLLib} " + ncclLib
+		if ncclLib == "" {
+			named = libpath.NCCL.EnvVar + "=" + getenv(libpath.NCCL.EnvVar)
+		}
+		return nil, nil, setting.Errorf("the nccl backend is not available, and %s asks for it: %w (to run on the CPU anyway, pass {Backend} host)", named, err)
+	}
 	if err != nil {
 		why := err.Error()
 		if errors.Is(err, cuda.ErrNoDriver) && getenv(libpath.CUDA.EnvVar) == "" {

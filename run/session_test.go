@@ -3,12 +3,15 @@ package run
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/setting"
 )
 
 func TestDeviceList(t *testing.T) {
@@ -90,5 +93,37 @@ func TestNCCLEnvKnobs(t *testing.T) {
 	}
 	if _, ok := m["NCCL_VERSION"]; ok {
 		t.Errorf("NCCL_VERSION taken for a setting: %v", m)
+	}
+}
+
+// Under auto, an NCCL that the caller named and that cannot run is an
+// error, not a quiet run on the CPU; with nothing named, auto falls back.
+func TestAutoRefusesANamedNCCLThatCannotRun(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "libnccl.so.2")
+	none := func(string) string { return "" }
+	env := func(name string) string {
+		if name == "COLLBENCH_NCCL_LIB" {
+			return missing
+		}
+		return ""
+	}
+	for _, tc := range []struct {
+		lib    string
+		getenv func(string) string
+		want   string
+	}{
+		{missing, none, "the nccl backend is not available, and {NCCLLib} " + missing + " asks for it: "},
+		{"", env, "the nccl backend is not available, and COLLBENCH_NCCL_LIB=" + missing + " asks for it: "},
+	} {
+		_, _, err := pickBackend("auto", tc.lib, host.TransportAuto, tc.getenv)
+		var se *setting.Error
+		if !errors.As(err, &se) || !strings.Contains(se.Spell(func(n string) string { return "{" + n + "}" }), tc.want) ||
+			!strings.Contains(err.Error(), "pass Backend host") {
+			t.Errorf("lib %q: %v, want %q", tc.lib, err, tc.want)
+		}
+	}
+	b, notes, err := pickBackend("auto", "", host.TransportAuto, none)
+	if err == nil && b.Name() == "host" && (len(notes) != 1 || !strings.HasPrefix(notes[0], "Backend: host (auto: ")) {
+		t.Errorf("nothing named: %v %v", notes, err)
 	}
 }

@@ -180,7 +180,7 @@ func (f *abFlags) check(sweep []string, procs int) (arms []ab.Arm, inputs []stri
 	for i, a := range arms {
 		c, err := checkSweep("ab", coll, sweep[1:], a, procs)
 		if err != nil {
-			return nil, nil, usagef("arm %s (%s): %v", ab.Letter(i), a.Label, err)
+			return nil, nil, usagef("arm %s (%s): %w", ab.Letter(i), a.Label, err)
 		}
 		rows = max(rows, c.rows)
 		for _, p := range c.inputs {
@@ -259,6 +259,9 @@ func checkSweep(command string, coll *bench.Collective, sweep []string, arm ab.A
 	}
 	if err := fl.check(); err != nil {
 		return none, err
+	}
+	if fl.Traffic != nil && fl.Traffic.MoE != "" {
+		return none, fmt.Errorf("--moe times a layer's calls, not a sweep's sizes, and %s compares sweeps", command)
 	}
 	// Every turn reads the sweep's files again: a FIFO would be read once
 	// (and ab itself would wait on it here), a file missing now fails

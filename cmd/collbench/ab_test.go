@@ -286,6 +286,29 @@ func TestABBadInput(t *testing.T) {
 		{append(append([]string{"ab"}, "--arms-matrix", "A=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20", "--arms-matrix", "B=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20",
 			"--arms-matrix", "C=1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20"), sweep...), "more than 512 arms (--arm and --arms-matrix)"},
 	}
+	dir := t.TempDir()
+	matrix, site := filepath.Join(dir, "m.txt"), filepath.Join(dir, "site.json")
+	if err := os.WriteFile(matrix, []byte("0 8\n8 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(site, []byte(`{"version": 1, "entries": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cases = append(cases, []struct {
+		args []string
+		want string
+	}{
+		{append([]string{"ab", "--arm", "-g 0", "--arm", ""}, sweep...), "arm A (-g 0): -g must be at least 1 (got 0)"},
+		{append([]string{"ab", "--arm", "RANK=3", "--arm", ""}, sweep...), `arm "RANK=3": RANK is the job's`},
+		{append([]string{"ab", "--arm", "COLLBENCH_TOKEN=x", "--arm", ""}, sweep...), "COLLBENCH_TOKEN is the job's"},
+		{append([]string{"ab", "--arms-matrix", "MASTER_PORT=1,2"}, sweep...), "MASTER_PORT is the job's"},
+		{append([]string{"ab", "--arm", "--references /nonexistent.json", "--arm", ""}, sweep...), "/nonexistent.json: no such file or directory"},
+		{append(append(two, "--arm-timeout", "-1"), sweep...), "--arm-timeout must be 0 (automatic) or between 0.001 and 604800 seconds (got -1)"},
+		{append(append(two, "--arm-timeout", "NaN"), sweep...), "--arm-timeout must be a finite number (got NaN)"},
+		{append(two, "--", "alltoallv", "--moe", "8,2", "-g", "2"), "arm A (-g 2): --moe times a layer's calls, not a sweep's sizes, and ab compares sweeps"},
+		{append(append(two, "-J", matrix), "--", "alltoallv", "--matrix", matrix, "-n", "2"), "the output " + matrix + " is the input " + matrix},
+		{append([]string{"ab", "-J", site, "--arm", "--references " + site, "--arm", ""}, sweep...), "the output " + site + " is the input " + site},
+	}...)
 	for _, c := range cases {
 		t.Run(strings.Join(c.args[1:], " "), func(t *testing.T) { expectUsageError(t, c.args, c.want) })
 	}

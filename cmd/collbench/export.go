@@ -93,6 +93,7 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if err != nil {
 			return err
 		}
+		e.Keep = []string{fs.Arg(0)}
 		if err := e.checkDir(); err != nil {
 			return err
 		}

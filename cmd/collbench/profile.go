@@ -97,6 +97,11 @@ func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 			if err := checkFiles(f.Routing.Files(), f.output)(); err != nil {
 				return err
 			}
+			if f.output != "" && f.output != fileio.Stdout {
+				if t := export.Collides(spec.Exports, f.exports.Dir, f.output); t != "" {
+					return usagef("-o %s is a file the %s export writes into --export-dir %s; name another", f.output, t, f.exports.Dir)
+				}
+			}
 			return f.exports.checkDir()
 		},
 		Write: func(doc *document.Profile, complete bool) error { return f.write(ctx, doc, stdout, stderr, complete) },
@@ -122,5 +127,6 @@ func (f *profileFlags) write(ctx context.Context, doc *document.Profile, stdout,
 	if !complete {
 		return nil
 	}
+	f.exports.Keep = []string{f.output}
 	return f.exports.write(ctx, doc, "profile", func(file string) { fmt.Fprintf(stderr, "collbench profile: wrote %s\n", file) }, stderr)
 }

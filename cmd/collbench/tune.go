@@ -160,7 +160,7 @@ func (f *tuneFlags) check(sweep []string, procs int) (sp tune.Space, inputs []st
 	c, err := checkSweep("tune", coll, sweep[1:], ab.Arm{}, procs)
 	o, rows := c.opts, c.rows
 	if err != nil {
-		return sp, nil, usagef("the sweep: %v", err)
+		return sp, nil, usagef("the sweep: %w", err)
 	}
 	if sizes := len(o.Sweep.Sizes()); rows != sizes {
 		return sp, nil, usagef("the sweep has %d rows for %d sizes: a tuner file has one row per size, so give one data type (-d), one reduction (-o) and one root (-r)", rows, sizes)
