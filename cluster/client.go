@@ -70,6 +70,9 @@ type DialConfig struct {
 	// connection then means rank 0 has exited, not that it has yet to
 	// start.
 	Held bool
+	// Settings are what this rank was started with; the store compares
+	// them with rank 0's (StoreConfig.Settings).
+	Settings []Setting
 }
 
 // Dial joins the job at addr, retrying while the store is not up yet
@@ -83,7 +86,7 @@ func Dial(ctx context.Context, addr string, cfg DialConfig) (*Client, error) {
 		if err == nil {
 			c := &Client{conn: conn, rank: cfg.Rank, size: cfg.Size, stall: cfg.Stall, nudge: make(chan struct{}, 1),
 				replies: make(chan message, 1), failed: make(chan struct{}), done: make(chan struct{})}
-			if err := c.hello(ctx, addr, cfg.Token); err != nil {
+			if err := c.hello(ctx, addr, cfg.Token, cfg.Settings); err != nil {
 				conn.Close()
 				return nil, err
 			}
@@ -118,14 +121,14 @@ func interrupted(ctx context.Context) bool {
 // welcome is named: a refusal gives the store's reason; a connection
 // closed unanswered means rank 0 has gone (or the port is another
 // program's), not that the token was wrong.
-func (c *Client) hello(ctx context.Context, addr, token string) error {
+func (c *Client) hello(ctx context.Context, addr, token string, settings []Setting) error {
 	if d, ok := ctx.Deadline(); ok {
 		c.conn.SetDeadline(d)
 	}
 	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	defer c.conn.SetDeadline(time.Time{})
-	_, err := c.conn.Write(encode(message{kind: kindHello, token: token, rank: c.rank, size: c.size}))
+	_, err := c.conn.Write(encode(message{kind: kindHello, token: token, rank: c.rank, size: c.size, settings: encodeSettings(settings)}))
 	var m message
 	if err == nil {
 		m, err = readMessage(c.conn)
@@ -141,6 +144,8 @@ func (c *Client) hello(ctx context.Context, addr, token string) error {
 		return fmt.Errorf("the rendezvous at %s answered in another protocol: another program holds the port", addr)
 	case err != nil:
 		return fmt.Errorf("rendezvous hello: %w", err)
+	case m.kind == kindMismatch:
+		return fmt.Errorf("%w: %s", ErrSettingsDiffer, m.text)
 	case m.kind == kindFail:
 		return fmt.Errorf("the rendezvous refused rank %d: %s", c.rank, m.text)
 	case m.kind != kindWelcome:
@@ -166,6 +171,9 @@ func (c *Client) read() {
 			return
 		case kindTimeout:
 			c.fail(lostByDeadline(m.text))
+			return
+		case kindMismatch:
+			c.fail(fmt.Errorf("%w: %s", ErrSettingsDiffer, m.text))
 			return
 		case kindGather:
 			switch {

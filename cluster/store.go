@@ -34,6 +34,10 @@ type StoreConfig struct {
 	// PerProc is how many ranks each process runs, for messages that
 	// name processes (0 or 1: a process is a rank).
 	PerProc int
+	// Settings are rank 0's: a rank whose hello carries others ends the
+	// job before anything runs (kindMismatch), since ranks that disagree
+	// on what to run wait for each other for ever. None: not compared.
+	Settings []Setting
 }
 
 // Store is the rendezvous that rank 0 hosts: every rank connects, proves
@@ -165,6 +169,18 @@ func (s *Store) admit(c net.Conn) (int, error) {
 	case m.rank < 0 || m.rank >= s.cfg.Size:
 		return 0, fmt.Errorf("rank %d is outside a job of %d", m.rank, s.cfg.Size)
 	}
+	if len(s.cfg.Settings) > 0 {
+		theirs, err := decodeSettings(m.settings)
+		if err != nil {
+			return 0, err
+		}
+		if why := differ(m.rank, theirs, s.cfg.Settings); why != "" {
+			s.mu.Lock()
+			s.endLocked(kindMismatch, why)
+			s.mu.Unlock()
+			return 0, &mismatch{why}
+		}
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -183,10 +199,20 @@ func (s *Store) admit(c net.Conn) (int, error) {
 	return m.rank, nil
 }
 
+// mismatch is a hello whose settings differ from rank 0's.
+type mismatch struct{ why string }
+
+func (e *mismatch) Error() string { return e.why }
+
 func (s *Store) serve(c net.Conn) {
 	rank, err := s.admit(c)
 	if err != nil {
-		if !errors.Is(err, net.ErrClosed) {
+		var mm *mismatch
+		switch {
+		case errors.As(err, &mm): // the whole job was told; this rank too
+			c.SetWriteDeadline(time.Now().Add(time.Second))
+			c.Write(encode(message{kind: kindMismatch, text: mm.why}))
+		case !errors.Is(err, net.ErrClosed):
 			s.refusals.add(c.RemoteAddr().String(), err)
 			// The refused rank learns why, rather than see a closed
 			// connection, which means the store has gone.

@@ -25,6 +25,9 @@ const (
 	kindPing    = 6 // store → client: the store is alive
 	kindBye     = 7 // client → store: finished; leaving is not a failure
 	kindTimeout = 8 // store → client: a deadline of the job expired, and which (text)
+	// kindMismatch: store → client: a rank was started with other
+	// settings than rank 0 (text names which).
+	kindMismatch = 9
 )
 
 // message is one decoded frame.
@@ -35,7 +38,10 @@ type message struct {
 	size  int
 	seq   uint64
 	parts [][]byte // kindGather: one part from a client, size parts from the store
-	text  string   // kindFail, kindBeat, kindTimeout
+	text  string   // kindFail, kindBeat, kindTimeout, kindMismatch
+	// settings (kindHello, optional) are what the rank was started with,
+	// as JSON; a hello without them is an older release's.
+	settings []byte
 }
 
 var errFrame = errors.New("malformed rendezvous message")
@@ -51,13 +57,16 @@ func encode(m message) []byte {
 		putBytes([]byte(m.token))
 		b = binary.BigEndian.AppendUint32(b, uint32(m.rank))
 		b = binary.BigEndian.AppendUint32(b, uint32(m.size))
+		if len(m.settings) > 0 {
+			putBytes(m.settings)
+		}
 	case kindGather:
 		b = binary.BigEndian.AppendUint64(b, m.seq)
 		b = binary.BigEndian.AppendUint32(b, uint32(len(m.parts)))
 		for _, p := range m.parts {
 			putBytes(p)
 		}
-	case kindFail, kindBeat, kindTimeout:
+	case kindFail, kindBeat, kindTimeout, kindMismatch:
 		putBytes([]byte(m.text))
 	}
 	binary.BigEndian.PutUint32(b, uint32(len(b)-4))
@@ -100,6 +109,9 @@ func decode(body []byte) (message, error) {
 		if ok {
 			size, ok = u32()
 		}
+		if ok && len(r) > 0 {
+			m.settings, ok = bytesField()
+		}
 		m.token, m.rank, m.size = string(tok), int(int32(rank)), int(int32(size))
 	case kindWelcome, kindPing, kindBye:
 	case kindGather:
@@ -118,7 +130,7 @@ func decode(body []byte) (message, error) {
 			p, ok = bytesField()
 			m.parts = append(m.parts, p)
 		}
-	case kindFail, kindBeat, kindTimeout:
+	case kindFail, kindBeat, kindTimeout, kindMismatch:
 		var t []byte
 		t, ok = bytesField()
 		m.text = string(t)

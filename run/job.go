@@ -64,6 +64,12 @@ type Settings struct {
 	Grouping     bench.Grouping
 	OTLPEndpoint string // telemetry collector; empty: the OTEL_* environment
 	Version      string // collbench's, recorded in documents and telemetry
+	// Agreed are what every process of the job must have been started
+	// with alike (the front end's names and values): compared with rank
+	// 0's at the rendezvous, where a difference ends the job in one line
+	// (cluster.ErrSettingsDiffer) instead of ranks waiting in different
+	// calls for ever.
+	Agreed []cluster.Setting
 }
 
 // WorldRanks is the ranks of a job of nprocs processes.
@@ -138,14 +144,15 @@ func (j *Job) connect(ctx context.Context) error {
 			return err
 		}
 		j.store = cluster.Serve(ln, cluster.StoreConfig{Token: token, Size: j.Size,
-			Join: j.Limits.Bootstrap, Stall: j.Limits.Stall, Logf: j.logf, PerProc: j.Settings.RanksPerProc})
+			Join: j.Limits.Bootstrap, Stall: j.Limits.Stall, Logf: j.logf, PerProc: j.Settings.RanksPerProc, Settings: j.Settings.Agreed})
 	}
 	// A little longer than the store's own deadline, so that the store's
 	// report of who is missing arrives first.
 	dctx, cancel := context.WithTimeout(ctx, j.Limits.Bootstrap+3*time.Second)
 	defer cancel()
 	var err error
-	cfg := cluster.DialConfig{Token: token, Rank: j.Rank, Size: j.Size, Stall: j.Limits.Stall, Held: j.getenv(cluster.HeldVar) == "1"}
+	cfg := cluster.DialConfig{Token: token, Rank: j.Rank, Size: j.Size, Stall: j.Limits.Stall, Held: j.getenv(cluster.HeldVar) == "1",
+		Settings: j.Settings.Agreed}
 	if j.client, err = cluster.Dial(dctx, j.Addr, cfg); err != nil {
 		return fmt.Errorf("joining the job as rank %d of %d: %w", j.Rank, j.Size, err)
 	}
@@ -240,6 +247,9 @@ func (j *Job) Explain(ctx context.Context, err error) error {
 	case <-ctx.Done():
 		return interrupted()
 	case <-j.client.Failed():
+		if cause := j.client.Err(); errors.Is(cause, cluster.ErrSettingsDiffer) {
+			return explained{cause} // what this rank was doing then is beside the point
+		}
 		select {
 		case <-ctx.Done():
 			return interrupted()

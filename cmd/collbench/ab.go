@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
 	"os"
 	"slices"
@@ -56,7 +57,7 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	f.roundsGiven = fs.Changed("rounds")
-	err := f.run(ctx, fs.Args(), stdout, stderr)
+	err := f.run(ctx, fs, stdout, stderr)
 	if err != nil && !printed(err) {
 		fmt.Fprintf(stderr, "collbench ab: %s\n", errText(err))
 	}
@@ -68,9 +69,10 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // table says which.
 var errArmsDiffer = errors.New("an arm was slower than the first, or failed")
 
-func (f *abFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Writer) error {
+func (f *abFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.Writer) error {
+	sweep := fs.Args()
 	var arms []ab.Arm
-	j, err := joinArmsJob(ctx, "ab", f.rendezvous, f.logs, stderr, func(procs int) (inputs []string, err error) {
+	j, err := joinArmsJob(ctx, fs, f.rendezvous, f.logs, stderr, func(procs int) (inputs []string, err error) {
 		arms, inputs, err = f.check(sweep, procs)
 		return inputs, err
 	}, f.output)

@@ -25,9 +25,10 @@ type armsJob struct {
 // on rank 0 the outputs that cannot be written or would replace one of
 // those inputs, and makes the logs folder, then meets the other
 // processes. The caller closes the job.
-func joinArmsJob(ctx context.Context, command, rendezvous, logs string, stderr io.Writer,
+func joinArmsJob(ctx context.Context, fs *pflag.FlagSet, rendezvous, logs string, stderr io.Writer,
 	check func(procs int) (inputs []string, err error), outputs ...string) (*armsJob, error) {
-	j, err := run.NewJob(run.Settings{RanksPerProc: 1, Rendezvous: rendezvous, Version: version}, os.Getenv,
+	command := fs.Name()
+	j, err := run.NewJob(run.Settings{RanksPerProc: 1, Rendezvous: rendezvous, Version: version, Agreed: agreedSettings(fs)}, os.Getenv,
 		func(format string, a ...any) { fmt.Fprintf(stderr, "collbench "+command+": "+format+"\n", a...) })
 	if err != nil {
 		return nil, err

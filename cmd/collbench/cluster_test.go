@@ -676,3 +676,44 @@ func TestLaunchRendezvousGone(t *testing.T) {
 		}
 	})
 }
+
+// Ranks started with different settings under the env launcher (a
+// per-node wrapper, another version) end at the rendezvous, every one of
+// them, exit 2, in one line that names the rank and the setting, within
+// seconds; nothing waits for ever.
+func TestRanksWithOtherSettingsRefused(t *testing.T) {
+	dir := t.TempDir()
+	racksA, racksB := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	os.WriteFile(racksA, []byte("r0 h0\n"), 0o644)
+	os.WriteFile(racksB, []byte("r0 h0\nr1 h1\n"), 0o644)
+	sweep := []string{"-b", "1K", "-e", "4K", "-n", "2"}
+	for _, tc := range []struct {
+		name     string
+		one, two []string
+		want     string
+	}{
+		{"sizes", append([]string{"allreduce"}, sweep...), []string{"allreduce", "-b", "2K", "-e", "4K", "-n", "2"},
+			"rank 1 was started with -b 2K, rank 0 with 1K"},
+		{"iterations", append([]string{"allreduce"}, sweep...), []string{"allreduce", "-b", "1K", "-e", "4K", "-n", "3"},
+			"rank 1 was started with -n 3, rank 0 with 2"},
+		{"collective", append([]string{"allreduce"}, sweep...), append([]string{"allgather"}, sweep...),
+			"rank 1 was started with the command allgather, rank 0 with allreduce"},
+		{"health", []string{"health", "--pair-size", "1M"}, []string{"health", "--pair-size", "2M"},
+			"rank 1 was started with --pair-size"},
+		{"the contents of a file", []string{"health", "--racks", racksA}, []string{"health", "--racks", racksB},
+			"rank 1 was started with the contents of --racks"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := jobEnv(t)
+			p0 := startRank(t, 0, 2, env, nil, tc.one...)
+			p1 := startRank(t, 1, 2, env, nil, tc.two...)
+			waitAll(t, 30*time.Second, p0, p1)
+			for i, p := range []*rankProc{p0, p1} {
+				lines := strings.Split(strings.TrimSpace(p.err.String()), "\n")
+				if p.code != exitUsage || len(lines) != 1 || !strings.Contains(lines[0], tc.want) {
+					t.Errorf("rank %d: exit %d, want %d and one line saying %q\n%s", i, p.code, exitUsage, tc.want, p.err.String())
+				}
+			}
+		})
+	}
+}

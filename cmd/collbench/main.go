@@ -193,7 +193,7 @@ func exitCode(err error) int {
 	case err == nil:
 		return exitOK
 	case errors.As(err, &ue), errors.As(err, new(*document.InputError)), errors.As(err, new(*fileio.SameFileError)),
-		errors.Is(err, chart.ErrNothingToPlot), errors.Is(err, chart.ErrNoPairs):
+		errors.Is(err, chart.ErrNothingToPlot), errors.Is(err, chart.ErrNoPairs), errors.Is(err, cluster.ErrSettingsDiffer):
 		return exitUsage
 	case errors.Is(err, errExportFailed):
 		return exitExport

@@ -69,6 +69,7 @@ func runMeasuring(ctx context.Context, m measurer, synopsis string, args []strin
 	if err != nil {
 		return fail(err)
 	}
+	s.Agreed = agreedSettings(fs)
 	debugToStderr()
 	j, err := run.NewJob(s, os.Getenv, func(format string, a ...any) {
 		fmt.Fprintf(stderr, "collbench %s: %s\n", cmd, setting.Marks(fmt.Sprintf(format, a...), flagOf))

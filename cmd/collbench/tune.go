@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/spf13/pflag"
 	"io"
 	"os"
 	"slices"
@@ -65,7 +66,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, done := parseFlags(fs, args, tuneSynopsis, stdout, stderr); done {
 		return code
 	}
-	err := f.run(ctx, fs.Args(), stdout, stderr)
+	err := f.run(ctx, fs, stdout, stderr)
 	if err != nil && !printed(err) {
 		fmt.Fprintf(stderr, "collbench tune: %s\n", errText(err))
 	}
@@ -77,9 +78,10 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // 1); the output says which.
 var errTuneIncomplete = errors.New("the tuner file could not be proven as written")
 
-func (f *tuneFlags) run(ctx context.Context, sweep []string, stdout, stderr io.Writer) error {
+func (f *tuneFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.Writer) error {
+	sweep := fs.Args()
 	var space tune.Space
-	j, err := joinArmsJob(ctx, "tune", f.rendezvous, f.logs, stderr, func(procs int) (inputs []string, err error) {
+	j, err := joinArmsJob(ctx, fs, f.rendezvous, f.logs, stderr, func(procs int) (inputs []string, err error) {
 		space, inputs, err = f.check(sweep, procs)
 		return append(inputs, f.plugin), err
 	}, f.output, f.measured, f.record)
