@@ -21,10 +21,14 @@ type Backend interface {
 
 // Setup is what a backend needs to know to open its communicators.
 type Setup struct {
-	JobRanks   int   // ranks in the whole job (a communicator may hold fewer: Groups)
-	FirstRank  int   // global rank of local rank 0
-	LocalRanks int   // ranks (devices) in this process, -g
-	BufBytes   int64 // bytes of each send and receive buffer
+	JobRanks   int // ranks in the whole job (a communicator may hold fewer: Groups)
+	FirstRank  int // global rank of local rank 0
+	LocalRanks int // ranks (devices) in this process, -g
+	// HostProcs is the job's processes on this host (the launcher's
+	// local size), each taking what this one takes: what must fit in the
+	// host's memory together. 0 or 1: this process alone.
+	HostProcs int
+	BufBytes  int64 // bytes of each send and receive buffer
 	// BufferBytes, when set, gives the buffer bytes that calls of up to
 	// size bytes need where that is more than size (an uneven
 	// all-to-all's busiest rank); the session applies it to BufBytes.

@@ -124,7 +124,7 @@ func (s *Session) Regroup(ctx context.Context, g bench.Grouping, bytes int64) (b
 
 func (s *Session) open(ctx context.Context, g bench.Grouping, sweep bench.Sweep, check bool, adjust func(*bench.Setup)) (bench.Comm, []bench.Device, bench.Sweep, string, error) {
 	j, per := s.job, s.job.Settings.RanksPerProc
-	setup := bench.Setup{JobRanks: j.World(), FirstRank: j.Rank * per, LocalRanks: per, Devices: s.local,
+	setup := bench.Setup{JobRanks: j.World(), FirstRank: j.Rank * per, LocalRanks: per, HostProcs: j.LocalSize, Devices: s.local,
 		Groups: g, Exchange: j.exchange(), Addr: j.advertise()}
 	if adjust != nil {
 		adjust(&setup)

@@ -101,6 +101,13 @@ func checkMemory(s bench.Setup, t Transport) error {
 			links, segmentSize(ringFor(s.Groups.Of(s.JobRanks)))>>10)
 		hint = "; lower {MaxBytes} or {RanksPerProc}, or link the ranks over TCP"
 	}
+	if s.HostProcs > 1 {
+		// Every process of the job on this host takes as much, out of
+		// the same memory (and, under one launcher, the same cgroup).
+		need *= float64(s.HostProcs)
+		what = fmt.Sprintf("%d processes on this host, each with %s", s.HostProcs, strings.TrimSuffix(what, ","))
+		hint += ", or start fewer processes on each host"
+	}
 	return fitMemory(need, what, hint)
 }
 

@@ -101,4 +101,15 @@ func TestCheckMemoryCountsSegmentsAndCgroup(t *testing.T) {
 	if err := checkMemory(setup(4, 1<<20), TransportAuto); err != nil {
 		t.Errorf("-g 4 -e 1M: %v", err)
 	}
+	// Four processes of one rank each that fit alone but not together
+	// (launch -n 4), counted before anything is allocated.
+	one := bench.Setup{JobRanks: 4, LocalRanks: 1, BufBytes: 200 << 20, HostProcs: 1}
+	if err := checkMemory(one, TransportTCP); err != nil {
+		t.Errorf("one process of 4: %v", err)
+	}
+	one.HostProcs = 4
+	if err := checkMemory(one, TransportTCP); err == nil || !strings.Contains(err.Error(), "4 processes on this host, each with MaxBytes 209715200 bytes on 1 ranks needs 2.3 GiB") ||
+		!strings.Contains(err.Error(), "start fewer processes on each host") {
+		t.Errorf("4 processes on one host: %v", err)
+	}
 }

@@ -80,6 +80,27 @@ func TestMemoryCgroupRefusal(t *testing.T) {
 	}
 }
 
+// Under launch -n 4, four processes that each fit the cgroup alone but
+// not together are refused before anything is allocated, each saying so
+// in memory's words, instead of being killed by the OOM killer ("left the
+// job (EOF)", exit 137).
+func TestMemoryAcrossProcesses(t *testing.T) {
+	bin := builtBinary(t)
+	dir := memoryCgroup(t, 1536<<20)
+	args := []string{"launch", "-n", "4", "--", "allreduce", "-b", "200M", "-e", "200M", "-n", "1", "-w", "0", "--transport", "tcp"}
+	cmd := exec.Command("sh", append([]string{"-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir, bin}, args...)...)
+	out, err := cmd.CombinedOutput()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	text := string(out)
+	if code != exitUsage || !strings.Contains(text, "4 processes on this host, each with -e 209715200 bytes on 1 ranks") ||
+		!strings.Contains(text, "the memory cgroup /"+filepath.Base(dir)+" allows") || strings.Contains(text, "137") {
+		t.Errorf("launch -n 4 in a 1.5 GiB cgroup: exit %d (%v)\n%s", code, err, text)
+	}
+}
+
 // A process killed while its ranks set up their shared-memory links
 // leaves segments behind, whose peers never mapped them; the next set-up
 // on the host removes them.
