@@ -105,7 +105,7 @@ func (e *Refused) Error() string { return e.Why }
 // not failed runs the sweep once, in an order rotated by one each round.
 // An arm that fails is reported and left out of the rounds after; the
 // others go on while at least two are left. Only rank 0's outcome
-// carries the runs.
+// carries the runs; interrupted, the outcome holds the turns that ended.
 func Run(ctx context.Context, o Options) (*Outcome, error) {
 	r, err := NewRunner(o)
 	if err != nil {
@@ -175,7 +175,8 @@ func (r *Runner) Dir() string { return r.tmp }
 
 // Rounds runs rounds first to last of every arm that has not failed, in an
 // order rotated by one each round. It stops early, saying why in
-// out.Stopped, when fewer than two arms are left to compare.
+// out.Stopped, when fewer than two arms are left to compare, or when ctx
+// ends (with its cause; the turns that ended stay in out).
 func (r *Runner) Rounds(ctx context.Context, out *Outcome, first, last int) error {
 	for round := first; round <= last; round++ {
 		live := r.live(out)
@@ -188,6 +189,9 @@ func (r *Runner) Rounds(ctx context.Context, out *Outcome, first, last int) erro
 			start := time.Now()
 			doc, failed, err := r.Turn(ctx, out.Arms[a].Arm, a, round)
 			if err != nil {
+				if ctx.Err() != nil {
+					out.Stopped = fmt.Sprintf("interrupted in round %d", round)
+				}
 				return err
 			}
 			ev := Event{Round: round, Position: pos + 1, Arm: a, Elapsed: time.Since(start), Failed: failed}

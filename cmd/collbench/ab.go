@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/collbench/collbench/ab"
 	"github.com/collbench/collbench/bench"
@@ -101,6 +102,9 @@ func (f *abFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.
 		return usageError{Err: err}
 	}
 	if err != nil {
+		if out != nil && out.Stopped != "" && j.Rank == 0 && f.output != "" {
+			f.saveInterrupted(out, stamp, sweep, stdout, stderr)
+		}
 		return err
 	}
 	if j.Rank != 0 {
@@ -121,6 +125,21 @@ func (f *abFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.
 		return errArmsDiffer
 	}
 	return nil
+}
+
+// saveInterrupted writes -J of the turns an interrupted run finished, so
+// that minutes of measurement are not lost with the run; the record's
+// stopped field says where it was cut. The run's own context has ended:
+// the write gets a few seconds of its own.
+func (f *abFlags) saveInterrupted(out *ab.Outcome, stamp document.Stamp, sweep []string, stdout, stderr io.Writer) {
+	stamp.Finish()
+	rec := ab.Judge(out, stamp, sweep, f.rounds, compare.ArmOptions{Threshold: f.threshold / 100, Alpha: f.alpha,
+		Correction: compare.Correction(f.correction)})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := fileio.Save(ctx, f.output, stdout, rec.Encode); err != nil {
+		fmt.Fprintf(stderr, "collbench ab: keeping the finished rounds: %s\n", errText(err))
+	}
 }
 
 // defaultRounds is the rounds an A/B run takes unless told: enough for
@@ -286,6 +305,9 @@ func checkSweep(command string, coll *bench.Collective, sweep []string, arm ab.A
 	// the groups' size is the arm processes' to check).
 	ranks := procs * fl.Threads * fl.NGPUs
 	if fs.Changed("group-size") {
+		if fl.GroupSize > ranks {
+			return none, fmt.Errorf("--group-size %d is larger than the job's %d ranks", fl.GroupSize, ranks)
+		}
 		ranks = fl.GroupSize
 		return checkedSweep{o, o.PlannedRows(ranks), inputs}, o.Sweep.Validate()
 	}

@@ -305,6 +305,7 @@ func TestABBadInput(t *testing.T) {
 		{append([]string{"ab", "--arm", "--references /nonexistent.json", "--arm", ""}, sweep...), "/nonexistent.json: no such file or directory"},
 		{append(append(two, "--arm-timeout", "-1"), sweep...), "--arm-timeout must be 0 (automatic) or between 0.001 and 604800 seconds (got -1)"},
 		{append(append(two, "--arm-timeout", "NaN"), sweep...), "--arm-timeout must be a finite number (got NaN)"},
+		{append(two, "--", "allreduce", "--group-size", "3", "-b", "8", "-e", "8"), "arm A (-g 2): --group-size 3 is larger than the job's 2 ranks"},
 		{append(two, "--", "alltoallv", "--moe", "8,2", "-g", "2"), "arm A (-g 2): --moe times a layer's calls, not a sweep's sizes, and ab compares sweeps"},
 		{append(append(two, "-J", matrix), "--", "alltoallv", "--matrix", matrix, "-n", "2"), "the output " + matrix + " is the input " + matrix},
 		{append([]string{"ab", "-J", site, "--arm", "--references " + site, "--arm", ""}, sweep...), "the output " + site + " is the input " + site},
@@ -315,9 +316,11 @@ func TestABBadInput(t *testing.T) {
 }
 
 // An interrupt stops the arm's process and ab promptly, exit 130, with
-// no arm process left behind.
+// no arm process left behind; -J keeps the turns that ended, saying where
+// the run was cut.
 func TestABInterrupt(t *testing.T) {
-	p := startRank(t, 0, 1, nil, nil, "ab", "--arm", "-g 2", "--arm", "AB_ARM=2 -g 2", "--rounds", "7", "--",
+	path := filepath.Join(t.TempDir(), "ab.json")
+	p := startRank(t, 0, 1, nil, nil, "ab", "--arm", "-g 2", "--arm", "AB_ARM=2 -g 2", "--rounds", "7", "-J", path, "--",
 		"allreduce", "-b", "64K", "-e", "8M", "-f", "2", "-n", "200")
 	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(p.err.String(), "round 1/7") && time.Now().Before(deadline) {
@@ -327,6 +330,20 @@ func TestABInterrupt(t *testing.T) {
 	waitAll(t, 15*time.Second, p)
 	if p.code != exitSignal {
 		t.Errorf("exit %d, want %d; stderr %q", p.code, exitSignal, p.err.String())
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("the finished rounds were not kept: %v", err)
+	}
+	if err := schemacheck.Validate("../../docs/ab.schema.json", data); err != nil {
+		t.Errorf("the record does not follow docs/ab.schema.json: %v", err)
+	}
+	var doc document.ABRun
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Arms) != 2 || len(doc.Arms[0].Rounds) < 1 || !strings.HasPrefix(doc.Stopped, "interrupted in round ") {
+		t.Errorf("record of an interrupted run: %s", data)
 	}
 }
 
