@@ -93,9 +93,13 @@ func (r JobRequest) Settings(version string, getenv func(string) string) (Settin
 // to a negative duration.
 var maxSeconds = float64(math.MaxInt64) / float64(time.Second)
 
+// minSeconds is the shortest time Seconds takes other than 0.
+const minSeconds = 1e-6
+
 // Seconds turns a setting's seconds into a duration, refusing NaN,
-// infinities, negative values and more than a duration holds; name is the
-// setting as the user wrote it (-T, --grace).
+// infinities, negative values, more than a duration holds and less than
+// a microsecond (other than 0); name is the setting as the user wrote it
+// (-T, --grace).
 func Seconds(name string, v float64) (time.Duration, error) {
 	switch {
 	case !Finite(v):
@@ -104,6 +108,10 @@ func Seconds(name string, v float64) (time.Duration, error) {
 		return 0, Usagef("%s cannot be negative (got %g)", name, v)
 	case v >= maxSeconds:
 		return 0, Usagef("%s %g is too long (at most %.0f seconds)", name, v, maxSeconds)
+	case v > 0 && v < minSeconds:
+		// Below a microsecond no call ends in time, and below a
+		// nanosecond the duration would round to 0, which means none.
+		return 0, Usagef("%s %g is too short (at least %g seconds, or 0 for none)", name, v, minSeconds)
 	}
 	return duration(v), nil
 }

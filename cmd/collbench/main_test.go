@@ -78,6 +78,7 @@ func TestBadInput(t *testing.T) {
 		{"unknown type", []string{"allreduce", "-d", "float128"}, "unknown data type"},
 		{"unknown op", []string{"allreduce", "-o", "xor"}, "unknown reduction op"},
 		{"zero gpus", []string{"allreduce", "-g", "0"}, "-g must be at least 1"},
+		{"a timeout that rounds to none", []string{"allreduce", "-T", "1e-300"}, "-T 1e-300 is too short (at least 1e-06 seconds, or 0 for none)"},
 		{"root out of range", []string{"broadcast", "-g", "2", "-r", "2"}, "out of range"},
 		{"root too negative", []string{"reduce", "-r", "-2"}, "out of range"},
 		{"huge buffers", []string{"allreduce", "-b", "8", "-e", "1000G", "-g", "4"}, "lower -e or -g"},
