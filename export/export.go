@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
@@ -94,9 +95,18 @@ func (r *Request) Check() error {
 		if g.n < 0 {
 			return fmt.Errorf("a SimAI %s group size cannot be negative (got %d)", g.name, g.n)
 		}
+		if g.n > maxGroup {
+			return fmt.Errorf("a SimAI %s group size of %d is more ranks than any job has (at most %d)", g.name, g.n, maxGroup)
+		}
+	}
+	if strings.ContainsFunc(r.Name, unicode.IsControl) {
+		return setting.Errorf("{SimAIName} %q holds a control character (a new line would start a key of its own in busbw.yaml)", r.Name)
 	}
 	return nil
 }
+
+// maxGroup bounds a SimAI group size: far above any job's ranks.
+const maxGroup = 1 << 20
 
 // CheckDir makes sure, when there are targets, that the folder takes
 // files, creating it if missing.

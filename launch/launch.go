@@ -131,6 +131,10 @@ type exit struct {
 // ranks that lose a peer follow it within milliseconds.
 const settle = 200 * time.Millisecond
 
+// Interrupted is the exit code of a launch stopped by SIGINT or SIGTERM:
+// its ranks' own code for an interruption, whichever of the two it was.
+const Interrupted = 130
+
 // Consequence says a rank's exit code is what ranks report when a peer
 // fails them: 1 (the job lost a rank) or 4 (a rank stopped answering). A
 // signal, a usage error, wrong results or a failed export are a rank's
@@ -295,7 +299,7 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 	}
 	if sig, ok := signalled.(syscall.Signal); ok {
 		l.line(l.stderr, "collbench launch: stopped by %v, passed on to every rank; ranks with a non-zero exit: %s", sig, strings.Join(failed, ", "))
-		return 128 + int(sig)
+		return Interrupted
 	}
 	first := culprit(failures)
 	what := fmt.Sprintf("rank %d failed first", first.rank)

@@ -620,22 +620,24 @@ func TestMpirunScript(t *testing.T) {
 	}
 }
 
-// Ctrl-C to collbench launch reaches every rank: all stop cleanly, and
-// launch exits 130.
+// Ctrl-C or SIGTERM to collbench launch reaches every rank: all stop
+// cleanly, and launch exits 130, as its ranks do, whichever signal it was.
 func TestLaunchInterrupt(t *testing.T) {
-	p := startRank(t, 0, 1, nil, nil, "launch", "-n", "3", "allreduce", "-b", "64K", "-e", "8M", "-f", "2", "-N", "0")
-	waitFirstRow(t, p)
-	p.cmd.Process.Signal(syscall.SIGINT)
-	waitAll(t, 15*time.Second, p)
-	if p.code != exitSignal {
-		t.Errorf("launch exit %d, want %d; stderr %q", p.code, exitSignal, p.err.String())
-	}
-	if n := strings.Count(p.err.String(), "(exit 130)"); n != 3 {
-		t.Errorf("want all 3 ranks to exit 130: %q", p.err.String())
-	}
-	// The operator stopped it: no rank is blamed.
-	if !strings.Contains(p.err.String(), "collbench launch: stopped by interrupt") || strings.Contains(p.err.String(), "failed first") {
-		t.Errorf("launch blames a rank for an interrupt: %q", p.err.String())
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		p := startRank(t, 0, 1, nil, nil, "launch", "-n", "3", "allreduce", "-b", "64K", "-e", "8M", "-f", "2", "-N", "0")
+		waitFirstRow(t, p)
+		p.cmd.Process.Signal(sig)
+		waitAll(t, 15*time.Second, p)
+		if p.code != exitSignal {
+			t.Errorf("%v: launch exit %d, want %d; stderr %q", sig, p.code, exitSignal, p.err.String())
+		}
+		if n := strings.Count(p.err.String(), "(exit 130)"); n != 3 {
+			t.Errorf("%v: want all 3 ranks to exit 130: %q", sig, p.err.String())
+		}
+		// The operator stopped it: no rank is blamed.
+		if !strings.Contains(p.err.String(), "collbench launch: stopped by "+sig.String()) || strings.Contains(p.err.String(), "failed first") {
+			t.Errorf("%v: launch blames a rank for an interrupt: %q", sig, p.err.String())
+		}
 	}
 }
 

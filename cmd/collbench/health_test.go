@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -596,4 +597,20 @@ func TestHealthRackUplink(t *testing.T) {
 		t.Fatalf("exit %d, findings %v; want exit 1 and rack[6 7] only:\n%s", code, got, out)
 	}
 	t.Logf("%s", out[strings.Index(out, "FLAGGED"):])
+}
+
+// SIGTERM while the check waits for a FIFO racks file's writer is an
+// interruption (exit 130), not a bad racks file.
+func TestHealthInterruptedReadingRacks(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "racks")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startRank(t, 0, 1, nil, nil, "health", "-g", "2", "--racks", fifo)
+	time.Sleep(500 * time.Millisecond)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	waitAll(t, 10*time.Second, p)
+	if p.code != exitSignal {
+		t.Errorf("exit %d, want %d; stderr %q", p.code, exitSignal, p.err.String())
+	}
 }

@@ -65,6 +65,11 @@ func main() {
 func cli(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	out := &fileio.CheckedWriter{W: stdout}
 	code := dispatch(ctx, args, out, stderr)
+	if ctx.Err() != nil && code != exitOK {
+		// An interruption wins over what it cut short: a read of a
+		// FIFO, a wait that ended with it, whatever the error says.
+		code = exitSignal
+	}
 	if out.Err != nil {
 		fmt.Fprintf(stderr, "collbench: writing to standard output: %v\n", out.Err)
 		if code == exitOK {
@@ -192,13 +197,13 @@ func exitCode(err error) int {
 	switch {
 	case err == nil:
 		return exitOK
+	case errors.Is(err, context.Canceled): // an interruption wins over what it cut short
+		return exitSignal
 	case errors.As(err, &ue), errors.As(err, new(*document.InputError)), errors.As(err, new(*fileio.SameFileError)),
 		errors.Is(err, chart.ErrNothingToPlot), errors.Is(err, chart.ErrNoPairs), errors.Is(err, cluster.ErrSettingsDiffer):
 		return exitUsage
 	case errors.Is(err, errExportFailed):
 		return exitExport
-	case errors.Is(err, context.Canceled): // an interruption wins over what it cut short
-		return exitSignal
 	case errors.As(err, &te), errors.Is(err, cluster.ErrTimedOut), errors.As(err, new(*run.StartTimeout)), errors.Is(err, errIncomplete):
 		return exitTimeout
 	case errors.Is(err, bench.ErrWrongResults):

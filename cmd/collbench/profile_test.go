@@ -21,11 +21,12 @@ func TestProfileLaunched(t *testing.T) {
 	selfEnv(t)
 	dir := t.TempDir()
 	file, exports := filepath.Join(dir, "profile.json"), filepath.Join(dir, "exports")
-	// Sizes 64× apart: on a loaded machine a median of the smallest can
-	// take longer than one of a size 16× larger (scheduling, not the
-	// network), but not than one 64× larger, so every export finds its
-	// bandwidth term.
-	code, out, errOut := runCLI("launch", "-n", "4", "profile", "-b", "64K", "-e", "4M", "-f", "8", "-d", "float", "-n", "3", "-w", "1",
+	// Sizes 16× apart, 256× from first to last: on a loaded machine a
+	// median of the smallest can take longer than one of a size 8× larger
+	// (scheduling, not the network; seen beside a race-detector run), but
+	// the fit over a span of 256× still finds every export's bandwidth
+	// term.
+	code, out, errOut := runCLI("launch", "-n", "4", "profile", "-b", "64K", "-e", "16M", "-f", "16", "-d", "float", "-n", "3", "-w", "1",
 		"-c", "1", "--overlap-gemm", "64,64,64", "--overlap-bytes", "64K", "--overlap-target", "0.02", "-o", file, "--export", "calculon,astra-sim,simai", "--export-dir", exports)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -158,6 +159,8 @@ func TestProfileUsageErrors(t *testing.T) {
 		{[]string{"export", "--to", "hetu", bad}, "unknown export target"},
 		{[]string{"export", "--to", "simai", "--simai-ep", "-3", bad}, "SimAI EP group size cannot be negative"},
 		{[]string{"profile", "-g", "2", "--export", "simai", "--simai-tp", "-1"}, "SimAI TP group size cannot be negative"},
+		{[]string{"profile", "-g", "2", "--export", "simai", "--simai-tp", "99999999999"}, "a SimAI TP group size of 99999999999 is more ranks than any job has"},
+		{[]string{"profile", "-g", "2", "--export", "simai", "--simai-name", "x\nNVLS: 1"}, `--simai-name "x\nNVLS: 1" holds a control character`},
 		{[]string{"predict", "--model", "gpt2-1.5b"}, "--profile is required"},
 		{[]string{"predict", "--profile", bad, "--model", "gpt2-1.5b"}, "ends early"},
 		{[]string{"predict", "--profile", "/nonexistent/p.json", "--model", "gpt2-1.5b"}, "no such file"},

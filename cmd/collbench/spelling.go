@@ -83,6 +83,7 @@ var settingFlags = map[string]string{
 	"Routing":       "--routing",
 	"Scale":         "--matrix-scale",
 	"ScreenRounds":  "--screen-rounds",
+	"SimAIName":     "--simai-name",
 	"Spread":        "--spread",
 	"StepBytes":     "-i",
 	"StepFactor":    "-f",
