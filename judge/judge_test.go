@@ -120,10 +120,39 @@ func TestReferenceTables(t *testing.T) {
 		{`not json`, "not a reference table"},
 		{`{"version": 1, "entries": [{"id": "a", "gpu": "H100", "link": "NVLink4", "gpus_per_node": 8, "nodes_min": 1, "collective": "all_reduce", "busbw_gbps": 1, "source": "x"}]}`, `collective "all_reduce": want one of collbench's names (allreduce, `},
 	}
+	entry := func(id, extra string) string {
+		return `{"id": "` + id + `", "gpu": "H100", "link": "NVLink4", "gpus_per_node": 8, "nodes_min": 1, "collective": "allreduce", "source": "x", ` + extra + `}`
+	}
+	one := `{"version": 1, "entries": [` + entry("a", `"busbw_gbps": 1`) + `]}`
+	bad = append(bad, []struct{ doc, want string }{
+		{one + " garbage", "something follows the table"},
+		{one + "\n" + one, "something follows the table"},
+		{`{"version": 1, "entries": [` + entry("a", `"busbw_gbps": 1e308`) + `]}`, "busbw_gbps 1e+308 is beyond any wire"},
+		{`{"version": 1, "entries": [` + entry(strings.Repeat("x", 5000), `"busbw_gbps": 1`) + `]}`, "is 5000 bytes long"},
+		{`{"version": 1, "entries": [` + entry(strings.Repeat("x", 65), `"busbw_gbps": 1`) + `]}`, "id is 65 bytes long (at most 64"},
+		{`{"version": 1, "entries": [` + entry(`a\u001b[31m`, `"busbw_gbps": 1`) + `]}`, "holds a control character"},
+	}...)
 	for _, c := range bad {
 		if _, err := ReadTable(strings.NewReader(c.doc)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("ReadTable(%.60s): %v, want %q", c.doc, err, c.want)
 		}
+	}
+}
+
+// An id in two tables (the built-in one and a site's, or two sites')
+// is refused: a verdict names its reference by id.
+func TestDistinctIDs(t *testing.T) {
+	b := Builtin()
+	site := Table{Version: 1, Entries: []Reference{{ID: b.Entries[0].ID, Site: true}}}
+	if err := DistinctIDs([]Table{b, site}); err == nil || !strings.Contains(err.Error(), "the built-in table and site table 1") {
+		t.Errorf("a built-in id again: %v", err)
+	}
+	other := Table{Version: 1, Entries: []Reference{{ID: "mine", Site: true}}}
+	if err := DistinctIDs([]Table{b, other, other}); err == nil || !strings.Contains(err.Error(), `"mine" is in two reference tables (site table 1 and site table 2)`) {
+		t.Errorf("two sites: %v", err)
+	}
+	if err := DistinctIDs([]Table{b, other}); err != nil {
+		t.Error(err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode"
 
 	"github.com/collbench/collbench/bench"
 )
@@ -63,6 +64,11 @@ func ReadTable(r io.Reader) (Table, error) {
 	if err := dec.Decode(&t); err != nil {
 		return t, fmt.Errorf("not a reference table: %w", err)
 	}
+	// One document and nothing after it: a second table or stray text is
+	// a file put together wrongly, not something to ignore.
+	if _, err := dec.Token(); err != io.EOF {
+		return t, fmt.Errorf("not a reference table: something follows the table (%s)", trailing(err))
+	}
 	if t.Version != TableVersion {
 		return t, fmt.Errorf("reference table version %d is not supported (this collbench reads version %d)", t.Version, TableVersion)
 	}
@@ -79,9 +85,38 @@ func ReadTable(r io.Reader) (Table, error) {
 	return t, nil
 }
 
+// trailing says what followed a table: a token, or why it did not parse.
+func trailing(err error) string {
+	if err != nil {
+		return err.Error()
+	}
+	return "another JSON value"
+}
+
+// Limits of an entry: a busbw no wire comes near (the fastest links of
+// 2026 carry about 1.8 TB/s), and text a table prints in a column.
+const (
+	maxBusBW   = 100e3 // GB/s
+	maxIDChars = 64
+	maxText    = 1000
+)
+
 // Validate refuses an entry that could not be matched or judged by.
 func (e Reference) Validate() error {
+	for _, f := range []struct{ name, v string }{{"id", e.ID}, {"gpu", e.GPU}, {"link", e.Link}, {"collective", e.Collective},
+		{"conditions", e.Conditions}, {"source", e.Source}, {"date", e.Date}} {
+		if strings.ContainsFunc(f.v, unicode.IsControl) {
+			return fmt.Errorf("%s %q holds a control character (a terminal would act on it)", f.name, f.v)
+		}
+		if len(f.v) > maxText {
+			return fmt.Errorf("%s is %d bytes long (at most %d)", f.name, len(f.v), maxText)
+		}
+	}
 	switch {
+	case len(e.ID) > maxIDChars:
+		return fmt.Errorf("id is %d bytes long (at most %d: tables print it in a column)", len(e.ID), maxIDChars)
+	case e.BusBW > maxBusBW:
+		return fmt.Errorf("busbw_gbps %g is beyond any wire (at most %g)", e.BusBW, float64(maxBusBW))
 	case e.ID == "" || e.GPU == "" || e.Link == "" || e.Collective == "":
 		return fmt.Errorf("id, gpu, link and collective are required")
 	case e.Source == "":
@@ -165,4 +200,27 @@ func collectiveNames() []string {
 		names[i] = c.Name
 	}
 	return names
+}
+
+// DistinctIDs refuses an id that two tables both use: a verdict names the
+// reference it was judged by, and one name must mean one figure.
+func DistinctIDs(tables []Table) error {
+	seen := map[string]int{}
+	for i, t := range tables {
+		for _, e := range t.Entries {
+			if j, ok := seen[e.ID]; ok && j != i {
+				return fmt.Errorf("id %q is in two reference tables (%s and %s)", e.ID, tableName(tables, j), tableName(tables, i))
+			}
+			seen[e.ID] = i
+		}
+	}
+	return nil
+}
+
+// tableName says which table i is: the built-in one comes first.
+func tableName(tables []Table, i int) string {
+	if i == 0 && len(tables[0].Entries) > 0 && !tables[0].Entries[0].Site {
+		return "the built-in table"
+	}
+	return fmt.Sprintf("site table %d", i)
 }

@@ -34,6 +34,9 @@ func referenceTables(ctx context.Context, files []string) ([]judge.Table, error)
 			t.Entries[i].Site = true
 		}
 		tables = append(tables, t)
+		if err := judge.DistinctIDs(tables); err != nil {
+			return nil, &document.InputError{Path: path, Err: err}
+		}
 	}
 	return tables, nil
 }
