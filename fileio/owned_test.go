@@ -27,7 +27,10 @@ func TestReap(t *testing.T) {
 		{fmt.Sprintf("x-%d-%s-c", me, selfStart), true},                // this process's
 		{"x-123456", true},  // an older form: its creator is unknown
 		{"x-abc-1-d", true}, // not a PID
-		{fmt.Sprintf("y-%d-1-e", dead.Process.Pid), true}, // another prefix
+		{fmt.Sprintf("y-%d-1-e", dead.Process.Pid), true},                         // another prefix
+		{fmt.Sprintf("x-%d-%s-%s-f", dead.Process.Pid, selfStart, selfNS), false}, // this namespace's, creator ended
+		{fmt.Sprintf("x-%d-%s-n1-g", dead.Process.Pid, selfStart), true},          // another PID namespace's: not ours to judge
+		{fmt.Sprintf("x-%d-%s-%s-h", me, selfStart, selfNS), true},                // this process's
 	}
 	for _, c := range cases {
 		if err := os.MkdirAll(filepath.Join(dir, c.name, "inner"), 0o700); err != nil {
@@ -41,7 +44,7 @@ func TestReap(t *testing.T) {
 			t.Errorf("%s: kept %v, want %v", c.name, kept, c.kept)
 		}
 	}
-	if got := OwnedName("x"); got != fmt.Sprintf("x-%d-%s-", me, selfStart) || selfStart == "" {
+	if got := OwnedName("x"); got != fmt.Sprintf("x-%d-%s-%s-", me, selfStart, selfNS) || selfStart == "" || selfNS == "n0" {
 		t.Errorf("OwnedName = %q", got)
 	}
 }

@@ -209,6 +209,9 @@ func segmentSize(ring int) int { return headerBytes + 2*ring }
 // process that is gone can be told from one whose PID was given again.
 var selfStart = fileio.ProcStart(os.Getpid())
 
+// selfNS is this process's PID namespace, the third part of that name.
+var selfNS = fileio.PIDNamespace()
+
 // reapSegments removes the segments in shmDir whose creator is gone: a
 // segment is unlinked once its peer has mapped it, so only a process
 // killed in between leaves one, and every host set-up clears them.
@@ -218,9 +221,18 @@ func reapSegments() {
 		return
 	}
 	for _, e := range entries {
-		// collbench-PID-START-RANDOM; earlier releases wrote
-		// collbench-PID-RANDOM, whose creator lives while its PID does.
+		// collbench-PID-START-nNS-RANDOM; earlier releases wrote
+		// collbench-PID-START-RANDOM and collbench-PID-RANDOM, whose
+		// creator lives while its PID does. A segment made in another
+		// PID namespace (a container sharing /dev/shm, not PIDs) is not
+		// this /proc's to judge.
 		parts := strings.Split(e.Name(), "-")
+		if len(parts) == 5 && parts[0] == "collbench" {
+			if !fileio.Ours(parts[3]) {
+				continue
+			}
+			parts = append(parts[:3], parts[4])
+		}
 		if (len(parts) != 4 && len(parts) != 3) || parts[0] != "collbench" {
 			continue
 		}
@@ -246,7 +258,7 @@ func createSegment(ring int) (path string, mem, nonce []byte, err error) {
 	if _, err := rand.Read(nonce); err != nil {
 		return "", nil, nil, err
 	}
-	path = filepath.Join(shmDir, fmt.Sprintf("collbench-%d-%s-%s", os.Getpid(), selfStart, hex.EncodeToString(name)))
+	path = filepath.Join(shmDir, fmt.Sprintf("collbench-%d-%s-%s-%s", os.Getpid(), selfStart, selfNS, hex.EncodeToString(name)))
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("creating a shared-memory segment: %w", err)

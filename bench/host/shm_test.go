@@ -331,19 +331,24 @@ func TestFutexSleepersKeepProcs(t *testing.T) {
 // Segments whose creator is gone (killed between making a segment and its
 // peer's mapping it) are removed at the next set-up; a live process's,
 // and other files, stay. The creator is named by PID and start time, so a
-// PID given to another process does not keep a dead creator's segment.
+// PID given to another process does not keep a dead creator's segment,
+// and a segment made in another PID namespace (a container sharing
+// /dev/shm, not PIDs) is left to that namespace.
 func TestReapSegments(t *testing.T) {
 	was := shmDir
 	shmDir = t.TempDir()
 	defer func() { shmDir = was }()
 	me := os.Getpid()
 	names := map[string]bool{ // name: kept
-		fmt.Sprintf("collbench-%d-%s-aa", me, selfStart): true,
-		fmt.Sprintf("collbench-%d-1-bb", me):             false, // our PID, another start: a dead creator's
-		"collbench-2147483646-5-cc":                      false, // no such process
-		"collbench-2147483646-dd":                        false, // an earlier release's, creator gone
-		fmt.Sprintf("collbench-%d-ee", me):               true,  // an earlier release's, creator alive
-		"notes.txt":                                      true,
+		fmt.Sprintf("collbench-%d-%s-aa", me, selfStart):            true,
+		fmt.Sprintf("collbench-%d-1-bb", me):                        false, // our PID, another start: a dead creator's
+		"collbench-2147483646-5-cc":                                 false, // no such process
+		"collbench-2147483646-dd":                                   false, // an earlier release's, creator gone
+		fmt.Sprintf("collbench-%d-ee", me):                          true,  // an earlier release's, creator alive
+		fmt.Sprintf("collbench-2147483646-5-%s-ff", selfNS):         false, // this PID namespace's, creator gone
+		"collbench-2147483646-5-n1-gg":                              true,  // another PID namespace's: its creator may live there
+		fmt.Sprintf("collbench-%d-%s-%s-hh", me, selfStart, selfNS): true,
+		"notes.txt": true,
 	}
 	for n := range names {
 		if err := os.WriteFile(filepath.Join(shmDir, n), []byte("x"), 0o600); err != nil {
