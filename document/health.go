@@ -46,11 +46,14 @@ type Health struct {
 	Findings []Finding    `json:"findings"`
 	// Noise is each level's pass-to-pass noise: the relative standard
 	// deviation of one figure measured again (intra, node, inter).
-	Noise    map[string]float64 `json:"noise"`
-	Skipped  []string           `json:"skipped"`  // parts left out, each with why
-	Complete bool               `json:"complete"` // nothing left out
-	Healthy  bool               `json:"healthy"`  // complete, and no finding
-	Devices  []DeviceRecord     `json:"devices"`
+	Noise   map[string]float64 `json:"noise"`
+	Skipped []string           `json:"skipped"` // parts left out, each with why
+	// Notes are what the check could not do as asked without leaving
+	// a measurement out (rack judgement off: a node with no rack).
+	Notes    []string       `json:"notes,omitempty"`
+	Complete bool           `json:"complete"` // nothing left out
+	Healthy  bool           `json:"healthy"`  // complete, and no finding
+	Devices  []DeviceRecord `json:"devices"`
 	// Judged, with --judge, is what each level was judged against
 	// beside its peers: the wire and the published figures.
 	Judged []HealthLevel `json:"judged,omitempty"`

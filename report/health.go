@@ -131,6 +131,9 @@ func Health(w io.Writer, d *document.Health) {
 	for _, s := range d.Skipped {
 		fmt.Fprintf(w, "# left out: %s\n", s)
 	}
+	for _, s := range d.Notes {
+		fmt.Fprintf(w, "# note: %s\n", s)
+	}
 	fmt.Fprintf(w, "#\n")
 	for _, f := range d.Findings {
 		fmt.Fprintf(w, "FLAGGED %s %s: %s\n", f.Kind, f.Where, findingFigures(f))

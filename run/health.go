@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -248,7 +249,7 @@ func (c *healthCheck) begin(ctx context.Context, sess *Session) error {
 			return err
 		}
 	}
-	nodes, err := j.healthNodes(ctx, spec.Racks)
+	nodes, unracked, err := j.healthNodes(ctx, spec.Racks)
 	if err != nil {
 		return err
 	}
@@ -260,6 +261,10 @@ func (c *healthCheck) begin(ctx context.Context, sess *Session) error {
 			Type: spec.Type.String(), Warmup: spec.Warmup, Iters: spec.Iters, Passes: spec.Passes, BudgetS: spec.Budget.Seconds(),
 			MinDrop: spec.Criteria.MinDrop, Z: spec.Criteria.Z, Expect: spec.Expect, Baseline: spec.Baseline,
 			ScreenRounds: spec.screenRounds(len(nodes)), Racks: len(rackIndex(nodes))}}
+	if len(unracked) > 0 {
+		c.doc.Notes = append(c.doc.Notes, fmt.Sprintf("racks not judged: no rack is known for %d of %d nodes (%s), and racks are judged only when every node has one",
+			len(unracked), len(nodes), strings.Join(unracked, ", ")))
+	}
 	if sess.OnGPU() {
 		c.doc.NCCLVersion = nccl.RuntimeVersion().String()
 	}

@@ -19,8 +19,9 @@ import (
 //
 // Each node's rack is what racks says of it (by its name, its host name or
 // the SLURM_TOPOLOGY_ADDR its first process saw); a rack is kept only when
-// every node has one.
-func (j *Job) healthNodes(ctx context.Context, racks health.RackOf) ([]document.HealthNode, error) {
+// every node has one, and unracked names the nodes that kept the others
+// from theirs.
+func (j *Job) healthNodes(ctx context.Context, racks health.RackOf) (nodes []document.HealthNode, unracked []string, err error) {
 	host, _ := os.Hostname()
 	if i := strings.IndexByte(host, '.'); i >= 0 {
 		host = host[:i]
@@ -30,7 +31,7 @@ func (j *Job) healthNodes(ctx context.Context, racks health.RackOf) ([]document.
 	if j.Multi() {
 		parts, err := j.client.AllGather(ctx, []byte(mine))
 		if err != nil {
-			return nil, fmt.Errorf("finding the job's nodes: %w", err)
+			return nil, nil, fmt.Errorf("finding the job's nodes: %w", err)
 		}
 		ids = ids[:0]
 		for _, p := range parts {
@@ -39,7 +40,6 @@ func (j *Job) healthNodes(ctx context.Context, racks health.RackOf) ([]document.
 	}
 	per := j.Settings.RanksPerProc
 	index := map[string]int{}
-	var nodes []document.HealthNode
 	names := map[string]int{}
 	slurm := map[int]string{} // node: its first process's topology address
 	for proc, id := range ids {
@@ -71,9 +71,17 @@ func (j *Job) healthNodes(ctx context.Context, racks health.RackOf) ([]document.
 		}
 	}
 	if slices.ContainsFunc(nodes, func(n document.HealthNode) bool { return n.Rack == "" }) {
+		// Racks asked for (a file, a pattern) or found for some nodes
+		// but not all: say which nodes lack one, since rack judgement is
+		// then off.
+		asked := len(racks.Labels) > 0 || racks.Pattern != nil ||
+			slices.ContainsFunc(nodes, func(n document.HealthNode) bool { return n.Rack != "" })
 		for i := range nodes {
+			if asked && nodes[i].Rack == "" {
+				unracked = append(unracked, nodes[i].Name)
+			}
 			nodes[i].Rack = ""
 		}
 	}
-	return nodes, nil
+	return nodes, unracked, nil
 }

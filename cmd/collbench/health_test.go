@@ -614,3 +614,28 @@ func TestHealthInterruptedReadingRacks(t *testing.T) {
 		t.Errorf("exit %d, want %d; stderr %q", p.code, exitSignal, p.err.String())
 	}
 }
+
+// A racks file that names no rack for a node turns rack judgement off,
+// and the check says so, naming the node, in its table and its record.
+func TestHealthRacksMissingANode(t *testing.T) {
+	dir := t.TempDir()
+	racks, record := filepath.Join(dir, "racks"), filepath.Join(dir, "health.json")
+	if err := os.WriteFile(racks, []byte("some-other-host r1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI("health", "-g", "2", "--pair-size", "64K", "--allreduce-size", "64K", "-n", "3", "-w", "1",
+		"--racks", racks, "-J", record)
+	host, _ := os.Hostname()
+	host, _, _ = strings.Cut(host, ".")
+	want := "racks not judged: no rack is known for 1 of 1 nodes (" + host + "), and racks are judged only when every node has one"
+	if code != 0 || !strings.Contains(out, "# note: "+want) {
+		t.Errorf("exit %d, want 0 and the note %q\n%s\n%s", code, want, out, errOut)
+	}
+	data, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schemacheck.Validate("../../docs/health.schema.json", data); err != nil || !strings.Contains(string(data), want) {
+		t.Errorf("the record: %v\n%s", err, data)
+	}
+}
