@@ -89,6 +89,9 @@ type HealthConfig struct {
 	// known: the screening meets partners inside and across racks, and
 	// the racks' uplinks are judged.
 	Racks int `json:"racks,omitempty"`
+	// Transport is the host backend's (auto, tcp, shm); empty on GPUs
+	// and in records made before it was kept.
+	Transport string `json:"transport,omitempty"`
 }
 
 // HealthNode is one node of the job and its ranks.

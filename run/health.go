@@ -52,9 +52,10 @@ type HealthSpec struct {
 }
 
 // sameSettings refuses a baseline measured at other settings than this
-// check's (sizes, data type, backend): bandwidth depends on all of them,
-// so its medians would be no expectation here.
-func (s HealthSpec) sameSettings(backend string) error {
+// check's (sizes, data type, backend, ranks, the host backend's
+// transport): bandwidth depends on all of them, so its medians would be no
+// expectation here. transport is "" off the host backend.
+func (s HealthSpec) sameSettings(backend string, ranks int, transport string) error {
 	if s.base == nil {
 		return nil
 	}
@@ -72,8 +73,21 @@ func (s HealthSpec) sameSettings(backend string) error {
 		return differ("data type", b.Type, s.Type)
 	case s.base.Backend != "" && s.base.Backend != backend:
 		return differ("backend", s.base.Backend, backend)
+	case b.NRanks != ranks:
+		return differ("ranks", b.NRanks, ranks)
+	case b.Transport != "" && transport != "" && b.Transport != transport:
+		return differ("the host backend's transport", b.Transport, transport)
 	}
 	return nil
+}
+
+// transportName is the host backend's transport setting as a record
+// keeps it; "" on another backend.
+func (j *Job) transportName(backend string) string {
+	if backend != "host" {
+		return ""
+	}
+	return j.Settings.Transport.String()
 }
 
 // HealthBytes is the default message size: large enough that a pair's
@@ -135,11 +149,19 @@ func (s *HealthSpec) check() error {
 	case s.Criteria.MinDrop <= 0 || s.Criteria.MinDrop >= 1:
 		return Usagef("{MinDrop} must be between 0 and 1 (got %g)", s.Criteria.MinDrop)
 	case s.Criteria.Z <= 0:
-		return Usagef("--z must be positive (got %g)", s.Criteria.Z)
+		return Usagef("{Z} must be positive (got %g)", s.Criteria.Z)
 	case s.ScreenRounds < 0 || s.ScreenRounds > health.MaxScreenRounds:
 		return Usagef("{ScreenRounds} must be between 1 and %d (got %d)", health.MaxScreenRounds, s.ScreenRounds)
 	case s.AllPairs && s.ScreenRounds > 0:
 		return Usagef("{AllPairs} and {ScreenRounds} ask for different things; give one")
+	}
+	for _, b := range []struct {
+		name string
+		n    int64
+	}{{"{PairBytes}", s.PairBytes}, {"{ARBytes}", s.ARBytes}} {
+		if b.n > 0 && b.n < int64(s.Type.Size()) {
+			return Usagef("%s %d is less than one %s element (%d bytes)", b.name, b.n, s.Type, s.Type.Size())
+		}
 	}
 	for k, v := range s.Expect {
 		if !slices.Contains(HealthLevels, k) {
@@ -232,7 +254,7 @@ func (c *healthCheck) opening(_ context.Context, j *Job) (opening, error) {
 	if spec.ARBytes == 0 {
 		spec.ARBytes = def
 	}
-	if err := spec.sameSettings(backend.Name()); err != nil {
+	if err := spec.sameSettings(backend.Name(), c.j.World(), c.j.transportName(backend.Name())); err != nil {
 		return opening{}, err
 	}
 	big := max(spec.PairBytes, spec.ARBytes)
@@ -245,7 +267,7 @@ func (c *healthCheck) begin(ctx context.Context, sess *Session) error {
 	if big := max(spec.PairBytes, spec.ARBytes); sess.Sweep.Max < big {
 		// The devices hold less: measure at what they hold.
 		spec.PairBytes, spec.ARBytes = min(spec.PairBytes, sess.Sweep.Max), min(spec.ARBytes, sess.Sweep.Max)
-		if err := spec.sameSettings(sess.Backend.Name()); err != nil {
+		if err := spec.sameSettings(sess.Backend.Name(), j.World(), j.transportName(sess.Backend.Name())); err != nil {
 			return err
 		}
 	}
@@ -260,7 +282,7 @@ func (c *healthCheck) begin(ctx context.Context, sess *Session) error {
 		Config: document.HealthConfig{NRanks: j.World(), NProcs: j.Size, PairBytes: spec.PairBytes, ARBytes: spec.ARBytes,
 			Type: spec.Type.String(), Warmup: spec.Warmup, Iters: spec.Iters, Passes: spec.Passes, BudgetS: spec.Budget.Seconds(),
 			MinDrop: spec.Criteria.MinDrop, Z: spec.Criteria.Z, Expect: spec.Expect, Baseline: spec.Baseline,
-			ScreenRounds: spec.screenRounds(len(nodes)), Racks: len(rackIndex(nodes))}}
+			ScreenRounds: spec.screenRounds(len(nodes)), Racks: len(rackIndex(nodes)), Transport: j.transportName(sess.Backend.Name())}}
 	if len(unracked) > 0 {
 		c.doc.Notes = append(c.doc.Notes, fmt.Sprintf("racks not judged: no rack is known for %d of %d nodes (%s), and racks are judged only when every node has one",
 			len(unracked), len(nodes), strings.Join(unracked, ", ")))

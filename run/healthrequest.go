@@ -60,7 +60,11 @@ func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (He
 			if !ok || err != nil {
 				return HealthSpec{}, Usagef("{Expect} %q: want level=GB/s, e.g. inter=45", part)
 			}
-			s.Expect[strings.TrimSpace(level)] = gbps
+			level = strings.TrimSpace(level)
+			if was, twice := s.Expect[level]; twice {
+				return HealthSpec{}, Usagef("{Expect} gives %s twice (%g and %g GB/s); give one", level, was, gbps)
+			}
+			s.Expect[level] = gbps
 		}
 	}
 	if r.RacksFile != "" {

@@ -179,6 +179,9 @@ func (f *flags) check() error {
 		if f.fs.Changed("matrix-scale") && t.Matrix == "" {
 			return usagef("--matrix-scale scales a --matrix (or NCCL_TESTS_ALLTOALLV_MATRIX_FILE), and none is given")
 		}
+		if f.fs.Changed("spread") && t.Matrix != "" {
+			return usagef("--spread shapes the traffic a --matrix (or NCCL_TESTS_ALLTOALLV_MATRIX_FILE) replaces; give one")
+		}
 		if t.MoE != "" {
 			if err := f.checkMoE(); err != nil {
 				return err

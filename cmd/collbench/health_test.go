@@ -291,6 +291,7 @@ func TestHealthBadInput(t *testing.T) {
 		{[]string{"--expect", "inter"}, "want level=GB/s"},
 		{[]string{"--expect", "spine=4"}, "unknown level"},
 		{[]string{"--expect", "inter=-1"}, "positive GB/s"},
+		{[]string{"--expect", "intra=10", "--expect", "intra=12"}, "--expect gives intra twice (10 and 12 GB/s); give one"},
 		{[]string{"--min-drop", "1.5"}, "--min-drop must be between 0 and 1"},
 		{[]string{"--z", "0"}, "--z must be positive"},
 		{[]string{"--passes", "0"}, "--passes must be at least 1"},
@@ -299,6 +300,9 @@ func TestHealthBadInput(t *testing.T) {
 		{[]string{"--format", "csv"}, "unknown --format"},
 		{[]string{"--heatmap", "x.bmp"}, "cannot tell the image format"},
 		{[]string{"--baseline", "/nonexistent/base.json"}, "/nonexistent/base.json"},
+		{[]string{"--pair-size", "2"}, "--pair-size 2 is less than one float element (4 bytes)"},
+		{[]string{"--allreduce-size", "1", "-d", "double"}, "--allreduce-size 1 is less than one double element (8 bytes)"},
+		{[]string{"--z", "-1"}, "--z must be positive (got -1)"},
 		{[]string{"-d", "complex"}, "-d"},
 		{[]string{}, "needs two or more"},
 		{[]string{"-g", "2", "--group-size", "2"}, "forms its own groups"},
@@ -427,11 +431,13 @@ func TestHealthBaselineSettings(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"--pair-size", "4K", "--allreduce-size", "64K"}, "pair messages of 65536 bytes; this check uses 4096"},
-		{[]string{"--pair-size", "64K", "--allreduce-size", "4K"}, "all-reduces of 65536 bytes; this check uses 4096"},
-		{[]string{"--pair-size", "64K", "--allreduce-size", "64K", "-d", "half"}, "float; this check uses half"},
+		{[]string{"-g", "2", "--pair-size", "4K", "--allreduce-size", "64K"}, "pair messages of 65536 bytes; this check uses 4096"},
+		{[]string{"-g", "2", "--pair-size", "64K", "--allreduce-size", "4K"}, "all-reduces of 65536 bytes; this check uses 4096"},
+		{[]string{"-g", "2", "--pair-size", "64K", "--allreduce-size", "64K", "-d", "half"}, "float; this check uses half"},
+		{[]string{"-g", "4", "--pair-size", "64K", "--allreduce-size", "64K"}, "ranks of 2; this check uses 4"},
+		{[]string{"-g", "2", "--pair-size", "64K", "--allreduce-size", "64K", "--transport", "tcp"}, "the host backend's transport of auto; this check uses tcp"},
 	} {
-		code, _, errOut := runCLI(append([]string{"health", "-g", "2", "--baseline", base}, c.args...)...)
+		code, _, errOut := runCLI(append([]string{"health", "--baseline", base}, c.args...)...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("%v: exit %d, %q; want one usage line with %q", c.args, code, errOut, c.want)
 		}

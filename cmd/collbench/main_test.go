@@ -121,6 +121,7 @@ func TestBadInput(t *testing.T) {
 		{"a root without one", []string{"hypercube", "-g", "2", "-r", "1"}, "-r 1: hypercube has no root"},
 		{"a root of all-reduce", []string{"allreduce", "-g", "2", "-r", "3"}, "-r 3: allreduce has no root"},
 		{"matrix scale alone", []string{"alltoallv", "--matrix-scale", "2"}, "--matrix-scale scales a --matrix"},
+		{"spread with a matrix", []string{"alltoallv", "--spread", "0.5", "--matrix", "/dev/null"}, "--spread shapes the traffic a --matrix (or NCCL_TESTS_ALLTOALLV_MATRIX_FILE) replaces; give one"},
 		{"tokens without moe", []string{"alltoallv", "--tokens", "100"}, "--tokens describes a --moe layer"},
 		{"routing without moe", []string{"alltoallv", "--routing", "zipf:1"}, "--routing describes a --moe layer"},
 		{"profile tokens without moe", []string{"profile", "--tokens", "100"}, "--tokens describes a --moe layer"},
