@@ -103,7 +103,7 @@ func Dial(ctx context.Context, addr string, cfg DialConfig) (*Client, error) {
 			if interrupted(ctx) {
 				return nil, fmt.Errorf("interrupted while joining the rendezvous at %s: %w", addr, context.Cause(ctx))
 			}
-			return nil, fmt.Errorf("rendezvous at %s unreachable (rank 0 hosts it; has it started?): %w", addr, err)
+			return nil, pastDeadline{fmt.Errorf("rendezvous at %s unreachable until the start-up deadline (rank 0 hosts it; has it started?): %w", addr, err)}
 		case <-time.After(wait):
 		}
 		wait = min(2*wait, 500*time.Millisecond)
@@ -137,7 +137,7 @@ func (c *Client) hello(ctx context.Context, addr, token string, settings []Setti
 	case interrupted(ctx):
 		return fmt.Errorf("interrupted while waiting for the rendezvous at %s to answer: %w", addr, context.Cause(ctx))
 	case ctx.Err() != nil, errors.Is(err, os.ErrDeadlineExceeded): // the connection's deadline is ctx's, and may pass first
-		return fmt.Errorf("the rendezvous at %s accepted rank %d's connection but did not answer before the start-up deadline (rank 0 hosts it: is it stuck, or is another program listening there?)", addr, c.rank)
+		return pastDeadline{fmt.Errorf("the rendezvous at %s accepted rank %d's connection but did not answer before the start-up deadline (rank 0 hosts it: is it stuck, or is another program listening there?)", addr, c.rank)}
 	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE):
 		return fmt.Errorf("the rendezvous at %s closed the connection before answering: rank 0, which hosts it, has exited (its own output says why), or another program holds the port", addr)
 	case errors.Is(err, errFrame):
@@ -440,3 +440,10 @@ func (p Peers) AllReduce(ctx context.Context, vals []float64, how bench.Reductio
 
 // LocalAddr is this end of the connection to the store.
 func (c *Client) LocalAddr() net.Addr { return c.conn.LocalAddr() }
+
+// pastDeadline is a failure to join that the start-up deadline ended: it
+// reads as its own text and counts as ErrTimedOut, as a rank that never
+// joined does at the store.
+type pastDeadline struct{ error }
+
+func (e pastDeadline) Unwrap() []error { return []error{e.error, ErrTimedOut} }

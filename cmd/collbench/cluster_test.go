@@ -424,8 +424,9 @@ func TestFaults(t *testing.T) {
 		env := []string{"MASTER_ADDR=127.0.0.1", fmt.Sprintf("MASTER_PORT=%d", freePort(t)), "COLLBENCH_TOKEN=test-" + t.Name()}
 		p := startRank(t, 1, 2, env, nil, sweep...)
 		waitAll(t, (deadline+10)*time.Second, p)
-		if p.code == 0 || !strings.Contains(p.err.String(), "unreachable (rank 0 hosts it") {
-			t.Errorf("exit %d, stderr %q", p.code, p.err.String())
+		// A start-up past its deadline is a timeout (exit 4), as README says.
+		if p.code != exitTimeout || !strings.Contains(p.err.String(), "unreachable until the start-up deadline (rank 0 hosts it") {
+			t.Errorf("exit %d, want %d; stderr %q", p.code, exitTimeout, p.err.String())
 		}
 	})
 	t.Run("never arrives", func(t *testing.T) {
