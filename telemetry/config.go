@@ -3,6 +3,7 @@ package telemetry
 import (
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,11 +71,18 @@ func Check(endpoint string, getenv func(string) string) error {
 		if s := strings.TrimSpace(getenv(v)); s != "" {
 			if n, err := strconv.ParseInt(s, 10, 64); err != nil || n < 0 {
 				return fmt.Errorf("%s=%q is not a whole number ≥ 0 (milliseconds, or a count)", v, getenv(v))
+			} else if n == 0 && slices.Contains(positiveVars, v) {
+				// The periodic reader takes no zero: it would say so in
+				// a line of its own and fall back to its default.
+				return fmt.Errorf("%s=0: the metric reader's period must be at least 1 millisecond", v)
 			}
 		}
 	}
 	return nil
 }
+
+// positiveVars are those of numberVars the SDK refuses at 0.
+var positiveVars = []string{"OTEL_METRIC_EXPORT_INTERVAL", "OTEL_METRIC_EXPORT_TIMEOUT"}
 
 // numberVars are the OTEL_* settings of the exporters and readers
 // collbench uses that hold a number.

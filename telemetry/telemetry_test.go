@@ -40,6 +40,8 @@ func TestConfiguredAndCheck(t *testing.T) {
 		{"gRPC asked", "", env("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), true, "http/protobuf"},
 		{"protocol alone is not a configuration", "", env("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"), false, ""},
 		{"bad export interval", "http://c:4318", env("OTEL_METRIC_EXPORT_INTERVAL", "abc"), true, `OTEL_METRIC_EXPORT_INTERVAL="abc" is not a whole number`},
+		{"zero export interval", "http://c:4318", env("OTEL_METRIC_EXPORT_INTERVAL", "0"), true, "OTEL_METRIC_EXPORT_INTERVAL=0: the metric reader's period must be at least 1 millisecond"},
+		{"zero exporter timeout", "http://c:4318", env("OTEL_EXPORTER_OTLP_TIMEOUT", "0"), true, ""},
 		{"bad timeout", "http://c:4318", env("OTEL_EXPORTER_OTLP_TIMEOUT", "-5"), true, "OTEL_EXPORTER_OTLP_TIMEOUT"},
 		{"good interval", "http://c:4318", env("OTEL_METRIC_EXPORT_INTERVAL", "5000"), true, ""},
 		{"bad interval, telemetry off", "", env("OTEL_METRIC_EXPORT_INTERVAL", "abc"), false, ""},
