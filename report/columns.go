@@ -82,12 +82,25 @@ func (c *Columns) title(at, want int) string {
 // published figure judged against and the verdict, and the time's ratio
 // to NCCL's estimate. "-" where a figure does not apply.
 func JudgeColumns(j *judge.Judger, row func(bench.Row) judge.Row) *Columns {
+	return judgeColumns(func(r bench.Row) (judge.RowJudgement, bool) { return j.Row(row(r)), true })
+}
+
+// SavedJudgeColumns are the judge columns of a saved run, from its
+// record's judgement.
+func SavedJudgeColumns(j *judge.Judgement) *Columns {
+	return judgeColumns(func(r bench.Row) (judge.RowJudgement, bool) { return rowJudgement(j, r.Size) })
+}
+
+func judgeColumns(of func(bench.Row) (judge.RowJudgement, bool)) *Columns {
 	return &Columns{
 		Title: "judged (out-of-place)",
 		Head:  []Column{{"wire", "(%)", 6}, {"ref", "(x)", 6}, {"verdict", "", 7}, {"est", "(x)", 6}},
 		Cells: func(r bench.Row) []string {
-			rj := j.Row(row(r))
 			cells := []string{"-", "-", "-", "-"}
+			rj, ok := of(r)
+			if !ok {
+				return cells
+			}
 			if rj.WireShare > 0 {
 				cells[0] = FloatStr(rj.WireShare*100, 6)
 			}

@@ -3,9 +3,11 @@ package report
 import (
 	"encoding/csv"
 	"io"
+	"slices"
 	"strconv"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/judge"
 )
 
 // CSVHeader names the columns of WriteCSV: one line per row and placement,
@@ -14,11 +16,21 @@ var CSVHeader = []string{"collective", "size", "count", "type", "redop", "root",
 	"time_us", "algbw_gbps", "busbw_gbps", "nwrong",
 	"iters", "min_us", "p50_us", "p95_us", "p99_us", "max_us", "avg_us", "stdev_us"}
 
+// CSVJudgeHeader names the columns WriteCSV adds for a judged run (each
+// out-of-place line's judgement; in-place lines leave them empty, as the
+// table's judge columns judge out-of-place).
+var CSVJudgeHeader = []string{"wire_share", "reference", "reference_ratio", "verdict", "estimate_ratio"}
+
 // WriteCSV writes the results of a run as CSV with a header line. nwrong is
-// empty for placements that were not checked.
+// empty for placements that were not checked. A judged run has the
+// judgement's columns too.
 func WriteCSV(w io.Writer, d *document.Run) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader); err != nil {
+	header := CSVHeader
+	if d.Judgement != nil {
+		header = append(slices.Clone(CSVHeader), CSVJudgeHeader...)
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
@@ -36,6 +48,9 @@ func WriteCSV(w io.Writer, d *document.Run) error {
 			rec := []string{d.Collective, strconv.FormatInt(r.Size, 10), strconv.FormatInt(r.Count, 10), r.Type, r.RedOp,
 				strconv.Itoa(r.Root), pl.name, f(pl.m.Time), f(pl.m.AlgBW), f(pl.m.BusBW), wrong,
 				strconv.Itoa(it.N), f(it.Min), f(it.P50), f(it.P95), f(it.P99), f(it.Max), f(it.Mean), f(it.Stdev)}
+			if d.Judgement != nil {
+				rec = append(rec, judgeCSV(d.Judgement, r.Size, pl.name == "out_of_place")...)
+			}
 			if err := cw.Write(rec); err != nil {
 				return err
 			}
@@ -43,4 +58,36 @@ func WriteCSV(w io.Writer, d *document.Run) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// judgeCSV is one line's judgement columns: the size's, on an
+// out-of-place line; empty otherwise.
+func judgeCSV(j *judge.Judgement, size int64, outOfPlace bool) []string {
+	cells := make([]string, len(CSVJudgeHeader))
+	rj, ok := rowJudgement(j, size)
+	if !outOfPlace || !ok {
+		return cells
+	}
+	f := func(v float64) string {
+		if v == 0 {
+			return ""
+		}
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	cells[0] = f(rj.WireShare)
+	if rj.Reference != nil {
+		cells[1], cells[2], cells[3] = rj.Reference.ID, f(rj.RefRatio), rj.Verdict
+	}
+	cells[4] = f(rj.EstimateRatio)
+	return cells
+}
+
+// rowJudgement is the judgement of size in j.
+func rowJudgement(j *judge.Judgement, size int64) (judge.RowJudgement, bool) {
+	for _, r := range j.Rows {
+		if r.Size == size {
+			return r, true
+		}
+	}
+	return judge.RowJudgement{}, false
 }

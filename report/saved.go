@@ -41,6 +41,9 @@ func SavedTable(w io.Writer, d *document.Run) error {
 	t := &Table{W: w, Info: InfoOf(d)}
 	if d.Judgement != nil {
 		t.Judgement = d.Judgement.Summary
+		if askedColumns(d.Args, "judge") {
+			t.Extra = SavedJudgeColumns(d.Judgement)
+		}
 	}
 	rows := make([]bench.Row, len(d.Results))
 	for i, r := range d.Results {
@@ -57,4 +60,15 @@ func SavedTable(w io.Writer, d *document.Run) error {
 	t.Footer(d.Summary())
 	t.Spread(rows, ProcLabels(d.Config.NProcs, d.Config.NGPUs))
 	return nil
+}
+
+// askedColumns says whether a run's command line asked for a set of
+// columns (--columns SET or --columns=SET), which the live table showed.
+func askedColumns(args []string, set string) bool {
+	for i, a := range args {
+		if a == "--columns="+set || (a == "--columns" && i+1 < len(args) && args[i+1] == set) {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -45,9 +46,12 @@ func TestJudgeOnHost(t *testing.T) {
 }
 
 // --columns judge adds the judgement's columns to every row, the wire's
-// share filled in on the host backend; another set is refused.
+// share filled in on the host backend; another set is refused. The saved
+// run, re-read by report, shows the same columns, and --format csv
+// carries them on every out-of-place line.
 func TestJudgeColumns(t *testing.T) {
-	code, out, errOut := runCLI("allreduce", "-g", "2", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3", "--columns", "judge")
+	record := filepath.Join(t.TempDir(), "run.json")
+	code, out, errOut := runCLI("allreduce", "-g", "2", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3", "--columns", "judge", "-J", record)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
@@ -66,6 +70,28 @@ func TestJudgeColumns(t *testing.T) {
 		t.Errorf("%d rows, want 2 with the judgement's columns and line:\n%s", rows, out)
 	}
 	expectUsageError(t, []string{"allreduce", "-b", "8", "-e", "8", "--columns", "wide"}, `--columns "wide": want judge (the one set there is)`)
+
+	code, saved, errOut := runCLI("report", record, "-o", "-")
+	if code != 0 || !slices.Equal(dataRows(saved), dataRows(out)) || !strings.Contains(saved, "judged (out-of-place)") {
+		t.Errorf("report of the saved run: exit %d, rows\n%s\nwant\n%s\n%s", code, saved, out, errOut)
+	}
+	code, csv, errOut := runCLI("allreduce", "-g", "2", "-b", "64K", "-e", "256K", "-f", "4", "-n", "3", "--columns", "judge", "--format", "csv")
+	lines := strings.Split(strings.TrimSpace(csv), "\n")
+	if code != 0 || len(lines) != 5 || !strings.HasSuffix(lines[0], ",wire_share,reference,reference_ratio,verdict,estimate_ratio") ||
+		strings.Count(lines[1], ",") != strings.Count(lines[0], ",") || strings.HasSuffix(lines[1], ",,,,,") || !strings.HasSuffix(lines[2], ",,,,,") {
+		t.Errorf("CSV of the judged run: exit %d\n%s\n%s", code, csv, errOut)
+	}
+}
+
+// dataRows are a table's lines that are not comments, in order.
+func dataRows(table string) []string {
+	var rows []string
+	for _, line := range strings.Split(table, "\n") {
+		if line != "" && !strings.HasPrefix(line, "#") {
+			rows = append(rows, line)
+		}
+	}
+	return rows
 }
 
 // collbench references lists the built-in table and a site's; --json
