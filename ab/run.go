@@ -58,6 +58,10 @@ type Options struct {
 	// TurnLimit bounds every arm's turn; 0 bounds each from the arms'
 	// timings so far (turnClock).
 	TurnLimit time.Duration
+	// Vet, when set, refuses an arm once its probe has said what it
+	// loads and which backend it would run on (a setting that backend
+	// does not take), before the first round.
+	Vet func(arm int, probed ArmOutcome) error
 }
 
 // Event is a probe or a round that ended.
@@ -119,6 +123,11 @@ func Run(ctx context.Context, o Options) (*Outcome, error) {
 	for i, a := range out.Arms {
 		if a.Failed != "" {
 			return nil, &Refused{Why: fmt.Sprintf("arm %s (%s) %s", Letter(i), a.Label, a.Failed)}
+		}
+		if o.Vet != nil {
+			if err := o.Vet(i, a); err != nil {
+				return nil, &Refused{Why: fmt.Sprintf("arm %s (%s): %v", Letter(i), a.Label, err)}
+			}
 		}
 	}
 	if err := Distinct(out); err != nil {

@@ -30,6 +30,7 @@ type abFlags struct {
 	quiet            bool
 	roundsGiven      bool
 	armTimeout       float64
+	checked          []checkedSweep // each arm's sweep as checked
 }
 
 const abSynopsis = "collbench ab --arm SPEC --arm SPEC [flags] -- <collective> [flags]"
@@ -96,7 +97,7 @@ func (f *abFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.
 	}
 	out, err := ab.Run(ctx, ab.Options{Exe: j.exe, Command: sweep, Arms: arms, Rounds: f.rounds, Env: os.Environ(),
 		Rank: j.Rank, Size: j.Size, Addr: j.Addr, Group: j, LogDir: f.logs, Emit: say, Probe: abProbe, Place: abPlace,
-		TurnLimit: seconds(f.armTimeout)})
+		TurnLimit: seconds(f.armTimeout), Vet: f.vet})
 	var refused *ab.Refused
 	if errors.As(err, &refused) {
 		return usageError{Err: err}
@@ -123,6 +124,24 @@ func (f *abFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.
 	}
 	if rec.Slower > 0 || len(rec.Errors) > 0 || rec.Stopped != "" {
 		return errArmsDiffer
+	}
+	return nil
+}
+
+// vet refuses, once the probe has said which backend an arm runs on, a
+// flag that backend does not take: the arm would fail its first round.
+func (f *abFlags) vet(arm int, probed ab.ArmOutcome) error {
+	c := f.checked[arm]
+	backend := c.backend
+	if backend == "auto" {
+		backend = probed.Backend
+	}
+	if backend == "host" && len(c.ncclOnly) > 0 {
+		verb := "applies"
+		if len(c.ncclOnly) > 1 {
+			verb = "apply"
+		}
+		return fmt.Errorf("%s %s to the nccl backend only, and the arm runs on the host backend here", strings.Join(c.ncclOnly, ", "), verb)
 	}
 	return nil
 }
@@ -203,6 +222,7 @@ func (f *abFlags) check(sweep []string, procs int) (arms []ab.Arm, inputs []stri
 		if err != nil {
 			return nil, nil, usagef("arm %s (%s): %w", ab.Letter(i), a.Label, err)
 		}
+		f.checked = append(f.checked, c)
 		rows = max(rows, c.rows)
 		for _, p := range c.inputs {
 			if !slices.Contains(inputs, p) {
@@ -244,7 +264,17 @@ type checkedSweep struct {
 	opts   bench.Options
 	rows   int
 	inputs []string
+	// backend is the one the sweep's flags ask for ("auto" unless
+	// given); ncclOnly the flags set that only the nccl backend takes.
+	backend  string
+	ncclOnly []string
 }
+
+// ncclOnlyFlags are the collectives' flags that only the nccl backend
+// takes (a non-zero value on the host backend is refused when the run
+// starts).
+var ncclOnlyFlags = []string{"local_register", "cta_policy", "stream_null", "parallel_init", "nccl-max-ctas", "nccl-min-ctas",
+	"nccl-estimate", "memory"}
 
 // checkSweep parses a sweep's flags and an arm's with the collective's
 // flag set, refuses the flags the command (ab, tune) sets itself and
@@ -309,10 +339,16 @@ func checkSweep(command string, coll *bench.Collective, sweep []string, arm ab.A
 			return none, fmt.Errorf("--group-size %d is larger than the job's %d ranks", fl.GroupSize, ranks)
 		}
 		ranks = fl.GroupSize
-		return checkedSweep{o, o.PlannedRows(ranks), inputs}, o.Sweep.Validate()
+		return checkedSweep{opts: o, rows: o.PlannedRows(ranks), inputs: inputs, backend: fl.Backend}, o.Sweep.Validate()
 	}
 	_, err = o.Validate(ranks)
-	return checkedSweep{o, o.PlannedRows(ranks), inputs}, err
+	c := checkedSweep{opts: o, rows: o.PlannedRows(ranks), inputs: inputs, backend: fl.Backend}
+	for _, name := range ncclOnlyFlags {
+		if f := fs.Lookup(name); f != nil && fs.Changed(name) && f.Value.String() != "0" && f.Value.String() != "false" {
+			c.ncclOnly = append(c.ncclOnly, "--"+name)
+		}
+	}
+	return c, err
 }
 
 // armEnv reads the environment an arm's processes will have: this

@@ -305,6 +305,8 @@ func TestABBadInput(t *testing.T) {
 		{append([]string{"ab", "--arm", "--references /nonexistent.json", "--arm", ""}, sweep...), "/nonexistent.json: no such file or directory"},
 		{append(append(two, "--arm-timeout", "-1"), sweep...), "--arm-timeout must be 0 (automatic) or between 0.001 and 604800 seconds (got -1)"},
 		{append(append(two, "--arm-timeout", "NaN"), sweep...), "--arm-timeout must be a finite number (got NaN)"},
+		{append([]string{"ab", "--arm", "", "--arm", "--nccl-max-ctas 4 -R 1"}, sweep...),
+			"arm B (--nccl-max-ctas 4 -R 1): --local_register, --nccl-max-ctas apply to the nccl backend only, and the arm runs on the host backend here"},
 		{append(two, "--", "allreduce", "--group-size", "3", "-b", "8", "-e", "8"), "arm A (-g 2): --group-size 3 is larger than the job's 2 ranks"},
 		{append(two, "--", "alltoallv", "--moe", "8,2", "-g", "2"), "arm A (-g 2): --moe times a layer's calls, not a sweep's sizes, and ab compares sweeps"},
 		{append(append(two, "-J", matrix), "--", "alltoallv", "--matrix", matrix, "-n", "2"), "the output " + matrix + " is the input " + matrix},
