@@ -48,6 +48,9 @@ type Health struct {
 	// deviation of one figure measured again (intra, node, inter).
 	Noise   map[string]float64 `json:"noise"`
 	Skipped []string           `json:"skipped"` // parts left out, each with why
+	// Errors say why the check ended before its end (a lost rank, an
+	// interruption); its figures are what was measured until then.
+	Errors []string `json:"errors,omitempty"`
 	// Notes are what the check could not do as asked without leaving
 	// a measurement out (rack judgement off: a node with no rack).
 	Notes    []string       `json:"notes,omitempty"`

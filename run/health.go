@@ -319,6 +319,7 @@ func (c *healthCheck) measure(ctx context.Context, out *recording) error {
 
 func (c *healthCheck) finish(ctx context.Context, out *recording, runErr error) error {
 	c.doc.Finish()
+	noteErr(&c.doc.Errors, runErr)
 	if runErr == nil {
 		c.judge()
 		if c.spec.Judge != nil && c.j.Rank == 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -643,5 +644,46 @@ func TestHealthRacksMissingANode(t *testing.T) {
 	}
 	if err := schemacheck.Validate("../../docs/health.schema.json", data); err != nil || !strings.Contains(string(data), want) {
 		t.Errorf("the record: %v\n%s", err, data)
+	}
+}
+
+// A check cut short by a lost rank still writes its record, and the
+// record says why it ended in its errors.
+func TestHealthRecordOfALostRank(t *testing.T) {
+	selfEnv(t)
+	record := filepath.Join(t.TempDir(), "health.json")
+	mark := fmt.Sprintf("HEALTH_LOST=%d", os.Getpid())
+	t.Setenv("HEALTH_LOST", strconv.Itoa(os.Getpid()))
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(200 * time.Millisecond):
+			}
+			if pid := findProcess("health", mark, "RANK=2"); pid > 0 {
+				time.Sleep(time.Second) // into the measurement
+				syscall.Kill(pid, syscall.SIGKILL)
+				return
+			}
+		}
+	}()
+	code, _, errOut := runCLI("launch", "-n", "3", "--", "health", "--pair-size", "4M", "--allreduce-size", "4M", "-n", "3000", "-w", "1", // seconds a figure: killed well before its end
+		"-J", record)
+	data, err := os.ReadFile(record)
+	if code == 0 || err != nil {
+		t.Fatalf("exit %d, record %v\n%s", code, err, errOut)
+	}
+	var d document.Health
+	if err := json.Unmarshal(data, &d); err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Errors) != 1 || !strings.Contains(d.Errors[0], "rank 2") || d.Healthy {
+		t.Errorf("errors %q, healthy %v; want the lost rank named", d.Errors, d.Healthy)
+	}
+	if err := schemacheck.Validate("../../docs/health.schema.json", data); err != nil {
+		t.Errorf("the record does not follow docs/health.schema.json: %v", err)
 	}
 }
