@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/libpath"
@@ -37,6 +38,9 @@ var jobVars = append(cluster.Vars(), cluster.ListenerFDVar, cluster.HeldVar)
 // setting), and from the first word that begins with '-' on, collbench
 // flags. An empty spec is the sweep as it is.
 func ParseArm(spec string) (Arm, error) {
+	if strings.ContainsFunc(spec, func(r rune) bool { return unicode.IsControl(r) && r != '\t' && r != '\n' }) {
+		return Arm{}, fmt.Errorf("arm %q holds a control character (tables and lines print an arm as given)", spec)
+	}
 	words, err := splitWords(spec)
 	if err != nil {
 		return Arm{}, fmt.Errorf("arm %q: %w", spec, err)
@@ -124,6 +128,9 @@ func Matrix(dims []string) ([]Arm, error) {
 	}
 	arms := []Arm{{}}
 	for _, d := range dims {
+		if strings.ContainsFunc(d, unicode.IsControl) {
+			return nil, fmt.Errorf("matrix dimension %q holds a control character", d)
+		}
 		key, vals, ok := strings.Cut(strings.TrimSpace(d), "=")
 		if !ok || vals == "" {
 			return nil, fmt.Errorf("matrix dimension %q: want NAME=VALUE1,VALUE2,…", d)

@@ -27,6 +27,7 @@ func TestParseArm(t *testing.T) {
 		{"name='open", Arm{}, "an unclosed '"},
 		{"COLLBENCH_NCCL_LIB=/opt/nccl", Arm{Label: "lib=/opt/nccl", Spec: "COLLBENCH_NCCL_LIB=/opt/nccl", Lib: "/opt/nccl"}, ""},
 		{"WORLD_SIZE=2", Arm{}, "WORLD_SIZE is the job's"},
+		{"name=\x1b[2Jgone", Arm{}, "holds a control character"},
 		{"OMPI_COMM_WORLD_RANK=0", Arm{}, "OMPI_COMM_WORLD_RANK is the job's"},
 		{"COLLBENCH_RENDEZVOUS_FD=3", Arm{}, "is the job's"},
 	}
