@@ -247,7 +247,7 @@ func Distinct(out *Outcome) error {
 	for i, a := range out.Arms {
 		key := a.identity()
 		if j, ok := seen[key]; ok {
-			if a.Backend == "host" && a.Arm.identity() != out.Arms[j].Arm.identity() {
+			if a.identityOn("nccl") != out.Arms[j].identityOn("nccl") { // alike only once NCCL's settings are left out
 				return &Refused{Why: fmt.Sprintf("arms %s (%s) and %s (%s) differ only in NCCL settings, and they run on the host backend here, which reads none: nothing tells them apart",
 					Letter(j), out.Arms[j].Label, Letter(i), a.Label)}
 			}
@@ -267,13 +267,16 @@ func Distinct(out *Outcome) error {
 // loads (as found, else as named), its environment (the last of a name
 // wins, order aside; on the host backend, with no NCCL named, less
 // NCCL's own settings, which it never reads) and its flags.
-func (a ArmOutcome) identity() string {
+func (a ArmOutcome) identity() string { return a.identityOn(a.Backend) }
+
+// identityOn is the arm's identity were it to run on backend.
+func (a ArmOutcome) identityOn(backend string) string {
 	lib := a.NCCLPath
 	if lib == "" {
 		lib = a.Lib
 	}
 	env := a.Arm.Env
-	if a.Backend == "host" && a.Lib == "" {
+	if backend == "host" && a.Lib == "" {
 		env = slices.DeleteFunc(slices.Clone(env), ncclSetting)
 	}
 	return Arm{Lib: lib, Env: env, Args: a.Args}.identity()

@@ -175,6 +175,14 @@ func listenStore(addr string, getenv func(string) string) (net.Listener, error) 
 		if err != nil {
 			return nil, fmt.Errorf("%s=%s: the inherited rendezvous listener: %w", cluster.ListenerFDVar, v, err)
 		}
+		// The launcher opened the rendezvous where it told the ranks to
+		// meet; an address given to this process besides would send the
+		// others elsewhere, to whatever listens there.
+		_, want, _ := net.SplitHostPort(addr)
+		if _, got, _ := net.SplitHostPort(ln.Addr().String()); want != got {
+			ln.Close()
+			return nil, Usagef("{Rendezvous} %s: the launcher already opened this job's rendezvous on port %s; leave {Rendezvous} out, or give it to the launcher", addr, got)
+		}
 		return ln, nil
 	}
 	host, port, _ := net.SplitHostPort(addr)

@@ -720,3 +720,17 @@ func TestRanksWithOtherSettingsRefused(t *testing.T) {
 		})
 	}
 }
+
+// Under collbench launch, which opens the job's rendezvous itself, a
+// rank's own --rendezvous elsewhere is refused by rank 0 in one line
+// naming both, and launch blames rank 0, rather than the ranks meeting
+// whatever listens there.
+func TestLaunchRendezvousOverridden(t *testing.T) {
+	selfEnv(t)
+	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	code, _, errOut := runCLI("launch", "-n", "2", "--grace", "2", "--", "allreduce", "-b", "8", "-e", "8", "--rendezvous", addr)
+	want := "[rank 0] collbench allreduce: --rendezvous " + addr + ": the launcher already opened this job's rendezvous on port "
+	if code != exitUsage || !strings.Contains(errOut, want) || !strings.Contains(errOut, "rank 0 failed first") {
+		t.Errorf("exit %d, want %d and %q\n%s", code, exitUsage, want, errOut)
+	}
+}
