@@ -734,3 +734,40 @@ func TestLaunchRendezvousOverridden(t *testing.T) {
 		t.Errorf("exit %d, want %d and %q\n%s", code, exitUsage, want, errOut)
 	}
 }
+
+// Ctrl-C during a sweep, or during a mixture-of-experts layer's routing
+// draws, ends the command with exit 130 and one line that says it was
+// interrupted, not Go's "context canceled".
+func TestInterruptSaysSo(t *testing.T) {
+	for _, args := range [][]string{
+		{"allreduce", "-g", "2", "-b", "1M", "-e", "64M", "-n", "200"},
+		{"alltoallv", "-g", "2", "--moe", "64,8", "--tokens", "100000", "--draws", "2000", "-n", "5"},
+	} {
+		p := startRank(t, 0, 1, nil, nil, args...)
+		waitBusy(t, p, 50) // half a second of CPU: well into the sweep or the draws, however loaded the machine
+		p.cmd.Process.Signal(syscall.SIGINT)
+		waitAll(t, 15*time.Second, p)
+		if want := "collbench " + args[0] + ": interrupted\n"; p.code != exitSignal || p.err.String() != want {
+			t.Errorf("%s: exit %d, stderr %q; want %d and %q", args[0], p.code, p.err.String(), exitSignal, want)
+		}
+	}
+}
+
+// waitBusy waits until p has used ticks clock ticks (1/100 s) of CPU.
+func waitBusy(t *testing.T, p *rankProc, ticks int) {
+	t.Helper()
+	stat := fmt.Sprintf("/proc/%d/stat", p.cmd.Process.Pid)
+	for deadline := time.Now().Add(60 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		data, err := os.ReadFile(stat)
+		if err != nil {
+			t.Fatalf("the process ended early: %v; stderr %q", err, p.err.String())
+		}
+		f := strings.Fields(string(data[bytes.LastIndexByte(data, ')')+1:]))
+		utime, _ := strconv.Atoi(f[11])
+		stime, _ := strconv.Atoi(f[12])
+		if utime+stime >= ticks {
+			return
+		}
+	}
+	t.Fatal("the process used no CPU for a minute")
+}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"io"
 	"strings"
 
@@ -125,8 +127,15 @@ func changed(fs *pflag.FlagSet) func(name string) bool {
 }
 
 // errText is an error as the command line prints it: every setting its
-// messages name spelled as the flag.
-func errText(err error) string { return setting.Spell(err, flagOf) }
+// messages name spelled as the flag, and an interruption called one (Go's
+// "context canceled" says nothing to whoever pressed Ctrl-C).
+func errText(err error) string {
+	text := setting.Spell(err, flagOf)
+	if errors.Is(err, context.Canceled) {
+		text = strings.ReplaceAll(text, context.Canceled.Error(), "interrupted")
+	}
+	return text
+}
 
 // spelling is a writer that spells the settings named in each write as
 // flags: for the reports and the doctor's text, which name settings in
