@@ -23,13 +23,39 @@ func CompareTable(w io.Writer, cs []compare.Comparison, o compare.Options) int {
 		if c.Verdict == compare.Regression {
 			regressions++
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%.2f\t%.2f\t%+.1f%%\t%.2f\t%.2f\t%+.1f%%\t%s\t%s\t\n", c.Key, c.Size, c.BaseTime, c.NewTime,
-			c.TimeChange*100, c.BaseBW, c.NewBW, c.BWChange*100, p, c.Verdict)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Key, c.Size, fixed(c.BaseTime), fixed(c.NewTime),
+			change(c.TimeChange), fixed(c.BaseBW), fixed(c.NewBW), change(c.BWChange), p, c.Verdict)
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "# %d sizes compared; %d regression(s) beyond %.1f%% at p < %g (Mann-Whitney U on per-iteration times; ~ = within noise)\n",
 		len(cs), regressions, o.Threshold*100, o.Alpha)
 	return regressions
+}
+
+// fixed is a figure with two decimals, or in %g beyond a billion (a
+// figure from a document can be anything up to 1e308, which %.2f spells
+// in 309 digits); "-" when not finite.
+func fixed(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "-"
+	case math.Abs(v) >= 1e9:
+		return fmt.Sprintf("%.3g", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+// change is a relative change in percent; "-" when it has none (a base
+// of zero).
+func change(v float64) string {
+	pct := v * 100
+	if math.IsNaN(pct) || math.IsInf(pct, 0) {
+		return "-"
+	}
+	if math.Abs(pct) >= 1e9 {
+		return fmt.Sprintf("%+.3g%%", pct)
+	}
+	return fmt.Sprintf("%+.1f%%", pct)
 }
 
 // LeftOut says, one comment line each, the rows a comparison could not

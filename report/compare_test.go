@@ -68,3 +68,26 @@ func TestCompareWithoutSamples(t *testing.T) {
 		t.Errorf("%+v", cs)
 	}
 }
+
+// Figures from a document can be anything a float holds: the table stays
+// a table (no 309-digit bandwidth, no "+Inf%").
+func TestCompareFigures(t *testing.T) {
+	for _, tc := range []struct {
+		v          float64
+		fix, delta string
+	}{
+		{12.345, "12.35", "+1234.5%"},
+		{1e308, "1e+308", "-"},
+		{2e7, "20000000.00", "+2e+09%"},
+		{math.Inf(1), "-", "-"},
+		{math.NaN(), "-", "-"},
+		{-0.05, "-0.05", "-5.0%"},
+	} {
+		if got := fixed(tc.v); got != tc.fix {
+			t.Errorf("fixed(%g) = %q, want %q", tc.v, got, tc.fix)
+		}
+		if got := change(tc.v); got != tc.delta {
+			t.Errorf("change(%g) = %q, want %q", tc.v, got, tc.delta)
+		}
+	}
+}
