@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -20,6 +21,7 @@ const matrixLimit = 16
 // figures (pair matrices while they fit a terminal), the findings and
 // the verdict.
 func Health(w io.Writer, d *document.Health) {
+	d = printableHealth(d)
 	c := d.Config
 	nccl := ""
 	if d.NCCLVersion != "" {
@@ -249,4 +251,21 @@ func arrivals(w io.Writer, d *document.Health) {
 // seconds writes a time in the unit that reads best.
 func seconds(s float64) string {
 	return time.Duration(s * float64(time.Second)).Round(time.Microsecond).String()
+}
+
+// printableHealth is d with the text a record may carry from elsewhere
+// (host names, racks, findings' places, notes) made Printable.
+func printableHealth(d *document.Health) *document.Health {
+	c := *d
+	c.Collbench, c.Backend, c.NCCLVersion = Printable(d.Collbench), Printable(d.Backend), Printable(d.NCCLVersion)
+	c.Nodes = slices.Clone(d.Nodes)
+	for i := range c.Nodes {
+		c.Nodes[i].Name, c.Nodes[i].Rack = Printable(c.Nodes[i].Name), Printable(c.Nodes[i].Rack)
+	}
+	c.Findings = slices.Clone(d.Findings)
+	for i := range c.Findings {
+		c.Findings[i].Where = Printable(c.Findings[i].Where)
+	}
+	c.Skipped, c.Notes, c.Errors = printables(d.Skipped), printables(d.Notes), printables(d.Errors)
+	return &c
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/collbench/collbench/document"
@@ -96,4 +97,22 @@ func TestHealthArrivals(t *testing.T) {
 	b.Reset()
 	Health(&b, d)
 	golden.Check(t, "health_unjudged.golden", b.Bytes())
+}
+
+// A record's text from elsewhere (a host name, a finding's place) cannot
+// act on the terminal: its control characters are written out.
+func TestHealthPrintable(t *testing.T) {
+	d := &document.Health{Stamp: document.Stamp{Collbench: "test", Backend: "host"},
+		Config: document.HealthConfig{NRanks: 2, NProcs: 2, Type: "float", Passes: 1, MinDrop: 0.1, Z: 3.5},
+		Nodes:  []document.HealthNode{{Name: "evil\x1b[2J", Ranks: []int{0}}, {Name: "b", Ranks: []int{1}}},
+		Findings: []document.Finding{{Kind: "node", Where: "evil\x1b[2J\nHealthy: nothing flagged", Nodes: []int{0}, BusBW: 1, Reference: 2,
+			Against: "peers", Drop: 0.5}}}
+	var b bytes.Buffer
+	Health(&b, d)
+	if out := b.String(); strings.Contains(out, "\x1b") || !strings.Contains(out, `evil\x1b[2J\nHealthy: nothing flagged`) {
+		t.Errorf("control characters reached the output:\n%q", out)
+	}
+	if d.Nodes[0].Name != "evil\x1b[2J" {
+		t.Error("the record itself was changed")
+	}
 }

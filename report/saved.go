@@ -3,6 +3,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
+	"unicode"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
@@ -12,7 +15,8 @@ import (
 // record's settings, notes and devices.
 func InfoOf(d *document.Run) Info {
 	c := d.Config
-	in := Info{Version: d.Collbench, Backend: d.Backend, TestName: d.Test, NThreads: c.NThreads, NGPUs: c.NGPUs, Notes: d.Notes,
+	in := Info{Version: Printable(d.Collbench), Backend: Printable(d.Backend), TestName: Printable(d.Test), NThreads: c.NThreads,
+		NGPUs: c.NGPUs, Notes: printables(d.Notes),
 		MinBytes: c.MinBytes, MaxBytes: c.MaxBytes, Warmup: c.Warmup, Iters: c.Iters, Agg: c.Agg, Check: c.Validation,
 		Graph: c.Graph, Blocking: bench.Blocking(c.BlockMode), CPUTime: c.CPUTime, Ranks: c.GroupSize, Unalign: c.Unalign}
 	if c.StepFactor != nil {
@@ -25,7 +29,8 @@ func InfoOf(d *document.Run) Info {
 		in.Coll = coll
 	}
 	for _, r := range c.Devices {
-		dev := bench.Device{Rank: r.Rank, Group: r.Group, GroupRank: r.GroupRank, PID: r.PID, Hostname: r.Hostname, Ordinal: r.Device, Name: r.Info}
+		dev := bench.Device{Rank: r.Rank, Group: r.Group, GroupRank: r.GroupRank, PID: r.PID, Hostname: Printable(r.Hostname), Ordinal: r.Device,
+			Name: Printable(r.Info)}
 		fmt.Sscanf(r.BusID, "%x:%x:%x", &dev.BusID[0], &dev.BusID[1], &dev.BusID[2])
 		in.Devices = append(in.Devices, dev)
 	}
@@ -40,7 +45,7 @@ func InfoOf(d *document.Run) Info {
 func SavedTable(w io.Writer, d *document.Run) error {
 	t := &Table{W: w, Info: InfoOf(d)}
 	if d.Judgement != nil {
-		t.Judgement = d.Judgement.Summary
+		t.Judgement = Printable(d.Judgement.Summary)
 		if askedColumns(d.Args, "judge") {
 			t.Extra = SavedJudgeColumns(d.Judgement)
 		}
@@ -71,4 +76,32 @@ func askedColumns(args []string, set string) bool {
 		}
 	}
 	return false
+}
+
+// Printable is text from a document as a terminal may be given it: every
+// control character (an escape sequence's start, a new line that would
+// fake a line of output) written as Go writes it in a quoted string. A
+// document collbench wrote holds none; a document is still input.
+func Printable(s string) string {
+	if !strings.ContainsFunc(s, unicode.IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func printables(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = Printable(s)
+	}
+	return out
 }

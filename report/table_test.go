@@ -96,3 +96,19 @@ func TestFloatStr(t *testing.T) {
 		}
 	}
 }
+
+// Text from a document reaches the terminal with its control characters
+// written out: an escape sequence or a new line in a record cannot act on
+// the terminal or fake a line of output.
+func TestPrintable(t *testing.T) {
+	for in, want := range map[string]string{
+		"H100 80GB":      "H100 80GB",
+		"a\x1b[2Jb":      `a\x1b[2Jb`,
+		"one\nFAKE line": `one\nFAKE line`,
+		"tab\tand µs":    `tab\tand µs`,
+	} {
+		if got := Printable(in); got != want {
+			t.Errorf("Printable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
