@@ -37,16 +37,17 @@ func InfoOf(d *document.Run) Info {
 	return in
 }
 
-// SavedTable prints a saved run as the nccl-tests table its run printed:
+// SavedTable prints a saved run as the nccl-tests table its run printed
+// (with the judge columns where judgeColumns says the run showed them):
 // the same preamble, data rows, footer, judgement and spread across
 // processes, byte for byte (what the record does not hold, -M's memory
 // block, -S's timestamps and an uneven all-to-all's per-rank summary
 // lines, is left out).
-func SavedTable(w io.Writer, d *document.Run) error {
+func SavedTable(w io.Writer, d *document.Run, judgeColumns bool) error {
 	t := &Table{W: w, Info: InfoOf(d)}
 	if d.Judgement != nil {
 		t.Judgement = Printable(d.Judgement.Summary)
-		if askedColumns(d.Args, "judge") {
+		if judgeColumns {
 			t.Extra = SavedJudgeColumns(d.Judgement)
 		}
 	}
@@ -65,17 +66,6 @@ func SavedTable(w io.Writer, d *document.Run) error {
 	t.Footer(d.Summary())
 	t.Spread(rows, ProcLabels(d.Config.NProcs, d.Config.NGPUs))
 	return nil
-}
-
-// askedColumns says whether a run's command line asked for a set of
-// columns (--columns SET or --columns=SET), which the live table showed.
-func askedColumns(args []string, set string) bool {
-	for i, a := range args {
-		if a == "--columns="+set || (a == "--columns" && i+1 < len(args) && args[i+1] == set) {
-			return true
-		}
-	}
-	return false
 }
 
 // Printable is text from a document as a terminal may be given it: every

@@ -324,9 +324,14 @@ func TestABInterrupt(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "ab.json")
 	p := startRank(t, 0, 1, nil, nil, "ab", "--arm", "-g 2", "--arm", "AB_ARM=2 -g 2", "--rounds", "7", "-J", path, "--",
 		"allreduce", "-b", "64K", "-e", "8M", "-f", "2", "-n", "200")
-	deadline := time.Now().Add(30 * time.Second)
+	// Interrupted once a turn has ended (which takes long under the race
+	// detector on a loaded machine), so that the record has one to keep.
+	deadline := time.Now().Add(3 * time.Minute)
 	for !strings.Contains(p.err.String(), "round 1/7") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(p.err.String(), "round 1/7") {
+		t.Fatalf("no turn ended in 3 minutes: %q", p.err.String())
 	}
 	p.cmd.Process.Signal(syscall.SIGINT)
 	waitAll(t, 15*time.Second, p)

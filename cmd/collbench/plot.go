@@ -109,9 +109,21 @@ func savedTable(ctx context.Context, out string, inputs []string, stdout io.Writ
 	}
 	return fileio.Save(ctx, out, stdout, func(w io.Writer) error {
 		cw := &fileio.CheckedWriter{W: w}
-		if err := report.SavedTable(cw, d); err != nil {
+		if err := report.SavedTable(cw, d, askedColumns(d.Args, "judge")); err != nil {
 			return err
 		}
 		return cw.Err
 	})
+}
+
+// askedColumns says whether a run's recorded command line asked for a set
+// of columns (--columns SET or --columns=SET), which its live table then
+// showed.
+func askedColumns(args []string, set string) bool {
+	for i, a := range args {
+		if a == "--columns="+set || (a == "--columns" && i+1 < len(args) && args[i+1] == set) {
+			return true
+		}
+	}
+	return false
 }
