@@ -424,23 +424,8 @@ func TestABStalledArm(t *testing.T) {
 	selfEnv(t)
 	shortRaceExit(t)
 	mark := fmt.Sprintf("AB_STALL=%d", os.Getpid())
-	stopped := make(chan int, 1)
-	done := make(chan struct{})
-	defer close(done)
-	go func() { // stop rank 2's process of arm B once its sweep has started
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(5 * time.Millisecond):
-			}
-			if pid := findProcess("allreduce", mark, "RANK=2"); pid > 0 {
-				syscall.Kill(pid, syscall.SIGSTOP)
-				stopped <- pid
-				return
-			}
-		}
-	}()
+	// Rank 2's process of arm B is stopped once its sweep has started.
+	stopped := signalWhenFound(t, 5*time.Millisecond, 0, syscall.SIGSTOP, "allreduce", mark, "RANK=2")
 	start := time.Now()
 	code, out, errOut := runCLI("launch", "-n", "4", "--", "ab", "-q", "--arm-timeout", "15", "--arm", "name=a -n 5",
 		"--arm", "name=b "+mark+" -n 100000 -w 0", "--rounds", "5", "--", "allreduce", "-b", "1K", "-e", "1K")
@@ -471,6 +456,30 @@ func TestABStalledArm(t *testing.T) {
 			t.Errorf("%s: exit %d in %v, want %d at once and %q\n%s\n%s", arm, code, time.Since(start), exitUsage, want, out, errOut)
 		}
 	}
+}
+
+// signalWhenFound sends sig, after, to the first process findProcess finds
+// (polled every poll until the test ends) and hands its pid on.
+func signalWhenFound(t *testing.T, poll, after time.Duration, sig syscall.Signal, word string, vars ...string) <-chan int {
+	found := make(chan int, 1)
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(poll):
+			}
+			if pid := findProcess(word, vars...); pid > 0 {
+				time.Sleep(after)
+				syscall.Kill(pid, sig)
+				found <- pid
+				return
+			}
+		}
+	}()
+	return found
 }
 
 // findProcess is the pid of a process whose command line holds word and

@@ -654,22 +654,7 @@ func TestHealthRecordOfALostRank(t *testing.T) {
 	record := filepath.Join(t.TempDir(), "health.json")
 	mark := fmt.Sprintf("HEALTH_LOST=%d", os.Getpid())
 	t.Setenv("HEALTH_LOST", strconv.Itoa(os.Getpid()))
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-			if pid := findProcess("health", mark, "RANK=2"); pid > 0 {
-				time.Sleep(time.Second) // into the measurement
-				syscall.Kill(pid, syscall.SIGKILL)
-				return
-			}
-		}
-	}()
+	signalWhenFound(t, 200*time.Millisecond, time.Second, syscall.SIGKILL, "health", mark, "RANK=2")                                       // a second into the measurement
 	code, _, errOut := runCLI("launch", "-n", "3", "--", "health", "--pair-size", "4M", "--allreduce-size", "4M", "-n", "3000", "-w", "1", // seconds a figure: killed well before its end
 		"-J", record)
 	data, err := os.ReadFile(record)
