@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/collbench/collbench/fileio"
 )
 
 // An arm's process can hang where nothing inside it watches: before main,
@@ -51,6 +53,14 @@ func (c *turnClock) observe(arm string, took time.Duration) {
 	c.slowest[arm] = max(c.slowest[arm], took)
 }
 
+// probe is how long the probe of an arm may take.
+func (c *turnClock) probe() time.Duration {
+	if c.fixed > 0 {
+		return c.fixed
+	}
+	return ProbeLimit
+}
+
 // limit is how long the arm's next turn may take.
 func (c *turnClock) limit(arm string) time.Duration {
 	if c.fixed > 0 {
@@ -83,20 +93,16 @@ type procState struct {
 var stateWords = map[byte]string{'R': "running", 'S': "sleeping", 'D': "in uninterruptible sleep", 'T': "stopped by a signal",
 	't': "stopped by a debugger", 'Z': "a zombie"}
 
-// readProcState reads /proc/PID/stat and /proc/PID/wchan.
+// readProcState reads the process's state (fileio.ProcState) and
+// /proc/PID/wchan.
 func readProcState(pid int) procState {
 	var s procState
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
+	c := fileio.ProcState(pid)
+	if c == 0 {
 		return s
 	}
-	// The name in parentheses may hold spaces and parentheses: the state
-	// follows the last ')'.
-	if i := strings.LastIndexByte(string(data), ')'); i >= 0 && i+2 < len(data) {
-		c := data[i+2]
-		s.state = stateWords[c]
-		s.stopped = c == 'T' || c == 't'
-	}
+	s.state = stateWords[c]
+	s.stopped = c == 'T' || c == 't'
 	if w, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/wchan"); err == nil {
 		if v := strings.TrimSpace(string(w)); v != "" && v != "0" {
 			s.wchan = v
@@ -149,7 +155,7 @@ func (s *stalled) line(limit time.Duration, when string) string {
 // process stood and kills a stopped one, which SIGINT cannot reach. The
 // returned function says, once cmd has been waited for, whether the
 // deadline ended it.
-func (r *Runner) watchStall(parent context.Context, cmd *exec.Cmd) func() *stalled {
+func watchStall(parent context.Context, cmd *exec.Cmd) func() *stalled {
 	var mu sync.Mutex
 	var st *stalled
 	cmd.Cancel = func() error {

@@ -327,13 +327,10 @@ func (r *Runner) Probe(ctx context.Context, out *Outcome) error {
 		start := time.Now()
 		args := r.o.Probe(a.Lib)
 		var rep report
-		limit := ProbeLimit
-		if r.o.TurnLimit > 0 {
-			limit = r.o.TurnLimit
-		}
+		limit := r.clock.probe()
 		pctx, cancel := context.WithTimeoutCause(ctx, limit, errStalled)
 		cmd := r.command(pctx, args, r.env(a.Arm, nil))
-		stall := r.watchStall(ctx, cmd)
+		stall := watchStall(ctx, cmd)
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		runErr := cmd.Run()
@@ -405,7 +402,7 @@ func (r *Runner) Turn(ctx context.Context, a Arm, idx, round int) (doc *document
 	tctx, cancel := context.WithTimeoutCause(ctx, limit, errStalled)
 	defer cancel()
 	cmd := r.command(tctx, args, r.env(a, rv))
-	stall := r.watchStall(ctx, cmd)
+	stall := watchStall(ctx, cmd)
 	if rv.listener != nil {
 		cmd.ExtraFiles = []*os.File{rv.listener} // descriptor 3
 	}

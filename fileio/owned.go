@@ -100,18 +100,35 @@ func Reap(dir, prefix string) {
 // 22, clock ticks after boot), or "" when there is no such process or it
 // has ended (a zombie).
 func ProcStart(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	// pid (comm) state ppid …: fields count from after the last ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return ""
-	}
-	f := strings.Fields(string(b[i+1:]))
+	f := procStat(pid)
 	if len(f) <= 19 || f[0] == "Z" || f[0] == "X" {
 		return ""
 	}
 	return f[19]
+}
+
+// ProcState is a process's state letter as /proc/PID/stat gives it ('R',
+// 'S', 'T' stopped, …), 0 when there is no such process.
+func ProcState(pid int) byte {
+	f := procStat(pid)
+	if len(f) == 0 || f[0] == "" {
+		return 0
+	}
+	return f[0][0]
+}
+
+// procStat is /proc/PID/stat's fields from the state on (field 3): the
+// command's name before it is in parentheses and may hold spaces and
+// parentheses, so the fields count from after the last ')'. Nil when
+// there is no such process.
+func procStat(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return nil
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return nil
+	}
+	return strings.Fields(string(b[i+1:]))
 }

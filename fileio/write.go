@@ -249,26 +249,8 @@ func (c *CheckedWriter) Write(p []byte) (int, error) {
 // entry the folder holds under that name (a link itself, not the file it
 // leads to; a FIFO without waiting for a reader): for files collbench
 // names itself inside a folder it was given, such as logs, where an entry
-// left there is no destination the user chose.
+// left there is no destination the user chose. It is Write's replacement
+// with the entry taken as found, never resolved.
 func ReplaceEntry(path string, data []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return createError(path, path, err)
-	}
-	name := f.Name()
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("cannot write %s: %w", path, unwrapPath(err))
-	}
-	return nil
+	return replace(path, target{path: filepath.Clean(path)}, func(w io.Writer) error { _, err := w.Write(data); return err })
 }
