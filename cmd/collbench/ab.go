@@ -4,12 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/spf13/pflag"
 	"io"
 	"os"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/ab"
 	"github.com/collbench/collbench/bench"
@@ -111,9 +112,7 @@ func (f *abFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.
 	if j.Rank != 0 {
 		return nil
 	}
-	stamp.Finish()
-	rec := ab.Judge(out, stamp, sweep, f.rounds, compare.ArmOptions{Threshold: f.threshold / 100, Alpha: f.alpha,
-		Correction: compare.Correction(f.correction)})
+	rec := f.judge(out, stamp, sweep)
 	report.ABArms(stdout, rec)
 	report.ABTable(stdout, rec)
 	report.ABFailures(stdout, rec)
@@ -146,14 +145,19 @@ func (f *abFlags) vet(arm int, probed ab.ArmOutcome) error {
 	return nil
 }
 
+// judge is the record of the turns in out, judged as the flags ask.
+func (f *abFlags) judge(out *ab.Outcome, stamp document.Stamp, sweep []string) *document.ABRun {
+	stamp.Finish()
+	return ab.Judge(out, stamp, sweep, f.rounds, compare.ArmOptions{Threshold: f.threshold / 100, Alpha: f.alpha,
+		Correction: compare.Correction(f.correction)})
+}
+
 // saveInterrupted writes -J of the turns an interrupted run finished, so
 // that minutes of measurement are not lost with the run; the record's
 // stopped field says where it was cut. The run's own context has ended:
 // the write gets a few seconds of its own.
 func (f *abFlags) saveInterrupted(out *ab.Outcome, stamp document.Stamp, sweep []string, stdout, stderr io.Writer) {
-	stamp.Finish()
-	rec := ab.Judge(out, stamp, sweep, f.rounds, compare.ArmOptions{Threshold: f.threshold / 100, Alpha: f.alpha,
-		Correction: compare.Correction(f.correction)})
+	rec := f.judge(out, stamp, sweep)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := fileio.Save(ctx, f.output, stdout, rec.Encode); err != nil {
@@ -334,20 +338,23 @@ func checkSweep(command string, coll *bench.Collective, sweep []string, arm ab.A
 	// processes, each with the arm's threads and GPUs (split into groups,
 	// the groups' size is the arm processes' to check).
 	ranks := procs * fl.Threads * fl.NGPUs
-	if fs.Changed("group-size") {
+	grouped := fs.Changed("group-size")
+	if grouped {
 		if fl.GroupSize > ranks {
 			return none, fmt.Errorf("--group-size %d is larger than the job's %d ranks", fl.GroupSize, ranks)
 		}
 		ranks = fl.GroupSize
-		return checkedSweep{opts: o, rows: o.PlannedRows(ranks), inputs: inputs, backend: fl.Backend}, o.Sweep.Validate()
 	}
-	_, err = o.Validate(ranks)
 	c := checkedSweep{opts: o, rows: o.PlannedRows(ranks), inputs: inputs, backend: fl.Backend}
 	for _, name := range ncclOnlyFlags {
 		if f := fs.Lookup(name); f != nil && fs.Changed(name) && f.Value.String() != "0" && f.Value.String() != "false" {
 			c.ncclOnly = append(c.ncclOnly, "--"+name)
 		}
 	}
+	if grouped {
+		return c, o.Sweep.Validate()
+	}
+	_, err = o.Validate(ranks)
 	return c, err
 }
 
