@@ -33,8 +33,10 @@ type Health struct {
 	Intra       []PairFigure `json:"intra_pairs"`    // send/recv between two GPUs of a node
 	NodeAR      []NodeFigure `json:"node_allreduce"` // each node's all-reduce over its own ranks
 	Inter       []PairFigure `json:"inter_pairs"`    // send/recv between two nodes, every local rank with its peer
-	// Confirmation is the node pairs a screening measured again: each
-	// suspect node with fresh partners, each suspect link on its own.
+	// Confirmation is the node pairs a screening measured again, in the
+	// order measured: each suspect node with fresh partners, each suspect
+	// link as many times as health.Suspects.Repeats says (one entry per
+	// figure).
 	Confirmation []PairFigure  `json:"confirmation"`
 	Job          *BlockFigure  `json:"job_allreduce"` // one all-reduce over every rank; null when not measured
 	Bisection    []BlockFigure `json:"bisection"`     // all-reduces over halves, quarters …, when run
@@ -88,6 +90,9 @@ type HealthConfig struct {
 	// ScreenRounds is how many rounds of random partners the node pairs
 	// were screened in; 0 (absent) when every pair was measured.
 	ScreenRounds int `json:"screen_rounds,omitempty"`
+	// ScreenSeed drew the screening's partners and its confirmation's
+	// (give it again to repeat this screening).
+	ScreenSeed *uint64 `json:"screen_seed,omitempty"`
 	// Racks is how many racks the nodes sit in, when every node's is
 	// known: the screening meets partners inside and across racks, and
 	// the racks' uplinks are judged.

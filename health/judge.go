@@ -152,10 +152,12 @@ type PairOutlier struct {
 	Outlier // Index is into the figures given
 }
 
-// Verdict is what a matrix of pair figures says.
+// Verdict is what a matrix of pair figures says: slow members, slow
+// links and, where racks are known, racks whose uplinks are slow.
 type Verdict struct {
 	Members []MemberOutlier
 	Links   []PairOutlier
+	Racks   []RackOutlier
 }
 
 // Judge tells a slow member from a slow link. A member's score is the

@@ -9,30 +9,45 @@ type Pair struct{ A, B int }
 // disjoint pairs can be measured at once, so N nodes take O(N) rounds of
 // measurement, not O(N²).
 func Rounds(n int) [][]Pair {
-	if n < 2 {
-		return nil
+	rounds := make([][]Pair, RoundCount(n))
+	for r := range rounds {
+		rounds[r] = Round(n, r)
 	}
+	return rounds
+}
+
+// RoundCount is how many rounds Rounds(n) has, without building them.
+func RoundCount(n int) int {
+	switch {
+	case n < 2:
+		return 0
+	case n%2 == 1:
+		return n
+	}
+	return n - 1
+}
+
+// Round is round r (0 ≤ r < RoundCount(n)) of Rounds(n) alone: a
+// screening measures a few rounds of a tournament whose whole would take
+// O(N²) memory to build.
+func Round(n, r int) []Pair {
 	m := n
 	if m%2 == 1 {
 		m++ // a phantom member: its partner rests that round
 	}
-	rounds := make([][]Pair, 0, m-1)
-	for r := 0; r < m-1; r++ {
-		round := make([]Pair, 0, m/2)
-		// Member m−1 stays put; the others turn around the circle.
-		add := func(a, b int) {
-			if a >= n || b >= n {
-				return
-			}
-			round = append(round, Pair{min(a, b), max(a, b)})
+	round := make([]Pair, 0, m/2)
+	// Member m−1 stays put; the others turn around the circle.
+	add := func(a, b int) {
+		if a >= n || b >= n {
+			return
 		}
-		add(r, m-1)
-		for i := 1; i < m/2; i++ {
-			add((r+i)%(m-1), (r-i+m-1)%(m-1))
-		}
-		rounds = append(rounds, round)
+		round = append(round, Pair{min(a, b), max(a, b)})
 	}
-	return rounds
+	add(r, m-1)
+	for i := 1; i < m/2; i++ {
+		add((r+i)%(m-1), (r-i+m-1)%(m-1))
+	}
+	return round
 }
 
 // Waves splits a round's units (each a list of groups of global ranks)

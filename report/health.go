@@ -11,7 +11,17 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/health"
 )
+
+// percent writes a share as a percentage, to two significant digits below
+// 10 %.
+func percent(share float64) string {
+	if share < 0.1 {
+		return fmt.Sprintf("%.2g %%", 100*share)
+	}
+	return fmt.Sprintf("%.0f %%", 100*share)
+}
 
 // matrixLimit is the most members a matrix is printed for; larger jobs
 // get their slowest pairs listed instead.
@@ -93,7 +103,14 @@ func Health(w io.Writer, d *document.Health) {
 			if c.Racks > 1 {
 				racks = fmt.Sprintf(", inside and across %d racks in turn", c.Racks)
 			}
-			fmt.Fprintf(w, "#  screened: %d rounds of random partners%s, %d of the %d pairs (- not measured)\n", r, racks, len(d.Inter), n*(n-1)/2)
+			share := health.Coverage(n, len(d.Inter))
+			seed := ""
+			if c.ScreenSeed != nil {
+				seed = fmt.Sprintf(", seed %d", *c.ScreenSeed)
+			}
+			fmt.Fprintf(w, "#  screened: %d rounds of random partners%s%s, %d of the %d pairs (%s; - not measured)\n", r, racks, seed, len(d.Inter), n*(n-1)/2, percent(share))
+			fmt.Fprintf(w, "#  a link outside them is not judged; checks with fresh seeds meet %s of links after 10, %s after 100\n",
+				percent(health.CoverageAfter(share, 10)), percent(health.CoverageAfter(share, 100)))
 		}
 		nodes := make([]int, len(d.Nodes))
 		for i := range nodes {
@@ -101,11 +118,22 @@ func Health(w io.Writer, d *document.Health) {
 		}
 		pairMatrix(w, nodes, "n", d.Inter)
 		if len(d.Confirmation) > 0 {
-			var parts []string
+			// A pair measured again several times is one entry, its
+			// figures in the order measured.
+			var order []string
+			figs := map[string][]string{}
 			for _, p := range d.Confirmation {
-				parts = append(parts, fmt.Sprintf("n%d-n%d %.3f", p.A, p.B, p.BusBW))
+				k := fmt.Sprintf("n%d-n%d", p.A, p.B)
+				if figs[k] == nil {
+					order = append(order, k)
+				}
+				figs[k] = append(figs[k], fmt.Sprintf("%.3f", p.BusBW))
 			}
-			fmt.Fprintf(w, "#  suspects measured again with fresh partners: %s\n", strings.Join(parts, ", "))
+			parts := make([]string, len(order))
+			for i, k := range order {
+				parts[i] = k + " " + strings.Join(figs[k], "/")
+			}
+			fmt.Fprintf(w, "#  suspects measured again (nodes with fresh partners, links repeated): %s\n", strings.Join(parts, ", "))
 		}
 	}
 	if d.Job != nil {

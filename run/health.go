@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -44,6 +45,9 @@ type HealthSpec struct {
 	// screenRounds).
 	ScreenRounds int
 	AllPairs     bool
+	// ScreenSeed draws the screening (nil: rank 0 draws one afresh for
+	// each check and the record keeps it).
+	ScreenSeed *uint64
 	// Racks says which rack each node sits in, for rack-aware screening
 	// and the racks' uplinks (see healthracks.go).
 	Racks health.RackOf
@@ -154,6 +158,8 @@ func (s *HealthSpec) check() error {
 		return Usagef("{ScreenRounds} must be between 1 and %d (got %d)", health.MaxScreenRounds, s.ScreenRounds)
 	case s.AllPairs && s.ScreenRounds > 0:
 		return Usagef("{AllPairs} and {ScreenRounds} ask for different things; give one")
+	case s.AllPairs && s.ScreenSeed != nil:
+		return Usagef("{AllPairs} measures every pair: there is no screening for {ScreenSeed} to draw")
 	}
 	for _, b := range []struct {
 		name string
@@ -215,8 +221,12 @@ type healthCheck struct {
 	// they close together, up to idleWaves at a time (closeIdle).
 	idle     []bench.Comm
 	schedule healthPlan // what begin laid out
-	total    int        // the steps planned
-	out      *recording
+	seed     uint64     // the screening's (screenSeed)
+	// suspected is what the screening asks to measure again, read once
+	// (confirm) and judged with its fresh figures (interVerdict).
+	suspected *health.Suspects
+	total     int // the steps planned
+	out       *recording
 }
 
 // Health measures the job's GPUs, nodes and links and judges them. It
@@ -295,6 +305,13 @@ func (c *healthCheck) begin(ctx context.Context, sess *Session) error {
 		for _, r := range node.Ranks {
 			c.byRank[r] = n
 		}
+	}
+	if c.doc.Config.ScreenRounds > 0 {
+		if c.seed, err = c.screenSeed(ctx); err != nil {
+			return err
+		}
+		seed := c.seed
+		c.doc.Config.ScreenSeed = &seed
 	}
 	c.schedule = c.plan()
 	c.left = c.schedule.points() * spec.Passes
@@ -836,9 +853,25 @@ func best(passes []float64) float64 {
 	return slices.Max(passes)
 }
 
-// screenSeed draws a screening's partners: the same on every rank, since
-// every rank lays out the plan itself.
-const screenSeed = 0x636f6c6c
+// screenSeed is the seed that draws this check's screening and its
+// confirmation's partners: the one asked for, else one rank 0 draws,
+// agreed by every process, since every process lays out the plan itself.
+// A drawn seed stays below 2⁵³, so that the agreement's float64 holds it
+// exactly.
+func (c *healthCheck) screenSeed(ctx context.Context) (uint64, error) {
+	if c.spec.ScreenSeed != nil {
+		return *c.spec.ScreenSeed, nil
+	}
+	v := 0.0
+	if c.j.Rank == 0 {
+		v = float64(rand.Uint64() >> 11)
+	}
+	got, err := c.j.Peers().AllReduce(ctx, []float64{v}, bench.ReduceMax)
+	if err != nil {
+		return 0, fmt.Errorf("agreeing on the screening's seed: %w", err)
+	}
+	return uint64(got[0]), nil
+}
 
 // screenRounds is how many rounds of random partners node pairs are
 // screened in, 0 for every pair: as asked, or from health.ScreenFrom
@@ -849,7 +882,7 @@ func (s HealthSpec) screenRounds(nodes int) int {
 	if r == 0 && !s.AllPairs && nodes >= health.ScreenFrom {
 		r = health.MaxScreenRounds
 	}
-	if r >= len(health.Rounds(nodes)) {
+	if r >= health.RoundCount(nodes) {
 		return 0
 	}
 	return r
@@ -861,9 +894,9 @@ func (c *healthCheck) nodeRounds(nodes int) [][]health.Pair {
 	r := c.spec.screenRounds(nodes)
 	switch {
 	case r > 0 && c.doc.Config.Racks >= 2:
-		return health.RackScreening(nodeRacks(c.doc.Nodes), r, screenSeed)
+		return health.RackScreening(nodeRacks(c.doc.Nodes), r, c.seed)
 	case r > 0:
-		return health.Screening(nodes, r, screenSeed)
+		return health.Screening(nodes, r, c.seed)
 	}
 	return health.Rounds(nodes)
 }

@@ -9,66 +9,67 @@ import (
 )
 
 // confirm measures again, after a screening, what its figures make
-// suspect: each suspect node with fresh partners, each suspect link on
-// its own (health.Suspects.Confirmation), in rounds of disjoint pairs.
-// Every process holds the same figures, so every process finds the same
-// suspects and lays out the same rounds. A full round robin needs no
-// confirmation: it judged every pair.
+// suspect (health.Criteria.Suspect): each suspect node with fresh
+// partners, each suspect link a few times, in rounds of disjoint pairs
+// (health.Suspects.Confirmation). Every process holds the same figures
+// and seed, so every process finds the same suspects and lays out the
+// same rounds. A full round robin needs no confirmation: it judged every
+// pair.
 func (c *healthCheck) confirm(ctx context.Context, sendrecv *bench.Collective) error {
-	n := len(c.doc.Nodes)
-	if c.spec.screenRounds(n) == 0 {
+	if c.spec.screenRounds(len(c.doc.Nodes)) == 0 {
 		return nil
 	}
-	pairs := c.suspects().Confirmation(n)
-	if len(pairs) == 0 {
+	s := c.spec.Criteria.Suspect(c.fleet())
+	c.suspected = &s
+	rounds := s.Confirmation()
+	if len(rounds) == 0 {
 		return nil
 	}
-	units, figs, err := c.phase(ctx, c.nodePairWaves(health.Disjoint(pairs)), sendrecv, c.spec.PairBytes, "suspects again")
+	units, figs, err := c.phase(ctx, c.nodePairWaves(rounds), sendrecv, c.spec.PairBytes, "suspects again")
 	for i, u := range units {
 		c.doc.Confirmation = append(c.doc.Confirmation, document.PairFigure{Node: -1, A: u.pair.A, B: u.pair.B, BusBW: best(figs[i]), Passes: figs[i]})
 	}
 	return err
 }
 
-// suspects are the nodes and links the node pairs' figures flag.
-func (c *healthCheck) suspects() health.Suspects {
-	v := c.spec.Criteria.Judge(pairFigures(c.doc.Inter), pairNoise(c.doc.Inter))
-	var s health.Suspects
-	for _, m := range v.Members {
-		s.Members = append(s.Members, m.Member)
+// fleet is the node pairs' figures as health judges them: the nodes,
+// their racks where every node's is known, the noise, the seed.
+func (c *healthCheck) fleet() health.Fleet {
+	d := c.doc
+	f := health.Fleet{N: len(d.Nodes), Figs: pairFigures(d.Inter), Noise: pairNoise(d.Inter), Seed: c.seed}
+	if d.Config.Racks >= 2 {
+		f.Racks = nodeRacks(d.Nodes)
 	}
-	for _, l := range v.Links {
-		s.Links = append(s.Links, l.Pair)
-	}
-	return s
+	return f
 }
 
 // interVerdict judges the node pairs: a screening confirmed by its
-// measurement again (health.Criteria.Screen), a round robin on its own.
+// measurement again (health.Criteria.Confirm), every pair on its own
+// (health.Criteria.JudgeFleet). Racks are judged first in both.
 func (c *healthCheck) interVerdict() health.Verdict {
-	d := c.doc
-	figs, noise := pairFigures(d.Inter), pairNoise(d.Inter)
-	if d.Config.ScreenRounds == 0 || len(d.Confirmation) == 0 {
-		return c.spec.Criteria.Judge(figs, noise)
+	f := c.fleet()
+	s := c.suspected
+	switch {
+	case c.doc.Config.ScreenRounds == 0 || s == nil:
+		return c.spec.Criteria.JudgeFleet(f)
+	case s.Empty():
+		return health.Verdict{Racks: s.Racks}
 	}
-	again := map[health.Pair]float64{}
-	for _, p := range d.Confirmation {
-		again[health.Pair{A: p.A, B: p.B}] = p.BusBW
+	again := map[health.Pair][]float64{}
+	for _, p := range c.doc.Confirmation {
+		pr := health.Pair{A: p.A, B: p.B}
+		again[pr] = append(again[pr], p.BusBW)
 	}
-	for _, p := range c.suspects().Confirmation(len(d.Nodes)) {
-		if _, ok := again[p]; !ok {
-			// Cut short by the budget: the check is incomplete, and
-			// judges what the screening saw.
-			return c.spec.Criteria.Judge(figs, noise)
+	for _, round := range s.Confirmation() {
+		for _, p := range round {
+			if len(again[p]) == 0 {
+				// Cut short by the budget: the check is incomplete, and
+				// judges what the screening saw.
+				return c.spec.Criteria.JudgeFleet(f)
+			}
 		}
 	}
-	return c.spec.Criteria.Screen(len(d.Nodes), figs, noise, func(pairs []health.Pair) []float64 {
-		out := make([]float64, len(pairs))
-		for i, p := range pairs {
-			out[i] = again[p]
-		}
-		return out
-	})
+	return c.spec.Criteria.Confirm(f, *s, again)
 }
 
 // pairFigures are pair figures as health judges them.

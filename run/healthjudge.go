@@ -64,6 +64,7 @@ func (c *healthCheck) judge() {
 	for _, l := range v.Links {
 		c.flag(document.Finding{Kind: "link", Where: d.Nodes[l.A].Name + " ↔ " + d.Nodes[l.B].Name, Nodes: []int{l.A, l.B}}, l.Outlier, "peers")
 	}
+	c.flagRacks(v.Racks)
 	c.expect("inter", len(d.Inter), func(i int) (document.Finding, float64) {
 		p := d.Inter[i]
 		return document.Finding{Kind: "link", Where: d.Nodes[p.A].Name + " ↔ " + d.Nodes[p.B].Name, Nodes: []int{p.A, p.B}}, p.BusBW
@@ -88,7 +89,6 @@ func (c *healthCheck) judge() {
 				Nodes: slow.Nodes}, health.Outlier{Value: slow.BusBW, Median: fast.BusBW, Drop: drop}, "other half")
 		}
 	}
-	c.judgeRacks()
 	c.judgeArrivals()
 	d.Complete = len(d.Skipped) == 0
 	d.Healthy = d.Complete && len(d.Findings) == 0

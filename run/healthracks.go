@@ -2,10 +2,10 @@ package run
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/health"
 )
 
 // rackIndex numbers the nodes' racks in the order they first appear;
@@ -33,22 +33,18 @@ func nodeRacks(nodes []document.HealthNode) []int {
 	return out
 }
 
-// judgeRacks flags the racks whose node pairs across racks are slow while
-// their own are not (health.Criteria.JudgeRacks): their uplink. The
-// node and link findings such a rack explains (its nodes, its pairs
-// across racks) give way to the one rack finding.
-func (c *healthCheck) judgeRacks() {
+// flagRacks flags the racks whose node pairs across racks are slow while
+// their own are not (health.Criteria.JudgeRacks): their uplink. The racks
+// were judged before the nodes and links, on whose pairs across racks the
+// uplink explains no finding is made, while a node slow with its pairs
+// inside its rack still is.
+func (c *healthCheck) flagRacks(found []health.RackOutlier) {
 	d := c.doc
-	if d.Config.Racks < 2 {
-		return
-	}
 	racks := nodeRacks(d.Nodes)
-	figs := pairFigures(slices.Concat(d.Inter, d.Confirmation))
-	for _, o := range c.spec.Criteria.JudgeRacks(racks, figs, d.Noise["inter"]) {
-		in := func(n int) bool { return o.Rack < 0 || racks[n] == o.Rack }
+	for _, o := range found {
 		var nodes []int
 		for n := range d.Nodes {
-			if in(n) {
+			if o.Rack < 0 || racks[n] == o.Rack {
 				nodes = append(nodes, n)
 			}
 		}
@@ -56,16 +52,6 @@ func (c *healthCheck) judgeRacks() {
 		if o.Rack < 0 {
 			where = fmt.Sprintf("between racks %s: slow across, %.3f GB/s inside", strings.Join(rackNames(d.Nodes), " and "), o.Inside)
 		}
-		explained := func(f document.Finding) bool {
-			switch f.Kind {
-			case "node":
-				return in(f.Nodes[0])
-			case "link":
-				return racks[f.Nodes[0]] != racks[f.Nodes[1]] && (in(f.Nodes[0]) || in(f.Nodes[1]))
-			}
-			return false
-		}
-		d.Findings = slices.DeleteFunc(d.Findings, explained)
 		c.flag(document.Finding{Kind: "rack", Where: where, Nodes: nodes}, o.Outlier, "peers")
 	}
 }

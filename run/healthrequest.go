@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"context"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ type HealthRequest struct {
 	// number of nodes.
 	ScreenRounds int
 	AllPairs     bool
+	// ScreenSeed draws the screening's partners ("": afresh for each
+	// check, so that checks after checks meet other pairs; a number
+	// repeats a check's screening, as its record names it).
+	ScreenSeed string
 	// RacksFile ("HOST RACK" lines) and RackPattern (a host-name pattern
 	// whose one group is the rack) say which rack each node sits in;
 	// without them Slurm's SLURM_TOPOLOGY_ADDR does, where it is set.
@@ -53,6 +58,13 @@ func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (He
 	s := HealthSpec{PairBytes: r.PairBytes, ARBytes: r.ARBytes, Type: t, Warmup: r.Warmup, Iters: r.Iters, Passes: r.Passes,
 		Budget: r.Budget, Criteria: health.Criteria{MinDrop: r.MinDrop, Z: r.Z}, Expect: map[string]float64{},
 		Baseline: r.Baseline, Bisect: r.Bisect, Args: args, ScreenRounds: r.ScreenRounds, AllPairs: r.AllPairs}
+	if r.ScreenSeed != "" {
+		seed, err := strconv.ParseUint(strings.TrimSpace(r.ScreenSeed), 0, 64)
+		if err != nil {
+			return HealthSpec{}, Usagef("{ScreenSeed} %q: want a whole number from 0 to %d", r.ScreenSeed, uint64(math.MaxUint64))
+		}
+		s.ScreenSeed = &seed
+	}
 	for _, e := range r.Expect {
 		for _, part := range strings.Split(e, ",") {
 			level, val, ok := strings.Cut(part, "=")

@@ -39,6 +39,7 @@ func newHealthFlags() *healthFlags {
 	fs.StringVar(&r.Baseline, "baseline", "", "a previous health record (-J) whose medians are the expectations --expect leaves out")
 	fs.BoolVar(&r.Bisect, "bisect", false, "bisect the job's all-reduce on 4 nodes or more even when it is not slow")
 	fs.IntVar(&r.ScreenRounds, "screen-rounds", 0, "meet node pairs in this many rounds of random partners (at most 20) instead of every pair; default: 20 rounds from 22 nodes on, every pair below")
+	fs.StringVar(&r.ScreenSeed, "screen-seed", "", "draw the screening's partners from this seed, as a record's config.screen_seed names it, to repeat that screening (default: a fresh seed each check, so that checks after checks meet other pairs)")
 	fs.BoolVar(&r.AllPairs, "all-pairs", false, "measure every pair of nodes, whatever their number (N−1 rounds)")
 	fs.StringVar(&r.RacksFile, "racks", "", "file of HOST RACK lines naming each node's rack: screen inside and across racks, and judge the racks' uplinks")
 	fs.StringVar(&r.RackPattern, "rack-pattern", "", "host-name pattern whose one group is the rack, e.g. '^(r[0-9]+)-' (default: SLURM_TOPOLOGY_ADDR's leaf switch, where set)")

@@ -85,6 +85,7 @@ var settingFlags = map[string]string{
 	"Routing":       "--routing",
 	"Scale":         "--matrix-scale",
 	"ScreenRounds":  "--screen-rounds",
+	"ScreenSeed":    "--screen-seed",
 	"SimAIName":     "--simai-name",
 	"Spread":        "--spread",
 	"StepBytes":     "-i",
