@@ -22,6 +22,11 @@ type Engine struct {
 	// placement also reports every group's own figures.
 	Groups int
 
+	// cut is, for a process that Point's plan stopped after its first
+	// call, that call's time in seconds (0: not cut): it calls no more,
+	// joins the others' agreements, and its groups' figure is that call.
+	cut     float64
+	cutAll  bool       // every process was cut: the combined time is theirs
 	rep     int        // verification repetition, varies the data between checks
 	watch   StallWatch // what the run has measured, to bound its waits
 	scratch struct{ want, got []byte }
@@ -171,6 +176,9 @@ func (e *Engine) estimate(op Op) (float64, error) {
 func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement, error) {
 	o := &e.Opts
 	size := op.Footprint()
+	if e.cut > 0 || e.cutAll {
+		return e.cutTime(ctx, op)
+	}
 	if o.Check > 0 {
 		if err := e.fill(op, 99); err != nil {
 			return Placement{}, err
@@ -242,6 +250,52 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 		sum.ErrorCases += int(tot[1])
 		if p.Wrong > 0 {
 			break
+		}
+	}
+	return p, nil
+}
+
+// cutTime is benchTime for a process that Point stopped after its first
+// call: it joins every agreement the others make (barriers, the combined
+// time as a process that measured nothing, the samples, the spread and the
+// checks), calls nothing, and gives its first call's time as its own, so
+// that its groups' figures are that call's.
+func (e *Engine) cutTime(ctx context.Context, op Op) (Placement, error) {
+	o := &e.Opts
+	if err := e.peers().Barrier(ctx); err != nil {
+		return Placement{}, err
+	}
+	var p Placement
+	if e.cutAll {
+		// No process timed more: the slowest first call is the figure.
+		got, err := e.peers().AllReduce(ctx, []float64{e.cut}, ReduceMax)
+		if err != nil {
+			return Placement{}, err
+		}
+		p.Time = got[0] * 1e6
+		p.AlgBW, p.BusBW = e.bandwidth(op, p.Time)
+	} else if _, err := e.combineTime(ctx, []float64{0, 0}); err != nil {
+		return Placement{}, err
+	}
+	if _, err := e.maxSamples(ctx, nil); err != nil {
+		return Placement{}, err
+	}
+	var err error
+	if p.Procs, p.Groups, err = e.spread(ctx, op, e.cut*1e6); err != nil {
+		return Placement{}, err
+	}
+	if err := e.peers().Barrier(ctx); err != nil {
+		return Placement{}, err
+	}
+	if o.Check > 0 && (!op.InPlace || op.Coll.VerifyInPlace) {
+		for c := 0; c < o.Check; c++ {
+			tot, err := e.peers().AllReduce(ctx, []float64{0, 0}, ReduceSum)
+			if err != nil {
+				return p, err
+			}
+			if tot[0] > 0 {
+				break
+			}
 		}
 	}
 	return p, nil
@@ -364,7 +418,7 @@ func (e *Engine) active() bool { return len(e.Comm.Devices()) > 0 }
 
 // combineTime applies -a across the processes that measured something.
 func (e *Engine) combineTime(ctx context.Context, v []float64) ([]float64, error) {
-	active := e.active()
+	active := e.active() && e.cut == 0
 	switch e.Opts.Average {
 	case AverageRank0: // rank 0 is always measured
 		if e.peers().Proc() != 0 {

@@ -55,7 +55,12 @@ type Health struct {
 	Errors []string `json:"errors,omitempty"`
 	// Notes are what the check could not do as asked without leaving
 	// a measurement out (rack judgement off: a node with no rack).
-	Notes    []string       `json:"notes,omitempty"`
+	Notes []string `json:"notes,omitempty"`
+	// CutShort are the measurements stopped after their first call,
+	// being far below their peers already (and the all-reduces through
+	// them): each says what and by how much. They are measured, and
+	// judged, on that call.
+	CutShort []string       `json:"cut_short,omitempty"`
 	Complete bool           `json:"complete"` // nothing left out
 	Healthy  bool           `json:"healthy"`  // complete, and no finding
 	Devices  []DeviceRecord `json:"devices"`

@@ -2,7 +2,9 @@ package health
 
 import (
 	"fmt"
+	"slices"
 	"testing"
+	"time"
 )
 
 // Every pair of N members is measured exactly once, in N−1 rounds (N for
@@ -97,5 +99,34 @@ func TestDisjoint(t *testing.T) {
 	}
 	if Disjoint(nil) != nil {
 		t.Error("no pairs, some rounds")
+	}
+}
+
+// A unit is far below its peers when its first call takes more than
+// CutFactor times their typical one, the lower median, which one slow
+// unit of two cannot move.
+func TestFarBelow(t *testing.T) {
+	ms := func(v ...int) []time.Duration {
+		out := make([]time.Duration, len(v))
+		for i, x := range v {
+			out[i] = time.Duration(x) * time.Millisecond
+		}
+		return out
+	}
+	for _, c := range []struct {
+		times, earlier []time.Duration
+		want           []bool
+	}{
+		{ms(1, 100), nil, []bool{false, true}},
+		{ms(100), ms(1, 1, 2), []bool{true}},
+		{ms(5, 9), ms(1, 1), []bool{false, false}},
+		{ms(100), nil, []bool{false}},
+		{ms(100, 100, 1), nil, []bool{false, false, false}},
+		{ms(11, 1), ms(1), []bool{true, false}},
+	} {
+		got, _ := FarBelow(c.times, c.earlier)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("FarBelow(%v, %v) = %v, want %v", c.times, c.earlier, got, c.want)
+		}
 	}
 }

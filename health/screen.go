@@ -81,8 +81,9 @@ type Fleet struct {
 // SuspectMember is a member the screening asks to measure again: with the
 // members With (fresh partners), its screening score as Outlier.
 type SuspectMember struct {
-	Member int
-	With   []int
+	Member   int
+	With     []int
+	Screened int // its pairs in the screening
 	Outlier
 }
 
@@ -259,7 +260,7 @@ func (c Criteria) Suspect(f Fleet) Suspects {
 	for _, m := range slices.Sorted(mapKeys(partners)) {
 		o := outliers[m]
 		o.Index = m
-		s.Members = append(s.Members, SuspectMember{Member: m, Outlier: o,
+		s.Members = append(s.Members, SuspectMember{Member: m, Outlier: o, Screened: len(byMember[m]),
 			With: v.partners(m, partners[m], func(p int) bool { return partners[p] > 0 }, screened)})
 	}
 	s.Repeats = repeatsFor(len(s.Links), len(figs))
@@ -358,7 +359,9 @@ func (s Suspects) Confirmation() [][]Pair {
 }
 
 // Confirm judges the suspects by their fresh figures (again: each pair's
-// figures in the order measured). A member is named when the median of
+// figures in the order measured; a member none of whose pairs is there
+// was left out on purpose, found far below its peers already, and is
+// named on its screening when that drops MinDrop). A member is named when the median of
 // its fresh pairs is slow against the screening's typical pair (MinDrop,
 // and Z standard deviations of a median of that many figures). A link
 // touching no named member is named when every one of its fresh figures
@@ -388,6 +391,12 @@ func (c Criteria) Confirm(f Fleet, s Suspects, again map[Pair][]float64) Verdict
 			}
 		}
 		if len(vals) == 0 {
+			// Not measured again: the caller left it out, having found
+			// it far below its peers already, and its screening stands.
+			if m.Drop >= c.MinDrop {
+				named[m.Member] = true
+				out.Members = append(out.Members, MemberOutlier{Member: m.Member, Partners: m.Screened, Outlier: m.Outlier})
+			}
 			continue
 		}
 		o, slow := judge(vals, v.typical)

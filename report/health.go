@@ -161,6 +161,9 @@ func Health(w io.Writer, d *document.Health) {
 	for _, s := range d.Skipped {
 		fmt.Fprintf(w, "# left out: %s\n", s)
 	}
+	for _, s := range d.CutShort {
+		fmt.Fprintf(w, "# cut short: %s\n", s)
+	}
 	for _, s := range d.Notes {
 		fmt.Fprintf(w, "# note: %s\n", s)
 	}
@@ -294,6 +297,6 @@ func printableHealth(d *document.Health) *document.Health {
 	for i := range c.Findings {
 		c.Findings[i].Where = Printable(c.Findings[i].Where)
 	}
-	c.Skipped, c.Notes, c.Errors = printables(d.Skipped), printables(d.Notes), printables(d.Errors)
+	c.Skipped, c.Notes, c.Errors, c.CutShort = printables(d.Skipped), printables(d.Notes), printables(d.Errors), printables(d.CutShort)
 	return &c
 }

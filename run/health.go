@@ -221,7 +221,15 @@ type healthCheck struct {
 	// they close together, up to idleWaves at a time (closeIdle).
 	idle     []bench.Comm
 	schedule healthPlan // what begin laid out
-	seed     uint64     // the screening's (screenSeed)
+	// firstCalls are each phase's units' first calls so far, which a
+	// wave's are held against (health.FarBelow); farNodes are the nodes
+	// of the units found far below, whose block all-reduces get one call.
+	firstCalls map[string][]time.Duration
+	farUnits   [][]int     // the nodes of each unit found far below
+	farCount   map[int]int // node: the distinct units found far below it is in
+	setAside   map[int]bool
+	cutNoted   map[string]bool // what CutShort already says
+	seed       uint64          // the screening's (screenSeed)
 	// suspected is what the screening asks to measure again, read once
 	// (confirm) and judged with its fresh figures (interVerdict).
 	suspected *health.Suspects
@@ -234,7 +242,8 @@ type healthCheck struct {
 // failed, else the measurement's. A check that ran and flagged something
 // is not an error: the record's Healthy says so.
 func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*document.Health, error) {
-	c := &healthCheck{base: base[HealthSpec, HealthHooks]{j, spec, h}, perCall: map[string]time.Duration{}}
+	c := &healthCheck{base: base[HealthSpec, HealthHooks]{j, spec, h}, perCall: map[string]time.Duration{},
+		firstCalls: map[string][]time.Duration{}, farCount: map[int]int{}, setAside: map[int]bool{}, cutNoted: map[string]bool{}}
 	return measure(ctx, j, c, h.Before, func() *document.Health { return c.doc })
 }
 
@@ -371,6 +380,7 @@ type unit struct {
 	groups [][]int
 	pair   health.Pair // GPU ranks or node indexes
 	node   int         // the node of a GPU pair or a node all-reduce; the block of a bisection
+	span   []int       // the nodes of a block all-reduce (the job's, a bisection's)
 }
 
 func (p healthPlan) points() int {
@@ -568,13 +578,19 @@ func (c *healthCheck) phase(ctx context.Context, waves [][]unit, coll *bench.Col
 	for pass := 0; pass < c.spec.Passes; pass++ {
 		k := 0
 		for _, wave := range waves {
-			per, err := c.wave(ctx, wave, coll, bytes, what)
+			live, at := c.liveUnits(wave, what)
+			if len(live) == 0 {
+				c.skipWave(what)
+				k += len(wave)
+				continue
+			}
+			per, err := c.wave(ctx, live, coll, bytes, what)
 			if err != nil || per == nil {
 				us, fs := keep()
 				return us, fs, err
 			}
-			for i := range wave {
-				figs[k+i] = append(figs[k+i], per[i])
+			for j, i := range at {
+				figs[k+i] = append(figs[k+i], per[j])
 			}
 			k += len(wave)
 		}
@@ -618,7 +634,7 @@ func (c *healthCheck) bisect(ctx context.Context, block []int, coll *bench.Colle
 func (c *healthCheck) blocks(ctx context.Context, level int, blocks [][]int, coll *bench.Collective) ([]document.BlockFigure, error) {
 	units := make([]unit, len(blocks))
 	for i, blk := range blocks {
-		units[i] = unit{groups: [][]int{c.blockRanks(blk)}, node: i}
+		units[i] = unit{groups: [][]int{c.blockRanks(blk)}, node: i, span: blk}
 	}
 	what := "job all-reduce"
 	if level > 0 {
@@ -754,7 +770,8 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	eng := &bench.Engine{Comm: comm, Peers: c.j.Peers(), Opts: opts, CommRanks: len(sets[0]), Groups: len(sets)}
-	row, err := eng.Point(ctx, c.spec.Type, op, -1, bytes, bench.PointPlan{Iters: c.budget.Iters})
+	row, err := eng.Point(ctx, c.spec.Type, op, -1, bytes, bench.PointPlan{Iters: c.budget.Iters,
+		Cut: func(per []time.Duration) []bool { return c.cut(wave, what, bytes, per) }})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
@@ -783,13 +800,18 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 	if err := measured(what, wave, per); err != nil {
 		return nil, err
 	}
+	c.stepDone(what)
+	return per, nil
+}
+
+// stepDone counts a wave done and tells the hooks.
+func (c *healthCheck) stepDone(what string) {
 	c.done++
 	c.out.step(c.done, what, func() {
 		if c.hooks.Step != nil && c.j.Rank == 0 {
 			c.hooks.Step(what, c.done)
 		}
 	})
-	return per, nil
 }
 
 // measured refuses a wave whose figures include a zero: a timed call

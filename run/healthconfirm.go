@@ -45,7 +45,9 @@ func (c *healthCheck) fleet() health.Fleet {
 
 // interVerdict judges the node pairs: a screening confirmed by its
 // measurement again (health.Criteria.Confirm), every pair on its own
-// (health.Criteria.JudgeFleet). Racks are judged first in both.
+// (health.Criteria.JudgeFleet). Racks are judged first in both. A node
+// set aside as far below its peers (liveUnits) is not measured again, and
+// Confirm judges it on its screening.
 func (c *healthCheck) interVerdict() health.Verdict {
 	f := c.fleet()
 	s := c.suspected
@@ -62,7 +64,7 @@ func (c *healthCheck) interVerdict() health.Verdict {
 	}
 	for _, round := range s.Confirmation() {
 		for _, p := range round {
-			if len(again[p]) == 0 {
+			if len(again[p]) == 0 && !c.setAside[p.A] && !c.setAside[p.B] {
 				// Cut short by the budget: the check is incomplete, and
 				// judges what the screening saw.
 				return c.spec.Criteria.JudgeFleet(f)

@@ -461,18 +461,28 @@ var screenPerHost = map[bool]int{false: 2, true: 1}[raceEnabled]
 // that link.
 func TestHealthScreening(t *testing.T) {
 	f := newFabric(t, 8)
-	args := []string{"--pair-size", "1M", "--allreduce-size", "1M", "-n", "10", "-w", "2", "--screen-rounds", "3"}
+	// One seed for every check, so that the link shaped below is one the
+	// screening meets.
+	args := []string{"--pair-size", "1M", "--allreduce-size", "1M", "-n", "10", "-w", "2", "--screen-rounds", "3", "--screen-seed", "7"}
 	healthy, faulty := slices.Concat(args, []string{"--min-drop", "0.5"}), slices.Concat(args, []string{"--min-drop", "0.3"})
 	code, out, d := f.health(screenPerHost, healthy...)
 	if code != 0 || !d.Healthy || len(d.Inter) != 12 || d.Config.ScreenRounds != 3 {
 		t.Fatalf("healthy: exit %d, findings %v, %d node pairs, screen_rounds %d:\n%s", code, kinds(d), len(d.Inter), d.Config.ScreenRounds, out)
 	}
-	if !strings.Contains(out, "screened: 3 rounds of random partners, 12 of the 28 pairs") {
+	if !strings.Contains(out, "screened: 3 rounds of random partners, seed 7, 12 of the 28 pairs (43 %") || d.Config.ScreenSeed == nil || *d.Config.ScreenSeed != 7 {
 		t.Errorf("the summary does not say the pairs were screened:\n%s", out)
 	}
 	link := d.Inter[len(d.Inter)-1] // a pair the screening measures
 	t.Run("slow host", func(t *testing.T) {
-		f.slowHost(5, "50mbit")
+		// A quarter of the healthy pairs' rate: slow by any criteria, but
+		// not so slow that its pairs stop after their first call (a
+		// tenth), so that it is confirmed as any suspect is.
+		var bws []float64
+		for _, p := range d.Inter {
+			bws = append(bws, p.BusBW)
+		}
+		slices.Sort(bws)
+		f.slowHost(5, fmt.Sprintf("%dmbit", max(int(bws[len(bws)/2]*8000/4), 1)))
 		defer func() {
 			tc(t, f.hosts[5], "qdisc", "del", "dev", "h5", "root")
 			tc(t, f.sw, "qdisc", "del", "dev", "s5", "root")
@@ -481,15 +491,16 @@ func TestHealthScreening(t *testing.T) {
 		if got := kinds(d); code != 1 || !slices.Equal(got, []string{"node[5]"}) {
 			t.Fatalf("exit %d, findings %v; want exit 1 and node[5] only:\n%s", code, got, out)
 		}
-		// Confirmed with 4 fresh partners before it was named.
+		// Confirmed with fresh partners before it was named: eight where
+		// the fleet has them, here every other node.
 		fresh := 0
 		for _, p := range d.Confirmation {
 			if p.A == 5 || p.B == 5 {
 				fresh++
 			}
 		}
-		if fresh != 4 || !strings.Contains(out, "suspects measured again with fresh partners") {
-			t.Errorf("node 5 measured again with %d partners (want 4):\n%s", fresh, out)
+		if fresh != 7 || !strings.Contains(out, "suspects measured again (nodes with fresh partners") {
+			t.Errorf("node 5 measured again with %d partners (want 7):\n%s", fresh, out)
 		}
 	})
 	t.Run("slow link", func(t *testing.T) {
@@ -503,6 +514,56 @@ func TestHealthScreening(t *testing.T) {
 			t.Fatalf("exit %d, findings %v; want exit 1 and %s only:\n%s", code, got, want, out)
 		}
 	})
+}
+
+// On eight single-rank hosts, a host whose link is a hundred times slower
+// than the others' is named, and the check ends within twice the healthy
+// check's time plus a minute: each of its pairs stops after its first call
+// (far below its peers), the job's all-reduce through it gets one call,
+// and the record says what was cut short. Without the cut, every pair
+// through the host ran all its warm-up and timed calls of both passes at
+// its speed, and the job's all-reduce too: more than six minutes where
+// the healthy check took about six seconds.
+func TestHealthSickHost(t *testing.T) {
+	f := newFabric(t, 8)
+	began := time.Now()
+	code, out, d := f.health(1, "--min-drop", "0.5")
+	healthy := time.Since(began)
+	if code != 0 || !d.Healthy || len(d.CutShort) != 0 {
+		t.Fatalf("healthy: exit %d, findings %v, cut short %v:\n%s", code, kinds(d), d.CutShort, out)
+	}
+	var bws []float64
+	for _, p := range d.Inter {
+		bws = append(bws, p.BusBW)
+	}
+	slices.Sort(bws)
+	// send/recv's bus bandwidth is its rate each way, which tbf limits.
+	rate := max(int(bws[len(bws)/2]*8000/100), 1)
+	f.slowHost(5, fmt.Sprintf("%dmbit", rate))
+	began = time.Now()
+	code, out, d = f.health(1, "--min-drop", "0.5")
+	took := time.Since(began)
+	bound := 2*healthy + time.Minute
+	t.Logf("healthy check %s (pairs at %.3f GB/s median); host 5 limited to %d Mbit/s: %s, bound %s\n%s",
+		healthy.Round(time.Millisecond), bws[len(bws)/2], rate, took.Round(time.Millisecond), bound.Round(time.Second), out)
+	if got := kinds(d); code != 1 || !slices.Contains(got, "node[5]") || slices.ContainsFunc(got, func(k string) bool { return k != "node[5]" }) {
+		t.Errorf("exit %d, findings %v; want exit 1 and node[5] only", code, got)
+	}
+	if took > bound {
+		t.Errorf("the check took %s with one host a hundred times slower; want at most twice the healthy %s plus a minute", took, healthy)
+	}
+	cutPairs, cutJob := 0, false
+	for _, c := range d.CutShort {
+		switch {
+		case strings.HasPrefix(c, "node pairs ") && strings.Contains(c, d.Nodes[5].Name):
+			cutPairs++
+		case strings.HasPrefix(c, "job all-reduce") && strings.Contains(c, d.Nodes[5].Name):
+			cutJob = true
+		}
+	}
+	if cutPairs == 0 || !cutJob || !strings.Contains(out, "# cut short: node pairs") {
+		t.Errorf("the record says it cut short %d of host 5's pairs and the job's all-reduce %v; want some and true: %q", cutPairs, cutJob, d.CutShort)
+	}
 }
 
 // The arrival run on four hosts: every process's share of the job's
