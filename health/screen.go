@@ -120,14 +120,16 @@ func (c Criteria) view(f Fleet, racks []RackOutlier) view {
 			v.slowRack[r.Rack] = true
 		}
 	}
-	var vals []float64
+	v.kept = make([]int, 0, len(f.Figs))
+	vals := make([]float64, 0, len(f.Figs))
 	for i, fig := range f.Figs {
 		if !v.explained(fig.Pair) {
 			v.kept = append(v.kept, i)
 			vals = append(vals, fig.Value)
 		}
 	}
-	v.typical = quantile50(vals)
+	slices.Sort(vals)
+	v.typical = sortedMedian(vals)
 	return v
 }
 
@@ -186,27 +188,39 @@ func (c Criteria) Suspect(f Fleet) Suspects {
 	s := Suspects{Racks: c.racksOf(f)}
 	v := c.view(f, s.Racks)
 	figs := v.keptFigs()
-	byMember := map[int][]float64{}
+	// Each member's figures, in one backing array: a fleet of 10,000
+	// nodes has 200,000 of them.
+	count := make([]int, f.N+1)
 	for _, fig := range figs {
-		byMember[fig.A] = append(byMember[fig.A], fig.Value)
-		byMember[fig.B] = append(byMember[fig.B], fig.Value)
+		count[fig.A+1]++
+		count[fig.B+1]++
 	}
+	for m := 1; m <= f.N; m++ {
+		count[m] += count[m-1]
+	}
+	flat := make([]float64, count[f.N])
+	fill := slices.Clone(count[:f.N])
+	for _, fig := range figs {
+		flat[fill[fig.A]], flat[fill[fig.B]] = fig.Value, fig.Value
+		fill[fig.A]++
+		fill[fig.B]++
+	}
+	byMember := func(m int) []float64 { return flat[count[m]:count[m+1]] }
 	var members []int
-	for m, vals := range byMember {
-		if len(vals) >= 2 {
+	for m := range f.N {
+		if len(byMember(m)) >= 2 {
 			members = append(members, m)
 		}
 	}
-	slices.Sort(members)
 	partners := map[int]int{} // suspect member → fresh partners it gets
 	outliers := map[int]Outlier{}
 	if len(members) >= 3 {
 		logs := make([]float64, len(members))
 		counts := make([]float64, len(members))
 		for k, m := range members {
-			vals := slices.Clone(byMember[m])
+			vals := byMember(m) // sorted in place: flat is this function's own
 			slices.Sort(vals)
-			logs[k] = math.Log(quantile50(vals[1:]))
+			logs[k] = math.Log(sortedMedian(vals[1:]))
 			counts[k] = float64(len(vals) - 1)
 		}
 		mid, mad := MedianMAD(logs)
@@ -231,8 +245,8 @@ func (c Criteria) Suspect(f Fleet) Suspects {
 			}
 		}
 	}
-	var rest []int
-	var vals []float64
+	rest := make([]int, 0, len(figs))
+	vals := make([]float64, 0, len(figs))
 	for i, fig := range figs {
 		if partners[fig.A] == 0 && partners[fig.B] == 0 {
 			rest = append(rest, i)
@@ -253,14 +267,18 @@ func (c Criteria) Suspect(f Fleet) Suspects {
 			partners[m] = BorderlinePartners
 		}
 	}
-	screened := make(map[Pair]bool, len(f.Figs))
+	// The screening's pairs of the suspect members alone: the partners
+	// drawn for them must be fresh.
+	screened := map[Pair]bool{}
 	for _, fig := range f.Figs {
-		screened[fig.Pair] = true
+		if partners[fig.A] > 0 || partners[fig.B] > 0 {
+			screened[fig.Pair] = true
+		}
 	}
 	for _, m := range slices.Sorted(mapKeys(partners)) {
 		o := outliers[m]
 		o.Index = m
-		s.Members = append(s.Members, SuspectMember{Member: m, Outlier: o, Screened: len(byMember[m]),
+		s.Members = append(s.Members, SuspectMember{Member: m, Outlier: o, Screened: len(byMember(m)),
 			With: v.partners(m, partners[m], func(p int) bool { return partners[p] > 0 }, screened)})
 	}
 	s.Repeats = repeatsFor(len(s.Links), len(figs))
@@ -449,4 +467,17 @@ func (c Criteria) Screen(f Fleet, measure func(rounds [][]Pair) map[Pair][]float
 		return Verdict{Racks: s.Racks}
 	}
 	return c.Confirm(f, s, measure(s.Confirmation()))
+}
+
+// sortedMedian is the median of sorted values (the mean of the middle two
+// for an even count), NaN for none: quantile50 without its copy.
+func sortedMedian(sorted []float64) float64 {
+	n := len(sorted)
+	switch {
+	case n == 0:
+		return math.NaN()
+	case n%2 == 1:
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
 }
