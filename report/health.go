@@ -15,10 +15,13 @@ import (
 )
 
 // percent writes a share as a percentage, to two significant digits below
-// 10 %.
+// 10 %, and a share short of all as no more than 99 %.
 func percent(share float64) string {
-	if share < 0.1 {
+	switch {
+	case share < 0.1:
 		return fmt.Sprintf("%.2g %%", 100*share)
+	case share < 1 && share >= 0.995:
+		return ">99 %" // not all
 	}
 	return fmt.Sprintf("%.0f %%", 100*share)
 }
