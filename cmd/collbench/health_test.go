@@ -312,6 +312,10 @@ func TestHealthBadInput(t *testing.T) {
 		{[]string{"--racks", badRacks}, "racks file " + badRacks + ": line 1: want HOST RACK, got 3 word(s)"},
 		{[]string{"--rack-pattern", "^r[0-9]+"}, "rack pattern: \"^r[0-9]+\" has 0 groups; want one"},
 		{[]string{"--rack-pattern", "(r"}, "rack pattern: error parsing regexp"},
+		{[]string{"--screen-seed", "seven"}, `--screen-seed "seven": want a whole number from 0 to 18446744073709551615`},
+		{[]string{"--screen-seed", "-1"}, `--screen-seed "-1": want a whole number`},
+		{[]string{"--screen-seed", "18446744073709551616"}, `--screen-seed "18446744073709551616": want a whole number`},
+		{[]string{"--all-pairs", "--screen-seed", "3"}, "--all-pairs measures every pair: there is no screening for --screen-seed to draw"},
 	} {
 		code, out, errOut := runCLI(append([]string{"health", "--backend", "host"}, c.args...)...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
