@@ -273,29 +273,40 @@ func (e *Engine) cutTime(ctx context.Context, op Op) (Placement, error) {
 			return Placement{}, err
 		}
 		p.Time = got[0] * 1e6
-		p.AlgBW, p.BusBW = e.bandwidth(op, p.Time)
-	} else if _, err := e.combineTime(ctx, []float64{0, 0}); err != nil {
+	} else {
+		// The row is the others', as every process reports it.
+		combined, err := e.combineTime(ctx, []float64{0, 0})
+		if err != nil {
+			return Placement{}, err
+		}
+		p.Time = combined[0] * 1e6
+		if o.CPUTime {
+			p.Time = combined[1] * 1e6
+		}
+	}
+	samples, err := e.maxSamples(ctx, nil)
+	if err != nil {
 		return Placement{}, err
 	}
-	if _, err := e.maxSamples(ctx, nil); err != nil {
-		return Placement{}, err
-	}
-	var err error
+	p.Iter = Summarize(samples[min(o.IterSkip, len(samples)):])
+	p.AlgBW, p.BusBW = e.bandwidth(op, p.Time)
 	if p.Procs, p.Groups, err = e.spread(ctx, op, e.cut*1e6); err != nil {
 		return Placement{}, err
 	}
 	if err := e.peers().Barrier(ctx); err != nil {
 		return Placement{}, err
 	}
-	if o.Check > 0 && (!op.InPlace || op.Coll.VerifyInPlace) {
-		for c := 0; c < o.Check; c++ {
-			tot, err := e.peers().AllReduce(ctx, []float64{0, 0}, ReduceSum)
-			if err != nil {
-				return p, err
-			}
-			if tot[0] > 0 {
-				break
-			}
+	p.Checked = o.Check > 0 && (!op.InPlace || op.Coll.VerifyInPlace)
+	if !p.Checked {
+		return p, nil
+	}
+	for c := 0; c < o.Check; c++ {
+		tot, err := e.peers().AllReduce(ctx, []float64{0, 0}, ReduceSum)
+		if err != nil {
+			return p, err
+		}
+		if p.Wrong = int64(tot[0]); p.Wrong > 0 {
+			break
 		}
 	}
 	return p, nil
