@@ -90,7 +90,7 @@ func Env(base []string, rendezvous string) ([]string, *os.File, error) {
 	if _, err := rand.Read(secret); err != nil {
 		return nil, nil, err
 	}
-	drop := append(cluster.Vars(), cluster.ListenerFDVar, cluster.HeldVar)
+	drop := append(cluster.Vars(), cluster.ListenerFDVar, cluster.HeldVar, OutcomeVar)
 	var env []string
 	for _, kv := range base {
 		name, _, _ := strings.Cut(kv, "=")
@@ -110,6 +110,14 @@ type launcher struct {
 	rendezvous     *os.File   // the listener rank 0 inherits; nil with --rendezvous
 	distinctHosts  bool       // a NCCL_HOSTID of its own for each rank
 	mu             sync.Mutex // one line at a time
+	// said is each line the ranks wrote to standard error, with the rank
+	// that wrote it first: the same line from another rank (a usage error
+	// every rank makes alike) is shown once; repeats counts those left out.
+	said    map[string]int
+	repeats map[int]bool // ranks a line of was left out as a repeat
+	nrepeat int
+	// outcomes are what each rank said its exit means (OutcomeVar).
+	outcomes []string
 }
 
 // releaseRendezvous closes the launcher's copy of the rendezvous listener.
@@ -172,6 +180,7 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 	}
 	procs := make([]*exec.Cmd, 0, n)
 	exits := make(chan exit, n)
+	l.said, l.repeats, l.outcomes = map[string]int{}, map[int]bool{}, make([]string, n)
 	var relays sync.WaitGroup
 	for r := 0; r < n; r++ {
 		cmd := exec.Command(exe, sub...)
@@ -188,6 +197,14 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 				cmd.Env = append(cmd.Env, cluster.ListenerFDVar+"=3")
 			}
 		}
+		outcomeR, outcomeW, err := os.Pipe()
+		if err != nil {
+			l.line(l.stderr, "collbench launch: %v", err)
+			l.kill(procs)
+			return failed
+		}
+		cmd.ExtraFiles = append(cmd.ExtraFiles, outcomeW)
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%d", OutcomeVar, 2+len(cmd.ExtraFiles)))
 		// A rank must not outlive its launcher.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		// Pipes of our own, read to their end, so no output is lost to
@@ -200,12 +217,14 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 			return failed
 		}
 		cmd.Stdout, cmd.Stderr = outW, errW
-		err := cmd.Start()
+		err = cmd.Start()
 		outW.Close()
 		errW.Close()
+		outcomeW.Close()
 		if err != nil {
 			outR.Close()
 			errR.Close()
+			outcomeR.Close()
 			l.line(l.stderr, "collbench launch: starting rank %d: %v", r, err)
 			l.kill(procs)
 			return failed
@@ -219,9 +238,10 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 		if r == 0 {
 			outTo, outPrefix = l.stdout, ""
 		}
-		relays.Add(2)
-		go func() { defer relays.Done(); l.relay(outR, outTo, outPrefix) }()
-		go func() { defer relays.Done(); l.relay(errR, l.stderr, prefix) }()
+		relays.Add(3)
+		go func() { defer relays.Done(); l.relay(outR, outTo, outPrefix, -1) }()
+		go func() { defer relays.Done(); l.relay(errR, l.stderr, prefix, r) }()
+		go func() { defer relays.Done(); l.readOutcome(outcomeR, r) }()
 		go func() {
 			err := cmd.Wait()
 			exits <- exit{rank: r, code: ExitStatus(cmd, err), at: time.Now()}
@@ -301,9 +321,31 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 		l.line(l.stderr, "collbench launch: stopped by %v, passed on to every rank; ranks with a non-zero exit: %s", sig, strings.Join(failed, ", "))
 		return Interrupted
 	}
+	if l.nrepeat > 0 {
+		var ranks []int
+		for r := range l.repeats {
+			ranks = append(ranks, r)
+		}
+		slices.Sort(ranks)
+		l.line(l.stderr, "collbench launch: %s wrote %d line(s) another rank had written; each is shown once", bench.RankNames(ranks), l.nrepeat)
+	}
 	first := culprit(failures)
 	what := fmt.Sprintf("rank %d failed first", first.rank)
+	var failing []int
+	for _, f := range failures {
+		failing = append(failing, f.rank)
+	}
+	slices.Sort(failing)
 	switch {
+	case l.allSaid(failures, Finding):
+		l.line(l.stderr, "collbench launch: %s flagged something (exit %d), as printed above; nothing failed", bench.RankNames(failing), first.code)
+		return first.code
+	case l.allSaid(failures, Incomplete):
+		l.line(l.stderr, "collbench launch: %s ran out of budget before the end (exit %d), as printed above; nothing failed", bench.RankNames(failing), first.code)
+		return first.code
+	case allCode(failures, usageCode):
+		l.line(l.stderr, "collbench launch: %s refused %s arguments (exit %d), as printed above", bench.RankNames(failing), theirOrIts(failing), usageCode)
+		return usageCode
 	case len(stopped) > 0:
 		what = fmt.Sprintf("%s %s stopped (SIGSTOP or a debugger) when rank %d failed", bench.RankNames(stopped), wasOrWere(stopped), failures[0].rank)
 	case Consequence(first.code) && len(lingering) > 0:
@@ -314,6 +356,37 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 	}
 	l.line(l.stderr, "collbench launch: %s; ranks with a non-zero exit: %s", what, strings.Join(failed, ", "))
 	return first.code
+}
+
+// usageCode is the exit code of a usage error (collbench's, nccl-tests').
+const usageCode = 2
+
+// allSaid says whether every failed rank told its outcome as word.
+func (l *launcher) allSaid(failures []exit, word string) bool {
+	for _, f := range failures {
+		if l.outcomes[f.rank] != word {
+			return false
+		}
+	}
+	return true
+}
+
+// allCode says whether every failed rank exited with code.
+func allCode(failures []exit, code int) bool {
+	for _, f := range failures {
+		if f.code != code {
+			return false
+		}
+	}
+	return true
+}
+
+// theirOrIts words whose arguments: several ranks' ("their") or one's.
+func theirOrIts(ranks []int) string {
+	if len(ranks) == 1 {
+		return "its"
+	}
+	return "their"
 }
 
 // aliveRanks lists the ranks that have not exited, in rank order.
@@ -371,16 +444,78 @@ func (l *launcher) kill(procs []*exec.Cmd) {
 }
 
 // relay copies r to w line by line, each line whole and prefixed.
-func (l *launcher) relay(r io.ReadCloser, w io.Writer, prefix string) {
+func (l *launcher) relay(r io.ReadCloser, w io.Writer, prefix string, rank int) {
 	defer r.Close()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	own := fmt.Sprintf("rank %d: ", rank)
 	for sc.Scan() {
+		line := sc.Text()
 		l.mu.Lock()
-		fmt.Fprintf(w, "%s%s\n", prefix, sc.Bytes())
+		if rank >= 0 {
+			// A rank's standard error: a line another rank wrote already
+			// is not written again, and a line that names its rank
+			// needs no prefix.
+			if first, ok := l.said[line]; ok && first != rank {
+				l.repeats[rank] = true
+				l.nrepeat++
+				l.mu.Unlock()
+				continue
+			}
+			l.said[line] = rank
+			if strings.Contains(line, own) {
+				prefix = ""
+			}
+		}
+		fmt.Fprintf(w, "%s%s\n", prefix, line)
 		l.mu.Unlock()
 	}
 	io.Copy(io.Discard, r) // a line too long for the scanner: drain the rest
+}
+
+// OutcomeVar names the descriptor a rank may write one word to before it
+// exits, saying what its exit code means where the code alone cannot:
+// "finding" (exit 1: the check ran and flagged something, nothing failed)
+// or "incomplete" (exit 4: a budget cut the check short, no rank went
+// silent). See OutcomeFile.
+const OutcomeVar = "COLLBENCH_LAUNCH_OUTCOME_FD"
+
+// Outcomes a rank may tell its launcher.
+const (
+	Finding    = "finding"
+	Incomplete = "incomplete"
+)
+
+// OutcomeFile takes the descriptor the launcher that started this
+// process gave it (OutcomeVar), for this process alone: the variable is
+// dropped and the descriptor closed on exec, so that no process this one
+// starts (ab's arms) writes to it. nil without a launcher.
+func OutcomeFile() *os.File {
+	v, ok := os.LookupEnv(OutcomeVar)
+	if !ok {
+		return nil
+	}
+	os.Unsetenv(OutcomeVar)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return nil
+	}
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		return nil // not the pipe a launcher hands over
+	}
+	syscall.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), "launch outcome")
+}
+
+// readOutcome keeps the word rank wrote to its outcome descriptor.
+func (l *launcher) readOutcome(r io.ReadCloser, rank int) {
+	defer r.Close()
+	data, _ := io.ReadAll(io.LimitReader(r, 64))
+	io.Copy(io.Discard, r)
+	l.mu.Lock()
+	l.outcomes[rank] = strings.TrimSpace(string(data))
+	l.mu.Unlock()
 }
 
 func (l *launcher) line(w io.Writer, format string, a ...any) {

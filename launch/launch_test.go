@@ -119,3 +119,59 @@ func TestRunNamesTheRankThatNeverCame(t *testing.T) {
 		t.Errorf("stderr %q; want %q", errOut.String(), want)
 	}
 }
+
+// One usage error made alike by every rank is printed once, the launch
+// says every rank refused its arguments and ends with their 2; a line
+// that names its own rank gets no second rank prefix.
+func TestRunPrintsARepeatedLineOnce(t *testing.T) {
+	env, ln, err := Env(nil, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := Run(Options{Procs: 4, Exe: "/bin/sh", Args: []string{"-c",
+		`echo "collbench allreduce: unknown flag: --bogus" >&2; echo "collbench allreduce: rank $RANK: own words" >&2; exit 2`},
+		Stdout: &out, Stderr: &errOut, Grace: 5 * time.Second, Env: env, Listener: ln})
+	got := errOut.String()
+	if code != 2 || strings.Count(got, "unknown flag: --bogus") != 1 || strings.Contains(got, "failed first") ||
+		!strings.Contains(got, "collbench launch: ranks 0-3 refused their arguments (exit 2), as printed above") ||
+		!strings.Contains(got, "wrote 3 line(s) another rank had written; each is shown once") {
+		t.Errorf("exit %d, stderr:\n%s\nwant exit 2, the usage line once and every rank's refusal said", code, got)
+	}
+	for r := 0; r < 4; r++ {
+		own := "collbench allreduce: rank " + string(rune('0'+r)) + ": own words"
+		if !strings.Contains(got, "\n"+own+"\n") && !strings.HasPrefix(got, own+"\n") {
+			t.Errorf("rank %d's own line is missing or prefixed again:\n%s", r, got)
+		}
+	}
+}
+
+// Ranks that exit 1 for a finding, and say so on their outcome
+// descriptor, are reported as having flagged something, not as failed;
+// likewise a check its budget cut short (exit 4).
+func TestRunWordsAFinding(t *testing.T) {
+	for _, c := range []struct {
+		word string
+		code int
+		want string
+	}{
+		{Finding, 1, "collbench launch: ranks 0-2 flagged something (exit 1), as printed above; nothing failed"},
+		{Incomplete, 4, "collbench launch: ranks 0-2 ran out of budget before the end (exit 4), as printed above; nothing failed"},
+		{"", 1, "failed first"},
+	} {
+		env, ln, err := Env(nil, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		say := ""
+		if c.word != "" {
+			say = `eval "echo ` + c.word + ` >&$` + OutcomeVar + `"; `
+		}
+		var out, errOut bytes.Buffer
+		code := Run(Options{Procs: 3, Exe: "/bin/sh", Args: []string{"-c", say + "exit " + string(rune('0'+c.code))},
+			Stdout: &out, Stderr: &errOut, Grace: 5 * time.Second, Env: env, Listener: ln})
+		if code != c.code || !strings.Contains(errOut.String(), c.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", c.word, code, errOut.String(), c.code, c.want)
+		}
+	}
+}

@@ -238,6 +238,24 @@ func TestHealthFabric(t *testing.T) {
 	})
 }
 
+// Under collbench launch, a check that flags something ends with exit 1
+// worded as a finding, not as a rank that failed; a mistake every rank
+// makes alike is printed once.
+func TestHealthFindingUnderLaunch(t *testing.T) {
+	selfEnv(t)
+	code, out, errOut := runCLI("launch", "-n", "2", "health", "-q", "--pair-size", "64K", "--allreduce-size", "64K", "-n", "3", "-w", "1",
+		"--expect", "intra=100000")
+	if code != exitFailure || !strings.Contains(out, "Unhealthy") || strings.Contains(errOut, "failed first") ||
+		!strings.Contains(errOut, "collbench launch: ranks 0-1 flagged something (exit 1), as printed above; nothing failed") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+	code, _, errOut = runCLI("launch", "-n", "4", "health", "--expect", "foo")
+	if code != exitUsage || strings.Count(errOut, `--expect "foo": want level=GB/s`) != 1 ||
+		!strings.Contains(errOut, "collbench launch: ranks 0-3 refused their arguments (exit 2), as printed above") {
+		t.Errorf("exit %d, stderr:\n%s", code, errOut)
+	}
+}
+
 // collbench health on one host: the GPU-pair matrix of its 4 ranks, its
 // all-reduce, the record, the heat map, and the record read back by
 // report and plot.

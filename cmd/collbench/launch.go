@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -72,4 +73,23 @@ func (lf *launchFlags) options(sub []string) (launch.Options, error) {
 		return launch.Options{}, usageError{Err: err}
 	}
 	return launch.Options{Procs: lf.nprocs, Exe: exe, Args: sub, Grace: grace, Env: env, Listener: ln, DistinctHosts: lf.distinct}, nil
+}
+
+// launchOutcome is the descriptor collbench launch gave this process to
+// say what its exit means; nil when no launcher started it.
+var launchOutcome = launch.OutcomeFile()
+
+// tellLauncher tells the launcher that started this process what an exit
+// carrying a verdict means (a finding, a check its budget cut short), so
+// that it reports it as that and not as a failure.
+func tellLauncher(err error) {
+	if launchOutcome == nil {
+		return
+	}
+	switch {
+	case errors.Is(err, errUnhealthy), errors.Is(err, errArmsDiffer):
+		fmt.Fprintln(launchOutcome, launch.Finding)
+	case errors.Is(err, errIncomplete):
+		fmt.Fprintln(launchOutcome, launch.Incomplete)
+	}
 }

@@ -80,6 +80,7 @@ func runMeasuring(ctx context.Context, m measurer, synopsis string, args []strin
 	defer j.Close()
 	j.Progress = &progress.Lines{W: stderr, Quiet: jf.quiet, Prefix: "collbench " + cmd + ": "}
 	wrong, err := m.measure(ctx, j, append([]string{"collbench", cmd}, args...), stdout, stderr)
+	tellLauncher(err)
 	if printed(err) {
 		return exitCode(err)
 	}
