@@ -141,3 +141,19 @@ func link(a, b nvml.Device, self bool, nvlinks int) Link {
 	}
 	return Link{Path: pathLabel(lvl)}
 }
+
+// NVMLDeviceCount is how many GPUs NVML sees: 0 where NVML cannot start
+// (no library, no driver) or sees none. A machine whose NVML sees GPUs
+// has them, whatever CUDA or NCCL make of them.
+func NVMLDeviceCount() int {
+	lib := nvml.New()
+	if ret := lib.Init(); ret != nvml.SUCCESS {
+		return 0
+	}
+	defer lib.Shutdown()
+	n, ret := lib.DeviceGetCount()
+	if ret != nvml.SUCCESS {
+		return 0
+	}
+	return n
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/collbench/collbench/cuda"
 	"github.com/collbench/collbench/judge"
 	"github.com/collbench/collbench/libpath"
+	"github.com/collbench/collbench/machine"
 	"github.com/collbench/collbench/nccl"
 	"github.com/collbench/collbench/setting"
 )
@@ -202,6 +204,10 @@ func (j *Job) backend() (bench.Backend, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
+		if _, onCPU := b.(host.Backend); onCPU && j.Settings.Backend != "host" && j.Rank == 0 {
+			// Chosen, not asked for: said where a script's log shows it.
+			j.logf("no NVIDIA GPU here: running on the CPU (the host backend); pass {Backend} host to ask for it")
+		}
 		j.picked = &pickedBackend{b, notes}
 	}
 	return j.picked.backend, slices.Clone(j.picked.notes), nil // callers append to their notes
@@ -234,6 +240,11 @@ func pickBackend(name, ncclLib string, transport host.Transport, getenv func(str
 		return nil, nil, setting.Errorf("the nccl backend is not available, and %s asks for it: %w (to run on the CPU anyway, pass {Backend} host)", named, err)
 	}
 	if err != nil {
+		if where, ok := gpusPresent(); ok {
+			// A GPU machine whose driver or NCCL is broken: a run on
+			// the CPU would put a number of another kind in its log.
+			return nil, nil, setting.Errorf("this machine has NVIDIA GPUs (%s), but the nccl backend cannot start: %w (collbench doctor says what is missing; to run on the CPU anyway, pass {Backend} host)", where, err)
+		}
 		why := err.Error()
 		if errors.Is(err, cuda.ErrNoDriver) && getenv(libpath.CUDA.EnvVar) == "" {
 			if _, statErr := os.Stat("/dev/nvidiactl"); statErr != nil {
@@ -243,6 +254,22 @@ func pickBackend(name, ncclLib string, transport host.Transport, getenv func(str
 		return host.Backend{Transport: transport, Tuning: tuning}, []string{"Backend: host (auto: " + why + ")"}, tuneErr
 	}
 	return g, []string{"Backend: nccl (auto)", note}, nil
+}
+
+// nvidiaNodes matches the device nodes of NVIDIA GPUs (/dev/nvidia0 …,
+// not nvidiactl or nvidia-uvm).
+var nvidiaNodes = "/dev/nvidia[0-9]*"
+
+// gpusPresent says whether this machine has NVIDIA GPUs, by their device
+// nodes or by NVML, and what says so.
+func gpusPresent() (string, bool) {
+	if nodes, _ := filepath.Glob(nvidiaNodes); len(nodes) > 0 {
+		return strings.Join(nodes, ", "), true
+	}
+	if n := machine.NVMLDeviceCount(); n > 0 {
+		return fmt.Sprintf("NVML sees %d", n), true
+	}
+	return "", false
 }
 
 // probeGPU loads the driver and NCCL and checks for a GPU. It returns a

@@ -2,6 +2,7 @@ package run
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -9,8 +10,10 @@ import (
 	"testing"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/gpu"
 	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/machine"
 	"github.com/collbench/collbench/setting"
 )
 
@@ -125,5 +128,45 @@ func TestAutoRefusesANamedNCCLThatCannotRun(t *testing.T) {
 	b, notes, err := pickBackend("auto", "", host.TransportAuto, none)
 	if err == nil && b.Name() == "host" && (len(notes) != 1 || !strings.HasPrefix(notes[0], "Backend: host (auto: ")) {
 		t.Errorf("nothing named: %v %v", notes, err)
+	}
+}
+
+// On a machine with NVIDIA GPU device nodes, auto refuses to fall back to
+// the CPU when the nccl backend cannot start (a broken driver or NCCL),
+// naming the GPUs; with no GPU at all it falls back and says so on the
+// job's log. (The nccl backend cannot start here: no CUDA driver.)
+func TestAutoRefusesTheCPUOnAGPUMachine(t *testing.T) {
+	if _, err := probeGPU(gpu.Backend{}); err == nil {
+		t.Skip("the nccl backend runs here")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "nvidia0"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	was := nvidiaNodes
+	t.Cleanup(func() { nvidiaNodes = was })
+	nvidiaNodes = filepath.Join(dir, "nvidia[0-9]*")
+	none := func(string) string { return "" }
+	_, _, err := pickBackend("auto", "", host.TransportAuto, none)
+	var se *setting.Error
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "this machine has NVIDIA GPUs ("+filepath.Join(dir, "nvidia0")+"), but the nccl backend cannot start: ") ||
+		!strings.Contains(err.Error(), "pass Backend host") {
+		t.Errorf("GPU device nodes, no driver: %v; want a refusal naming them", err)
+	}
+	if b, _, err := pickBackend("host", "", host.TransportAuto, none); err != nil || b.Name() != "host" {
+		t.Errorf("asked for the host backend: %v, %v", b, err)
+	}
+	nvidiaNodes = filepath.Join(dir, "none[0-9]*")
+	if machine.NVMLDeviceCount() > 0 {
+		return // NVML sees a GPU: the fallback cannot be checked here
+	}
+	var said []string
+	j, err := NewJob(Settings{RanksPerProc: 1, Backend: "auto", Version: "test"}, noEnv, func(f string, a ...any) { said = append(said, fmt.Sprintf(f, a...)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	if b, _, err := j.backend(); err != nil || b.Name() != "host" || len(said) != 1 || !strings.Contains(said[0], "no NVIDIA GPU here: running on the CPU") {
+		t.Errorf("no GPU: backend %v, %v, log %q; want the host backend and one line saying so", b, err, said)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -34,5 +35,29 @@ func TestWithLibFlag(t *testing.T) {
 	other := errors.New("the CUDA driver sees no GPU")
 	if got := withLibFlag(other); got != other {
 		t.Errorf("other error changed: %v", got)
+	}
+}
+
+// On a machine without a GPU, the automatic choice runs on the CPU and
+// says so once on stderr (rank 0 alone under launch), with the flag that
+// asks for it; asked for, the host backend says nothing.
+func TestAutoOnTheCPUSaysSo(t *testing.T) {
+	if nodes, _ := filepath.Glob("/dev/nvidia[0-9]*"); len(nodes) > 0 {
+		t.Skip("this machine has NVIDIA GPUs")
+	}
+	selfEnv(t)
+	const line = "no NVIDIA GPU here: running on the CPU (the host backend); pass --backend host to ask for it"
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0"}, 1},
+		{[]string{"launch", "-n", "3", "allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0"}, 1},
+		{[]string{"allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0", "--backend", "host"}, 0},
+	} {
+		code, out, errOut := runCLI(c.args...)
+		if code != exitOK || !strings.Contains(out, "Backend: host") && c.want == 1 || strings.Count(errOut, line) != c.want {
+			t.Errorf("%v: exit %d, stderr %q; want %d line(s) %q", c.args, code, errOut, c.want, line)
+		}
 	}
 }
