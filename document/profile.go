@@ -423,3 +423,15 @@ func (p *Profile) GPUMemory() float64 {
 	}
 	return least
 }
+
+// LeftOut lists what the profile was to hold and does not: the curves
+// with no sample (each as "allreduce n=8 strided: its note") and the
+// overlap probes left out, each with why.
+func (p *Profile) LeftOut() (curves, probes []string) {
+	for _, c := range p.Curves {
+		if len(c.Samples) == 0 {
+			curves = append(curves, fmt.Sprintf("%s n=%d %s: %s", c.Op, c.Group.Size, c.Group.Layout, c.Note))
+		}
+	}
+	return curves, p.Suite.ProbesLeftOut
+}

@@ -120,6 +120,7 @@ func (j *Job) drive(ctx context.Context, m measurement, before func() error) (ra
 		closeTelemetry(rec, err, j.logf)
 		return false, err
 	}
+	j.sayOnTheCPU()
 	progress := j.progress()
 	progress.Begin(o.command, m.planned())
 	spanCtx, end := rec.Span(ctx, o.span, time.Now(), o.attrs...)

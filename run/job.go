@@ -89,9 +89,12 @@ type Job struct {
 	tokenSource string
 	getenv      func(string) string
 	logf        func(string, ...any)
-	store       *cluster.Store // rank 0 only
-	picked      *pickedBackend // the backend, once chosen
-	client      *cluster.Client
+	// chosenCPU: the automatic choice took the host backend; saidCPU:
+	// sayOnTheCPU has said so.
+	chosenCPU, saidCPU bool
+	store              *cluster.Store // rank 0 only
+	picked             *pickedBackend // the backend, once chosen
+	client             *cluster.Client
 }
 
 // NewJob reads the launcher's environment through getenv: this process's

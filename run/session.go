@@ -204,13 +204,22 @@ func (j *Job) backend() (bench.Backend, []string, error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		if _, onCPU := b.(host.Backend); onCPU && j.Settings.Backend != "host" && j.Rank == 0 {
-			// Chosen, not asked for: said where a script's log shows it.
-			j.logf("no NVIDIA GPU here: running on the CPU (the host backend); pass {Backend} host to ask for it")
-		}
+		_, onCPU := b.(host.Backend)
+		j.chosenCPU = onCPU && j.Settings.Backend != "host"
 		j.picked = &pickedBackend{b, notes}
 	}
 	return j.picked.backend, slices.Clone(j.picked.notes), nil // callers append to their notes
+}
+
+// sayOnTheCPU says, once and on rank 0, that the automatic choice runs
+// on the CPU for want of a GPU: chosen, not asked for, it is said where a
+// script's log shows it, once the run's settings have passed their checks
+// (a usage error stays one line).
+func (j *Job) sayOnTheCPU() {
+	if j.chosenCPU && j.Rank == 0 && !j.saidCPU {
+		j.saidCPU = true
+		j.logf("no NVIDIA GPU here: running on the CPU (the host backend); pass {Backend} host to ask for it")
+	}
 }
 
 // pickBackend resolves --backend. auto takes the nccl backend when the

@@ -89,7 +89,7 @@ func tellLauncher(err error) {
 	switch {
 	case errors.Is(err, errUnhealthy), errors.Is(err, errArmsDiffer):
 		fmt.Fprintln(launchOutcome, launch.Finding)
-	case errors.Is(err, errIncomplete):
+	case errors.Is(err, errIncomplete), errors.Is(err, errPartialProfile):
 		fmt.Fprintln(launchOutcome, launch.Incomplete)
 	}
 }

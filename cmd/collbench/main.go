@@ -204,7 +204,8 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.Is(err, errExportFailed):
 		return exitExport
-	case errors.As(err, &te), errors.Is(err, cluster.ErrTimedOut), errors.As(err, new(*run.StartTimeout)), errors.Is(err, errIncomplete):
+	case errors.As(err, &te), errors.Is(err, cluster.ErrTimedOut), errors.As(err, new(*run.StartTimeout)), errors.Is(err, errIncomplete),
+		errors.Is(err, errPartialProfile):
 		return exitTimeout
 	case errors.Is(err, bench.ErrWrongResults):
 		return exitWrong
@@ -217,6 +218,7 @@ func exitCode(err error) int {
 // command only exits with the code it calls for.
 func printed(err error) bool {
 	return errors.Is(err, errExportFailed) || errors.Is(err, errUnhealthy) || errors.Is(err, errIncomplete) || errors.Is(err, errRegressed) ||
+		errors.Is(err, errPartialProfile) ||
 		errors.Is(err, errArmsDiffer)
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -20,6 +21,7 @@ type profileFlags struct {
 	run.ProfileRequest
 	fs      *pflag.FlagSet
 	output  string
+	partial bool
 	exports exportFlags
 }
 
@@ -40,6 +42,7 @@ func newProfileFlags() *profileFlags {
 	fs.IntVarP(&r.Warmup, "warmup_iters", "w", r.Warmup, "warm-up calls before each size")
 	fs.IntVarP(&r.Check, "check", "c", r.Check, "verification passes per size")
 	fs.DurationVar(&r.Budget, "budget", r.Budget, "time budget for the whole profile, e.g. 10m; trims iterations, then the largest sizes (a curve keeps 8 or is left out), then curves (0 = no limit)")
+	fs.BoolVar(&f.partial, "partial", false, "accept a profile --budget left curves or overlap probes out of (exit 0; without it such a profile is written and the exit is 4)")
 	fs.BoolVar(&r.NoOverlap, "no-overlap", r.NoOverlap, "leave out the overlap probes")
 	fs.StringArrayVar(&r.OverlapGEMMs, "overlap-gemm", nil, "overlap probe GEMM m,n,k; repeat for several (default: Galvatron's probe plus 4096³ bf16 on GPUs, 256³ float on the host)")
 	fs.Var(size(&r.OverlapBytes), "overlap-bytes", "all-reduce size of the --overlap-gemm probes (default 64M on GPUs, 1M on the host)")
@@ -92,7 +95,7 @@ func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 	if spec.Exports, err = export.ParseTargets(f.exports.Targets); err != nil {
 		return false, usageError{Err: err}
 	}
-	_, err = j.Profile(ctx, spec, run.ProfileHooks{
+	doc, err := j.Profile(ctx, spec, run.ProfileHooks{
 		Before: func() error {
 			if err := checkFiles(f.Routing.Files(), f.output)(); err != nil {
 				return err
@@ -106,7 +109,29 @@ func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 		},
 		Write: func(doc *document.Profile, complete bool) error { return f.write(ctx, doc, stdout, stderr, complete) },
 	})
-	return false, err
+	if err != nil || doc == nil || f.partial {
+		return false, err
+	}
+	return false, f.partialProfile(doc, j.Rank, stderr)
+}
+
+// errPartialProfile is a profile its budget left curves or probes out of,
+// written as it is, that was not asked to be partial: exit 4, as a
+// timeout, its line already printed.
+var errPartialProfile = errors.New("the profile's budget left parts of it out")
+
+// partialProfile says, on rank 0, how much the profile lacks and returns
+// errPartialProfile when it lacks anything (document.Profile.LeftOut).
+func (f *profileFlags) partialProfile(doc *document.Profile, rank int, stderr io.Writer) error {
+	curves, probes := doc.LeftOut()
+	if len(curves)+len(probes) == 0 {
+		return nil
+	}
+	if rank == 0 {
+		fmt.Fprintf(stderr, "collbench profile: %d of %d curve(s) and %d overlap probe(s) left out (the profile's notes say why), and the profile written without them; raise --budget, or pass --partial to accept a partial profile\n",
+			len(curves), len(doc.Curves), len(probes))
+	}
+	return errPartialProfile
 }
 
 // write saves the profile (kept even when the run failed part way, with

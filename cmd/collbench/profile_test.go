@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -270,5 +272,37 @@ func TestProfileToStdoutWritesExports(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "astra_network.yml")); err != nil {
 		t.Errorf("the export was not written: %v\n%s", err, errOut)
+	}
+}
+
+// A profile its budget left curves out of is written, says how much it
+// lacks in one line and exits 4, unless --partial accepts it (exit 0).
+func TestProfilePartial(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"profile", "--backend", "host", "-g", "2", "-b", "1K", "-e", "4K", "--colls", "allreduce,allgather", "--no-overlap", "--budget", "1ms"}
+	for _, c := range []struct {
+		extra []string
+		code  int
+		line  string
+	}{
+		{nil, exitTimeout, "collbench profile: 2 of 2 curve(s) and 0 overlap probe(s) left out (the profile's notes say why), and the profile written without them; raise --budget, or pass --partial to accept a partial profile\n"},
+		{[]string{"--partial"}, exitOK, ""},
+	} {
+		out := filepath.Join(dir, fmt.Sprintf("p%d.json", c.code))
+		code, _, errOut := runCLI(append(append(slices.Clone(args), c.extra...), "-q", "-o", out)...)
+		if code != c.code || errOut != c.line {
+			t.Errorf("%v: exit %d, stderr %q; want %d and %q", c.extra, code, errOut, c.code, c.line)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatalf("%v: the profile was not written: %v", c.extra, err)
+		}
+		d, err := document.DecodeProfile(bytes.NewReader(data))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if curves, _ := d.LeftOut(); len(curves) != 2 {
+			t.Errorf("%v: the profile lists %d curve(s) left out, want 2: %v", c.extra, len(curves), curves)
+		}
 	}
 }
