@@ -72,7 +72,7 @@ func (r *ProfileRequest) Spec(args []string) (ProfileSpec, error) {
 		return s, Usagef("{DataType}: %v", err)
 	}
 	if s.RedOp, err = numeric.ParseRedOp(r.Op); err != nil {
-		return s, Usagef("{Output}: %v", err)
+		return s, Usagef("{Op}: %v", err)
 	}
 	if r.GroupSizes != "" {
 		for _, g := range strings.Split(r.GroupSizes, ",") {

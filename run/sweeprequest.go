@@ -104,14 +104,24 @@ func (r *SweepRequest) Options(coll *bench.Collective, job JobRequest, opChanged
 	}
 	if coll.Reduces {
 		if o.Ops, err = parseList(r.Op, numeric.AllOps, numeric.ParseRedOp); err != nil {
-			return o, UsageError{Err: err}
+			return o, opError(r.Op, err)
 		}
 	} else if opChanged {
 		if _, err := numeric.ParseRedOp(r.Op); err != nil && r.Op != "all" {
-			return o, UsageError{Err: err}
+			return o, opError(r.Op, err)
 		}
 	}
 	return o, nil
+}
+
+// opError is a reduction op that could not be read; one that looks like
+// a file name was most likely meant as the output, which nccl-tests'
+// letters give to -J, not -o.
+func opError(op string, err error) error {
+	if strings.ContainsAny(op, "./") {
+		return Usagef("{Op} %q: %v; {Op} is the reduction op, as in nccl-tests: to write the results to a file, give {JSONFile} %s", op, err, op)
+	}
+	return UsageError{Err: err}
 }
 
 // parseList reads a -d or -o value: one name, or "all".

@@ -59,7 +59,7 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stdout, "# base %s (%s, %s) vs new %s (%s, %s)\n", fs.Arg(0), base.Collective, base.StartTime, fs.Arg(1), next.Collective, next.StartTime)
 		regressions := report.CompareTable(stdout, cs, o)
 		report.LeftOut(stdout, left)
-		report.Standings(spelling{stdout}, base, next, compare.Standings(base, next))
+		report.Standings(spelling{w: stdout}, base, next, compare.Standings(base, next))
 		floorOK := *minBW <= 0 || report.Floor(stdout, next.AvgBusBW.Bandwidth, *minBW)
 		if regressions > 0 || !floorOK {
 			return errRegressed

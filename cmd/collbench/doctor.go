@@ -38,7 +38,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitFailure
 		}
 	} else {
-		d.WriteText(spelling{stdout})
+		d.WriteText(spelling{w: stdout})
 	}
 	if len(d.Missing) > 0 {
 		fmt.Fprintf(stderr, "collbench doctor: %s; measuring commands will run on the host backend\n", d.Missing[0])

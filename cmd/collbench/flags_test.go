@@ -2,6 +2,7 @@ package main
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/collbench/collbench/bench"
@@ -78,5 +79,31 @@ func TestFlagDefaultsAreTheLibrarys(t *testing.T) {
 	alltoallv, _ := bench.LookupCollective("alltoallv")
 	if v := newFlags(alltoallv); v.Traffic == nil || !reflect.DeepEqual(*v.Traffic, run.DefaultTrafficRequest()) {
 		t.Errorf("alltoallv's traffic flags default to %+v; the library's defaults are %+v", v.Traffic, run.DefaultTrafficRequest())
+	}
+}
+
+// A setting is spelled as the running command's flag: the reduction op
+// is -o in the sweeps and overlap (nccl-tests' letter) and --op in
+// profile, whose -o is its output; a sweep's -o that names a file points
+// at -J.
+func TestOpSpelledPerCommand(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"profile", "--op", "foo"}, `collbench profile: --op: unknown reduction op "foo"`},
+		{[]string{"allreduce", "-o", "out.json"}, `collbench allreduce: -o "out.json": unknown reduction op "out.json" (want one of sum, prod, max, min, avg, mulsum, or all); -o is the reduction op, as in nccl-tests: to write the results to a file, give -J out.json`},
+		{[]string{"allreduce", "-o", "foo"}, `collbench allreduce: unknown reduction op "foo"`},
+	} {
+		code, out, errOut := runCLI(c.args...)
+		if code != exitUsage || out != "" || !strings.HasPrefix(errOut, c.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want one usage line starting %q", c.args, code, errOut, c.want)
+		}
+	}
+	if got := spell(newProfileFlags().fs)("Op"); got != "--op" {
+		t.Errorf("profile spells Op %q, want --op", got)
+	}
+	if got := spell(newOverlapFlags().fs)("Op"); got != "-o" {
+		t.Errorf("overlap spells Op %q, want -o", got)
 	}
 }

@@ -170,9 +170,11 @@ var settingMark = regexp.MustCompile(`\{([A-Z][A-Za-z0-9]*)\}`)
 // is a flag the command line registers.
 func TestEverySettingHasItsFlag(t *testing.T) {
 	long, short := ourFlags(t)
-	for name, f := range settingFlags {
-		if !(strings.HasPrefix(f, "--") && long[f[2:]]) && !(len(f) == 2 && short[f[1:]]) {
-			t.Errorf("setting %s is spelled %s, which is no flag of the command line", name, f)
+	for name := range settingFlags {
+		for _, f := range spellings(name) {
+			if !(strings.HasPrefix(f, "--") && long[f[2:]]) && !(len(f) == 2 && short[f[1:]]) {
+				t.Errorf("setting %s is spelled %s, which is no flag of the command line", name, f)
+			}
 		}
 	}
 	named := 0

@@ -103,7 +103,7 @@ func (f *healthFlags) measure(ctx context.Context, j *run.Job, argv []string, st
 		Before: checkFiles(append([]string{f.Baseline, f.RacksFile}, f.references...), f.jsonFile, f.heatmap),
 		Write: func(doc *document.Health, runErr error) error {
 			if f.format == "table" && runErr == nil {
-				report.Health(spelling{stdout}, doc)
+				report.Health(spelling{w: stdout, fs: f.fs}, doc)
 			}
 			if err := emitJSON(ctx, f.format, f.jsonFile, stdout, doc.Encode); err != nil || f.heatmap == "" || runErr != nil {
 				return err

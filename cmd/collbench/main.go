@@ -240,7 +240,7 @@ func fileCommand(fs *pflag.FlagSet, args []string, synopsis string, stdout, stde
 	}
 	err := body()
 	if err != nil && !printed(err) {
-		fmt.Fprintf(stderr, "collbench %s: %s\n", fs.Name(), errText(err))
+		fmt.Fprintf(stderr, "collbench %s: %s\n", fs.Name(), errTextIn(fs, err))
 	}
 	return exitCode(err)
 }
@@ -274,6 +274,6 @@ func parseWith(fs *pflag.FlagSet, parse func() error, synopsis string, stdout, s
 		fmt.Fprintf(stdout, "Usage: %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
 		return exitOK, true
 	}
-	fmt.Fprintf(stderr, "collbench %s: %s\n", fs.Name(), errText(err))
+	fmt.Fprintf(stderr, "collbench %s: %s\n", fs.Name(), errTextIn(fs, err))
 	return exitUsage, true
 }

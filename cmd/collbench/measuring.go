@@ -62,7 +62,7 @@ func runMeasuring(ctx context.Context, m measurer, synopsis string, args []strin
 	}
 	cmd := fs.Name()
 	fail := func(err error) int {
-		fmt.Fprintf(stderr, "collbench %s: %s\n", cmd, errText(err))
+		fmt.Fprintf(stderr, "collbench %s: %s\n", cmd, errTextIn(fs, err))
 		return exitCode(err)
 	}
 	s, err := jf.settings()
@@ -72,7 +72,7 @@ func runMeasuring(ctx context.Context, m measurer, synopsis string, args []strin
 	s.Agreed = agreedSettings(fs)
 	debugToStderr()
 	j, err := run.NewJob(s, os.Getenv, func(format string, a ...any) {
-		fmt.Fprintf(stderr, "collbench %s: %s\n", cmd, setting.Marks(fmt.Sprintf(format, a...), flagOf))
+		fmt.Fprintf(stderr, "collbench %s: %s\n", cmd, setting.Marks(fmt.Sprintf(format, a...), spell(fs)))
 	})
 	if err != nil {
 		return fail(err)

@@ -101,7 +101,7 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	if f.format == "json" {
 		return encodeJSON(stdout, p)
 	}
-	report.PredictTable(spelling{stdout}, p, mc)
+	report.PredictTable(spelling{w: stdout}, p, mc)
 	return nil
 }
 
