@@ -146,23 +146,94 @@ func dispatch(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return c.run(ctx, rest, stdout, stderr)
 	}
 	if _, err := bench.LookupCollective(name); err != nil {
-		fmt.Fprintf(stderr, "collbench: unknown command %q; run 'collbench help' for the list\n", name)
+		fmt.Fprintf(stderr, "collbench: unknown command %q%s; run 'collbench help' for the list\n", name, didYouMean(name))
 		return exitUsage
 	}
 	return runCollective(ctx, name, rest, stdout, stderr)
 }
 
-// runHelp prints the usage text, or a collective's flags.
-func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		return runCollective(ctx, args[0], []string{"--help"}, stdout, stderr)
+// names are every name a command line may start with: the commands, the
+// collectives and their nccl-tests names.
+func names() []string {
+	var out []string
+	for _, c := range commands() {
+		if c.run != nil {
+			out = append(out, c.name)
+		}
 	}
-	usage(stdout)
-	return exitOK
+	for _, c := range bench.Collectives {
+		out = append(out, c.Name)
+		out = append(out, c.Aliases...)
+		if c.TestName != "" {
+			out = append(out, c.TestName)
+		}
+	}
+	return out
+}
+
+// didYouMean suggests the name closest to a mistyped one: the same
+// letters without dashes, dots or underscores and case (all-reduce), or
+// one or two edits away (allreducee); "" when none is that close.
+func didYouMean(name string) string {
+	plain := func(s string) string {
+		return strings.NewReplacer("-", "", "_", "", ".", "").Replace(strings.ToLower(s))
+	}
+	best, dist := "", 3
+	for _, n := range names() {
+		d := editDistance(plain(name), plain(n))
+		if d < dist {
+			best, dist = n, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
+
+// editDistance is the Levenshtein distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// runHelp prints the usage text, or a command's or a collective's flags.
+func runHelp(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stdout)
+		return exitOK
+	}
+	if c, ok := lookup(args[0]); ok && c.name != "help" {
+		return c.run(ctx, []string{"--help"}, stdout, stderr)
+	}
+	if _, err := bench.LookupCollective(args[0]); err != nil {
+		fmt.Fprintf(stderr, "collbench help: no command or collective %q%s; run 'collbench help' for the list\n", args[0], didYouMean(args[0]))
+		return exitUsage
+	}
+	return runCollective(ctx, args[0], []string{"--help"}, stdout, stderr)
 }
 
 // runVersion prints collbench's version.
 func runVersion(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help") {
+		fmt.Fprintf(stdout, "Usage: collbench version\n\nPrints collbench's version.\n")
+		return exitOK
+	}
 	if len(args) > 0 {
 		fmt.Fprintf(stderr, "collbench version: unexpected argument %q\n", args[0])
 		return exitUsage

@@ -331,3 +331,28 @@ func TestCommandTable(t *testing.T) {
 		}
 	}
 }
+
+// A mistyped command or collective gets the closest name, help answers
+// for every command as well as every collective, and version has a help.
+func TestHelpAndNearMisses(t *testing.T) {
+	for _, c := range []struct {
+		args       []string
+		code       int
+		out, errIs string
+	}{
+		{[]string{"allreducee"}, exitUsage, "", `collbench: unknown command "allreducee" (did you mean allreduce?); run 'collbench help' for the list` + "\n"},
+		{[]string{"all-reduce"}, exitUsage, "", `collbench: unknown command "all-reduce" (did you mean allreduce?); run 'collbench help' for the list` + "\n"},
+		{[]string{"helth"}, exitUsage, "", `collbench: unknown command "helth" (did you mean health?); run 'collbench help' for the list` + "\n"},
+		{[]string{"frobnicate"}, exitUsage, "", `collbench: unknown command "frobnicate"; run 'collbench help' for the list` + "\n"},
+		{[]string{"help", "allreducee"}, exitUsage, "", `collbench help: no command or collective "allreducee" (did you mean allreduce?); run 'collbench help' for the list` + "\n"},
+		{[]string{"help", "profile"}, exitOK, "Usage: collbench profile [-o profile.json] [flags]", ""},
+		{[]string{"help", "health"}, exitOK, "Usage: collbench health [flags]", ""},
+		{[]string{"help", "allreduce"}, exitOK, "Usage: collbench allreduce", ""},
+		{[]string{"version", "-h"}, exitOK, "Usage: collbench version\n", ""},
+	} {
+		code, out, errOut := runCLI(c.args...)
+		if code != c.code || !strings.HasPrefix(out, c.out) || errOut != c.errIs {
+			t.Errorf("%v: exit %d, stdout %.60q, stderr %q; want %d, %q, %q", c.args, code, out, errOut, c.code, c.out, c.errIs)
+		}
+	}
+}
