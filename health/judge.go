@@ -11,8 +11,9 @@ import (
 // least MinDrop below their median and at least Z robust standard
 // deviations below it (of the logarithms: 1.4826·MAD, the modified
 // z-score of Iglewicz and Hoaglin): the first ignores differences too
-// small to matter, the second differences the peers' own scatter explains. Against an expectation only
-// MinDrop applies.
+// small to matter, the second differences the peers' own scatter explains.
+// Against an expectation MinDrop applies, and Z of the figures' own noise
+// where it is known.
 type Criteria struct {
 	MinDrop float64 // fraction, e.g. 0.10
 	Z       float64 // e.g. 3.5

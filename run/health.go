@@ -53,6 +53,9 @@ type HealthSpec struct {
 	Racks health.RackOf
 
 	base *document.Health // the baseline record, whose settings must be this check's
+	// fromBaseline are the levels whose expectation the baseline gave
+	// (the others' came from Expect as given).
+	fromBaseline map[string]bool
 }
 
 // sameSettings refuses a baseline measured at other settings than this

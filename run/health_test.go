@@ -4,6 +4,9 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/health"
 )
 
 // A wave with a zero, NaN or infinite figure is an error naming its
@@ -36,6 +39,36 @@ func TestScreenRounds(t *testing.T) {
 		s := HealthSpec{ScreenRounds: c.asked, AllPairs: c.all}
 		if got := s.screenRounds(c.nodes); got != c.want {
 			t.Errorf("%d nodes, --screen-rounds %d, --all-pairs %v: %d rounds, want %d", c.nodes, c.asked, c.all, got, c.want)
+		}
+	}
+}
+
+// A figure short of its expectation is flagged only beyond the level's
+// noise as well (the summary's "only slowdowns beyond about N% can be told
+// from it"), and against "expect" or "baseline" by where the level's
+// expectation came from.
+func TestExpectationsJudged(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		noise   float64
+		bw      float64
+		fromBas bool
+		want    string // against; "" for no finding
+	}{
+		{"14 % short, 20 % noise", 0.20, 86, false, ""},
+		{"14 % short, 2 % noise", 0.02, 86, false, "expect"},
+		{"80 % short, 20 % noise, from the baseline", 0.20, 20, true, "baseline"},
+		{"5 % short, no noise", 0, 95, false, ""},
+	} {
+		spec := HealthSpec{Criteria: health.DefaultCriteria, Expect: map[string]float64{"inter": 100}, fromBaseline: map[string]bool{"inter": c.fromBas}}
+		hc := &healthCheck{base: base[HealthSpec, HealthHooks]{spec: spec}, doc: &document.Health{Noise: map[string]float64{"inter": c.noise}}}
+		hc.expect("inter", 1, func(int) (document.Finding, float64) { return document.Finding{Kind: "link"}, c.bw })
+		got := ""
+		if len(hc.doc.Findings) == 1 {
+			got = hc.doc.Findings[0].Against
+		}
+		if len(hc.doc.Findings) > 1 || got != c.want {
+			t.Errorf("%s: findings %+v, want one against %q", c.name, hc.doc.Findings, c.want)
 		}
 	}
 }

@@ -104,19 +104,25 @@ func pairNoise(pairs []document.PairFigure) float64 {
 }
 
 // expect flags each of n figures that falls short of the level's
-// expectation.
+// expectation: by MinDrop, and by Z of the level's pass-to-pass noise
+// (in logarithms), so that a drop the summary calls too small to tell
+// from the noise is not flagged either. A level whose expectation came
+// from the baseline is judged against "baseline", one given as such
+// against "expect".
 func (c *healthCheck) expect(level string, n int, at func(i int) (document.Finding, float64)) {
 	want := c.spec.Expect[level]
 	if want <= 0 {
 		return
 	}
 	against := "expect"
-	if c.spec.Baseline != "" {
+	if c.spec.fromBaseline[level] {
 		against = "baseline"
 	}
+	noise := c.doc.Noise[level]
 	for i := 0; i < n; i++ {
 		f, bw := at(i)
-		if drop, short := c.spec.Criteria.Short(bw, want); short {
+		drop, short := c.spec.Criteria.Short(bw, want)
+		if short && (noise == 0 || -math.Log1p(-drop) >= c.spec.Criteria.Z*noise) {
 			c.flag(f, health.Outlier{Value: bw, Median: want, Drop: drop, Z: math.NaN()}, against)
 		}
 	}

@@ -100,9 +100,11 @@ func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (He
 			return HealthSpec{}, err
 		}
 		s.base = base
+		s.fromBaseline = map[string]bool{}
 		for level, v := range HealthExpectations(base) {
 			if _, given := s.Expect[level]; !given {
 				s.Expect[level] = v
+				s.fromBaseline[level] = true
 			}
 		}
 	}
