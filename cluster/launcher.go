@@ -18,7 +18,7 @@ import (
 
 // Job is this process's place in the job.
 type Job struct {
-	Launcher  string // "openmpi", "pmi", "slurm", "torchrun", or "single"
+	Launcher  string // "openmpi", "pmi", "slurm", "torchrun", "collbench launch" or "single"
 	Rank      int    // this process, 0..Size-1
 	Size      int    // processes in the job
 	LocalRank int    // this process among those on its host
@@ -61,6 +61,9 @@ func FromEnv(getenv func(string) string) (Job, error) {
 			continue
 		}
 		j := Job{Launcher: s.name}
+		if s.name == "torchrun" && getenv(LaunchedVar) == "1" {
+			j.Launcher = "collbench launch" // torchrun's variables, set by collbench's own launcher
+		}
 		var err error
 		if j.Rank, err = intVar(getenv, s.rank, true); err != nil {
 			return j, err
@@ -181,6 +184,10 @@ func intVar(getenv func(string) string, name string, required bool) (int, error)
 // listener its launcher opened for it (collbench launch does).
 const ListenerFDVar = "COLLBENCH_RENDEZVOUS_FD"
 
+// LaunchedVar, set to 1, tells a rank that collbench launch started it
+// (with torchrun's variables), so that it names its launcher right.
+const LaunchedVar = "COLLBENCH_LAUNCHED"
+
 // HeldVar, set to 1, tells every rank that the rendezvous listener was
 // open before any rank started (DialConfig.Held).
 const HeldVar = "COLLBENCH_RENDEZVOUS_HELD"
@@ -188,7 +195,7 @@ const HeldVar = "COLLBENCH_RENDEZVOUS_HELD"
 // Vars lists every variable the job is read from, so that a launcher
 // starting ranks inside another launcher's job can clear them first.
 func Vars() []string {
-	out := []string{"MASTER_ADDR", "MASTER_PORT", "COLLBENCH_TOKEN", "SLURM_JOB_NODELIST",
+	out := []string{"MASTER_ADDR", "MASTER_PORT", "COLLBENCH_TOKEN", LaunchedVar, "SLURM_JOB_NODELIST",
 		"SLURM_STEP_TASKS_PER_NODE", "SLURM_TASKS_PER_NODE", "SLURM_NODEID", "SLURM_STEP_ID"}
 	for _, s := range sources {
 		for _, v := range []string{s.rank, s.size, s.localRank, s.localSize} {

@@ -39,6 +39,10 @@ func TestFromEnv(t *testing.T) {
 		{"torchrun agent store", envOf("RANK", "0", "WORLD_SIZE", "4", "LOCAL_RANK", "0", "LOCAL_WORLD_SIZE", "4",
 			"MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "29500", "TORCHELASTIC_USE_AGENT_STORE", "True"),
 			Job{Launcher: "torchrun", Rank: 0, Size: 4, LocalRank: 0, LocalSize: 4, MasterAddr: "127.0.0.1", MasterPort: 29501, AgentStore: true}},
+		// collbench launch sets torchrun's variables and says it did.
+		{"collbench launch", envOf("RANK", "1", "WORLD_SIZE", "2", "LOCAL_RANK", "1", "LOCAL_WORLD_SIZE", "2",
+			"MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "40000", LaunchedVar, "1"),
+			Job{Launcher: "collbench launch", Rank: 1, Size: 2, LocalRank: 1, LocalSize: 2, MasterAddr: "127.0.0.1", MasterPort: 40000}},
 	}
 	for _, tt := range tests {
 		got, err := FromEnv(tt.env)

@@ -185,7 +185,7 @@ func (l *launcher) run(exe string, sub, env []string, n int) int {
 	for r := 0; r < n; r++ {
 		cmd := exec.Command(exe, sub...)
 		cmd.Env = append(slices.Clip(env), "RANK="+strconv.Itoa(r), "WORLD_SIZE="+strconv.Itoa(n),
-			"LOCAL_RANK="+strconv.Itoa(r), "LOCAL_WORLD_SIZE="+strconv.Itoa(n))
+			"LOCAL_RANK="+strconv.Itoa(r), "LOCAL_WORLD_SIZE="+strconv.Itoa(n), cluster.LaunchedVar+"=1")
 		if l.distinctHosts {
 			// The last NCCL_HOSTID wins over one the caller set.
 			cmd.Env = append(cmd.Env, fmt.Sprintf("NCCL_HOSTID=collbench-%d-rank%d", os.Getpid(), r))

@@ -55,6 +55,6 @@ func (d *Diagnosis) WriteText(w io.Writer) {
 		fmt.Fprintf(w, "%-15s%s\n", "backend:", "nccl ({Backend} auto picks it here)")
 		return
 	}
-	fmt.Fprintf(w, "%-15s%s\n", "backend:", fmt.Sprintf("host: CPU memory over TCP, %d CPU(s), %.1f GiB available ({Backend} auto picks it here; the nccl backend needs the NVIDIA driver, a GPU and NCCL)",
+	fmt.Fprintf(w, "%-15s%s\n", "backend:", fmt.Sprintf("host: CPU memory, shared memory between the ranks of one host and TCP between hosts, %d CPU(s), %.1f GiB available ({Backend} auto picks it here; the nccl backend needs the NVIDIA driver, a GPU and NCCL)",
 		d.Host.CPUs, float64(d.Host.AvailableBytes)/(1<<30)))
 }

@@ -56,6 +56,9 @@ func TestAutoOnTheCPUSaysSo(t *testing.T) {
 		{[]string{"allreduce", "-b", "8", "-e", "8", "-n", "1", "-w", "0", "--backend", "host"}, 0},
 	} {
 		code, out, errOut := runCLI(c.args...)
+		if c.args[0] == "launch" && !strings.Contains(out, "# Job: 3 processes × 1 rank(s) from collbench launch,") {
+			t.Errorf("%v: the job is not said to come from collbench launch:\n%s", c.args, out)
+		}
 		if code != exitOK || !strings.Contains(out, "Backend: host") && c.want == 1 || strings.Count(errOut, line) != c.want {
 			t.Errorf("%v: exit %d, stderr %q; want %d line(s) %q", c.args, code, errOut, c.want, line)
 		}

@@ -283,7 +283,7 @@ func TestDoctorWithoutGPU(t *testing.T) {
 			t.Errorf("%v: stderr %q, want one line saying no GPU was found", args, errOut)
 		}
 		if len(args) == 1 {
-			if !regexp.MustCompile(`(?m)^backend: +host: CPU memory over TCP, \d+ CPU\(s\)`).MatchString(out) || !strings.Contains(out, "GPUs:          0") {
+			if !regexp.MustCompile(`(?m)^backend: +host: CPU memory, shared memory between the ranks of one host and TCP between hosts, \d+ CPU\(s\)`).MatchString(out) || !strings.Contains(out, "GPUs:          0") {
 				t.Errorf("text report does not name the host backend:\n%s", out)
 			}
 			continue
