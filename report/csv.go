@@ -33,7 +33,7 @@ func WriteCSV(w io.Writer, d *document.Run) error {
 	if err := cw.Write(header); err != nil {
 		return err
 	}
-	f := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	f := csvFloat
 	for _, r := range d.Results {
 		for _, pl := range []struct {
 			name string
@@ -72,7 +72,7 @@ func judgeCSV(j *judge.Judgement, size int64, outOfPlace bool) []string {
 		if v == 0 {
 			return ""
 		}
-		return strconv.FormatFloat(v, 'g', -1, 64)
+		return csvFloat(v)
 	}
 	cells[0] = f(rj.WireShare)
 	if rj.Reference != nil {
@@ -91,3 +91,8 @@ func rowJudgement(j *judge.Judgement, size int64) (judge.RowJudgement, bool) {
 	}
 	return judge.RowJudgement{}, false
 }
+
+// csvFloat writes a figure to 12 significant digits, more than any
+// measurement holds, so that arithmetic's last bits do not show
+// (0.6910000000000001 is 0.691); the JSON keeps every bit.
+func csvFloat(v float64) string { return strconv.FormatFloat(v, 'g', 12, 64) }
