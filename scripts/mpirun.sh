@@ -17,8 +17,13 @@ shift || true
 [ $# -gt 0 ] || set -- -b 8 -e 8G -f 2
 first=$(awk 'NF && $1 !~ /^#/ {print $1; exit}' "$hostfile")
 nodes=$(awk 'NF && $1 !~ /^#/' "$hostfile" | wc -l)
+# Pass on only the variables that are set: mpirun warns of each -x it
+# cannot find.
+pass=()
+for v in PATH LD_LIBRARY_PATH NCCL_DEBUG NCCL_SOCKET_IFNAME NCCL_IB_HCA; do
+  [ -n "${!v+set}" ] && pass+=(-x "$v")
+done
 # shellcheck disable=SC2086
 exec mpirun --hostfile "$hostfile" -np $((nodes * ppn)) --map-by "ppr:${ppn}:node" --bind-to none \
-  -x MASTER_ADDR="$first" -x MASTER_PORT="${MASTER_PORT:-29511}" \
-  -x PATH -x LD_LIBRARY_PATH -x NCCL_DEBUG -x NCCL_SOCKET_IFNAME -x NCCL_IB_HCA \
+  -x MASTER_ADDR="$first" -x MASTER_PORT="${MASTER_PORT:-29511}" "${pass[@]}" \
   ${MPIRUN_ARGS:-} "${COLLBENCH:-collbench}" "$collective" -g 1 "$@"

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -611,9 +612,19 @@ func TestMpirunScript(t *testing.T) {
 	cmd := exec.CommandContext(ctx, "bash", "../../scripts/mpirun.sh", hostfile, "4", "alltoall", "-b", "1K", "-e", "64K", "-f", "8")
 	cmd.Env = append(os.Environ(), "COLLBENCH="+os.Args[0], "MPIRUN_ARGS=--oversubscribe -x "+asMain+"=1",
 		fmt.Sprintf("MASTER_PORT=%d", freePort(t)), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
+	// Variables the script passes on that are not set here: mpirun
+	// warned of each.
+	for _, v := range []string{"LD_LIBRARY_PATH", "NCCL_DEBUG", "NCCL_SOCKET_IFNAME", "NCCL_IB_HCA"} {
+		cmd.Env = slices.DeleteFunc(cmd.Env, func(kv string) bool { return strings.HasPrefix(kv, v+"=") })
+	}
+	var errOut bytes.Buffer
+	cmd.Stderr = &errOut
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+		t.Fatalf("%v\n%s\n%s", err, out, errOut.String())
+	}
+	if strings.Contains(errOut.String(), "Warning") {
+		t.Errorf("mpirun warned:\n%s", errOut.String())
 	}
 	checkTable(t, "scripts/mpirun.sh", string(out))
 	if !strings.Contains(string(out), "4 processes × 1 rank(s) from openmpi, rendezvous localhost:") {
