@@ -56,8 +56,17 @@ var sources = []source{
 // FromEnv reads the job from the environment (getenv is os.Getenv outside
 // tests). With no launcher variables it is a job of one process.
 func FromEnv(getenv func(string) string) (Job, error) {
+	batch := false
 	for _, s := range sources {
 		if getenv(s.rank) == "" {
+			continue
+		}
+		if s.name == "slurm" && getenv("SLURM_STEP_ID") == "" && getenv("SLURM_STEPID") == "" {
+			// A batch script's own shell: Slurm sets SLURM_PROCID=0 and
+			// the allocation's SLURM_NTASKS there too, but only srun
+			// starts the tasks (each with its step). Another launcher
+			// inside the script (torchrun) is read instead.
+			batch = true
 			continue
 		}
 		j := Job{Launcher: s.name}
@@ -86,6 +95,11 @@ func FromEnv(getenv func(string) string) (Job, error) {
 			return j, err
 		}
 		return j, j.check(s)
+	}
+	if batch {
+		return Job{}, fmt.Errorf("this is a Slurm batch script's own process (SLURM_PROCID is set, but no SLURM_STEP_ID): "+
+			"start collbench with srun (srun collbench …, as scripts/slurm.sbatch does), which starts the allocation's %s task(s); "+
+			"alone it would wait for tasks nobody starts", getenv("SLURM_NTASKS"))
 	}
 	return Job{Launcher: "single", Size: 1, LocalSize: 1}, nil
 }

@@ -28,7 +28,7 @@ func TestFromEnv(t *testing.T) {
 			Job{Launcher: "openmpi", Rank: 5, Size: 8, LocalRank: 1, LocalSize: 4}},
 		{"mpich", envOf("PMI_RANK", "3", "PMI_SIZE", "4", "MPI_LOCALRANKID", "1", "MPI_LOCALNRANKS", "2"),
 			Job{Launcher: "pmi", Rank: 3, Size: 4, LocalRank: 1, LocalSize: 2}},
-		{"slurm", envOf("SLURM_PROCID", "6", "SLURM_NTASKS", "7", "SLURM_LOCALID", "2", "SLURM_NODEID", "1",
+		{"slurm", envOf("SLURM_PROCID", "6", "SLURM_NTASKS", "7", "SLURM_LOCALID", "2", "SLURM_NODEID", "1", "SLURM_STEP_ID", "0",
 			"SLURM_STEP_TASKS_PER_NODE", "4,3", "SLURM_JOB_NODELIST", "gpu[07-08]"),
 			Job{Launcher: "slurm", Rank: 6, Size: 7, LocalRank: 2, LocalSize: 3, Nodes: []string{"gpu07", "gpu08"}}},
 		{"torchrun", envOf("RANK", "1", "WORLD_SIZE", "2", "LOCAL_RANK", "1", "LOCAL_WORLD_SIZE", "2",
@@ -39,6 +39,10 @@ func TestFromEnv(t *testing.T) {
 		{"torchrun agent store", envOf("RANK", "0", "WORLD_SIZE", "4", "LOCAL_RANK", "0", "LOCAL_WORLD_SIZE", "4",
 			"MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "29500", "TORCHELASTIC_USE_AGENT_STORE", "True"),
 			Job{Launcher: "torchrun", Rank: 0, Size: 4, LocalRank: 0, LocalSize: 4, MasterAddr: "127.0.0.1", MasterPort: 29501, AgentStore: true}},
+		// torchrun inside a Slurm batch script: the batch shell's
+		// SLURM_PROCID (no step) is not the job's.
+		{"torchrun in sbatch", envOf("SLURM_PROCID", "0", "SLURM_NTASKS", "4", "RANK", "1", "WORLD_SIZE", "2", "LOCAL_RANK", "1", "LOCAL_WORLD_SIZE", "2"),
+			Job{Launcher: "torchrun", Rank: 1, Size: 2, LocalRank: 1, LocalSize: 2}},
 		// collbench launch sets torchrun's variables and says it did.
 		{"collbench launch", envOf("RANK", "1", "WORLD_SIZE", "2", "LOCAL_RANK", "1", "LOCAL_WORLD_SIZE", "2",
 			"MASTER_ADDR", "127.0.0.1", "MASTER_PORT", "40000", LaunchedVar, "1"),
@@ -64,8 +68,11 @@ func TestFromEnvErrors(t *testing.T) {
 		{envOf("RANK", "0", "WORLD_SIZE", "1", "MASTER_PORT", "70000"), "not a TCP port"},
 		{envOf("RANK", "0", "WORLD_SIZE", "1", "MASTER_PORT", "65535", "TORCHELASTIC_USE_AGENT_STORE", "True"), "no port above it"},
 		{envOf("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "0"), "at least one process"},
-		{envOf("SLURM_PROCID", "0", "SLURM_NTASKS", "1", "SLURM_JOB_NODELIST", "n[1-"), "SLURM_JOB_NODELIST"},
-		{envOf("SLURM_PROCID", "0", "SLURM_NTASKS", "1", "SLURM_NODEID", "3", "SLURM_TASKS_PER_NODE", "1(x2)"), "SLURM_NODEID=3"},
+		{envOf("SLURM_PROCID", "0", "SLURM_NTASKS", "1", "SLURM_STEP_ID", "0", "SLURM_JOB_NODELIST", "n[1-"), "SLURM_JOB_NODELIST"},
+		{envOf("SLURM_PROCID", "0", "SLURM_NTASKS", "1", "SLURM_STEPID", "0", "SLURM_NODEID", "3", "SLURM_TASKS_PER_NODE", "1(x2)"), "SLURM_NODEID=3"},
+		// A batch script's own shell (the variables as sbatch from
+		// Debian's slurm-wlm sets them): srun starts the tasks.
+		{envOf("SLURM_PROCID", "0", "SLURM_NTASKS", "4", "SLURM_JOB_ID", "1", "SLURM_LOCALID", "0"), "this is a Slurm batch script's own process (SLURM_PROCID is set, but no SLURM_STEP_ID): start collbench with srun (srun collbench …, as scripts/slurm.sbatch does), which starts the allocation's 4 task(s)"},
 		{envOf("OMPI_COMM_WORLD_RANK", "0", "OMPI_COMM_WORLD_SIZE", "4", "OMPI_COMM_WORLD_LOCAL_RANK", "2", "OMPI_COMM_WORLD_LOCAL_SIZE", "2"), "outside OMPI_COMM_WORLD_LOCAL_SIZE=2"},
 	}
 	for _, tt := range tests {

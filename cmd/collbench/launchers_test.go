@@ -233,6 +233,27 @@ func TestSlurm(t *testing.T) {
 	if strings.Count(string(b), "# Collective test concluded") != 1 || !strings.Contains(string(b), "from slurm") {
 		t.Errorf("sbatch: want one table of a Slurm job in %s:\n%s", outs[0], b)
 	}
+	// A bare collbench in a batch script, without srun: refused at once
+	// with the way to start it, where it waited 120 s for tasks nobody
+	// started.
+	bare := filepath.Join(dir, "bare.sh")
+	if err := os.WriteFile(bare, []byte("#!/bin/bash\n\"$COLLBENCH\" allreduce -b 8 -e 8 -n 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	began := time.Now()
+	cmd := exec.CommandContext(ctx, "sbatch", "--wait", "--nodes=1", "--ntasks-per-node=4", "--cpus-per-task=1", "--gpus-per-node=0",
+		"--output="+dir+"/bare.out", "--error="+dir+"/bare.err", bare)
+	cmd.Env = append(append(os.Environ(), asMain+"=1", "COLLBENCH="+os.Args[0]), env...)
+	if out, err := cmd.CombinedOutput(); err == nil {
+		t.Errorf("sbatch of a bare collbench succeeded: %s", out)
+	}
+	took := time.Since(began)
+	errText, _ := os.ReadFile(dir + "/bare.err")
+	if !strings.Contains(string(errText), "start collbench with srun (srun collbench …, as scripts/slurm.sbatch does), which starts the allocation's 4 task(s)") || took > 30*time.Second {
+		t.Errorf("a bare collbench in a batch script: after %s, stderr %q; want the srun advice at once", took, errText)
+	}
 }
 
 // The Kubernetes recipe passes kubeconform (strict) against the MPI
