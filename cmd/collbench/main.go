@@ -342,9 +342,17 @@ func parseWith(fs *pflag.FlagSet, parse func() error, synopsis string, stdout, s
 	case err == nil:
 		return exitOK, false
 	case errors.Is(err, pflag.ErrHelp):
-		fmt.Fprintf(stdout, "Usage: %s\n\nFlags:\n%s", synopsis, fs.FlagUsages())
+		_, collective := collectiveFlagSet(fs)
+		writeHelp(stdout, synopsis, fs, collective, helpWidth(stdout))
 		return exitOK, true
 	}
 	fmt.Fprintf(stderr, "collbench %s: %s\n", fs.Name(), errTextIn(fs, err))
 	return exitUsage, true
+}
+
+// collectiveFlagSet says whether fs is a collective's (nccl-tests' flags
+// and collbench's additions are told apart in its help).
+func collectiveFlagSet(fs *pflag.FlagSet) (string, bool) {
+	_, err := bench.LookupCollective(fs.Name())
+	return fs.Name(), err == nil
 }
