@@ -177,7 +177,7 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 	o := &e.Opts
 	size := op.Footprint()
 	if e.cut > 0 || e.cutAll {
-		return e.cutTime(ctx, op)
+		return e.cutTime(ctx, op, sum)
 	}
 	if o.Check > 0 {
 		if err := e.fill(op, 99); err != nil {
@@ -216,7 +216,26 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 		p.Time = cpuSec * 1e6
 	}
 	p.AlgBW, p.BusBW = e.bandwidth(op, deltaSec*1e6)
-	if p.Procs, p.Groups, err = e.spread(ctx, op, own*1e6); err != nil {
+	return e.settle(ctx, op, p, own*1e6, sum, func() (int64, error) {
+		e.rep++
+		if err := e.fill(op, uint64(e.rep)); err != nil {
+			return 0, err
+		}
+		if err := e.launch(ctx, Batch{Op: op, Iters: 1, Agg: 1}, size); err != nil {
+			return 0, err
+		}
+		return e.verify(op, uint64(e.rep))
+	})
+}
+
+// settle ends a placement alike on every process: each process's own
+// time (ownUs) gathered into the spread, a barrier, then the checks, each
+// counting this process's wrong elements with check (0 from a process that
+// calls nothing) and stopping at the first that finds any.
+func (e *Engine) settle(ctx context.Context, op Op, p Placement, ownUs float64, sum *Summary, check func() (int64, error)) (Placement, error) {
+	o := &e.Opts
+	var err error
+	if p.Procs, p.Groups, err = e.spread(ctx, op, ownUs); err != nil {
 		return Placement{}, err
 	}
 	if err := e.peers().Barrier(ctx); err != nil {
@@ -227,14 +246,7 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 		return p, nil
 	}
 	for c := 0; c < o.Check; c++ {
-		e.rep++
-		if err := e.fill(op, uint64(e.rep)); err != nil {
-			return p, err
-		}
-		if err := e.launch(ctx, Batch{Op: op, Iters: 1, Agg: 1}, size); err != nil {
-			return p, err
-		}
-		local, err := e.verify(op, uint64(e.rep))
+		local, err := check()
 		if err != nil {
 			return p, err
 		}
@@ -260,26 +272,29 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 // time as a process that measured nothing, the samples, the spread and the
 // checks), calls nothing, and gives its first call's time as its own, so
 // that its groups' figures are that call's.
-func (e *Engine) cutTime(ctx context.Context, op Op) (Placement, error) {
+func (e *Engine) cutTime(ctx context.Context, op Op, sum *Summary) (Placement, error) {
 	o := &e.Opts
 	if err := e.peers().Barrier(ctx); err != nil {
 		return Placement{}, err
 	}
 	var p Placement
+	var us float64 // the time the bandwidths come from
 	if e.cutAll {
 		// No process timed more: the slowest first call is the figure.
 		got, err := e.peers().AllReduce(ctx, []float64{e.cut}, ReduceMax)
 		if err != nil {
 			return Placement{}, err
 		}
-		p.Time = got[0] * 1e6
+		us = got[0] * 1e6
+		p.Time = us
 	} else {
 		// The row is the others', as every process reports it.
 		combined, err := e.combineTime(ctx, []float64{0, 0})
 		if err != nil {
 			return Placement{}, err
 		}
-		p.Time = combined[0] * 1e6
+		us = combined[0] * 1e6
+		p.Time = us
 		if o.CPUTime {
 			p.Time = combined[1] * 1e6
 		}
@@ -289,27 +304,8 @@ func (e *Engine) cutTime(ctx context.Context, op Op) (Placement, error) {
 		return Placement{}, err
 	}
 	p.Iter = Summarize(samples[min(o.IterSkip, len(samples)):])
-	p.AlgBW, p.BusBW = e.bandwidth(op, p.Time)
-	if p.Procs, p.Groups, err = e.spread(ctx, op, e.cut*1e6); err != nil {
-		return Placement{}, err
-	}
-	if err := e.peers().Barrier(ctx); err != nil {
-		return Placement{}, err
-	}
-	p.Checked = o.Check > 0 && (!op.InPlace || op.Coll.VerifyInPlace)
-	if !p.Checked {
-		return p, nil
-	}
-	for c := 0; c < o.Check; c++ {
-		tot, err := e.peers().AllReduce(ctx, []float64{0, 0}, ReduceSum)
-		if err != nil {
-			return p, err
-		}
-		if p.Wrong = int64(tot[0]); p.Wrong > 0 {
-			break
-		}
-	}
-	return p, nil
+	p.AlgBW, p.BusBW = e.bandwidth(op, us)
+	return e.settle(ctx, op, p, e.cut*1e6, sum, func() (int64, error) { return 0, nil })
 }
 
 // timedLoop is nccl-tests' timed region: iters×agg calls enqueued back to
