@@ -8,6 +8,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/internal/golden"
+	"github.com/collbench/collbench/judge"
 )
 
 // A command's help groups its flags (a collective's into nccl-tests' own,
@@ -44,4 +45,18 @@ func TestHelpGroupedAndWrapped(t *testing.T) {
 			t.Errorf("COLUMNS=72, yet a line of %d: %q", len([]rune(line)), line)
 		}
 	}
+}
+
+// The reference table lists each figure in a short line, its system,
+// conditions and source wrapped under it, within 80 columns
+// (testdata/references_80.golden), where it was about 230 wide.
+func TestReferencesFitTheWidth(t *testing.T) {
+	var b bytes.Buffer
+	writeReferences(&b, []judge.Table{judge.Builtin()}, 80)
+	for i, line := range strings.Split(b.String(), "\n") {
+		if n := len([]rune(line)); n > 80 {
+			t.Errorf("line %d is %d wide: %q", i+1, n, line)
+		}
+	}
+	golden.Check(t, "references_80.golden", b.Bytes())
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
@@ -58,35 +57,44 @@ func runReferences(ctx context.Context, args []string, stdout, stderr io.Writer)
 		if *asJSON {
 			return encodeJSON(stdout, tables[0])
 		}
-		b := tables[0]
-		fmt.Fprintf(stdout, "# built-in reference table, version %d, updated %s; bus bandwidth in GB/s\n", b.Version, b.Updated)
-		tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "id\tsystem\tcollective\tsizes\tbusbw\tconditions\tsource\t")
-		for _, t := range tables {
-			for _, e := range t.Entries {
-				id := e.ID
-				if e.Site {
-					id += " (site)"
+		writeReferences(stdout, tables, helpWidth(stdout))
+		return nil
+	})
+}
+
+// writeReferences lists the reference tables: a line per figure (id,
+// collective, sizes, busbw), its system, conditions and source on
+// indented lines under it, wrapped to cols.
+func writeReferences(w io.Writer, tables []judge.Table, cols int) {
+	b := tables[0]
+	fmt.Fprintf(w, "# built-in reference table, version %d, updated %s; bus bandwidth in GB/s\n", b.Version, b.Updated)
+	for _, t := range tables {
+		for _, e := range t.Entries {
+			id := e.ID
+			if e.Site {
+				id += " (site)"
+			}
+			nodes := fmt.Sprint(e.NodesMin)
+			if e.NodesMax != e.NodesMin {
+				nodes += "+"
+				if e.NodesMax != 0 {
+					nodes = fmt.Sprintf("%d-%d", e.NodesMin, e.NodesMax)
 				}
-				nodes := fmt.Sprint(e.NodesMin)
-				if e.NodesMax != e.NodesMin {
-					nodes += "+"
-					if e.NodesMax != 0 {
-						nodes = fmt.Sprintf("%d-%d", e.NodesMin, e.NodesMax)
-					}
+			}
+			system := fmt.Sprintf("%s×%d %s, %s node(s)", e.GPU, e.GPUsPerNode, e.Link, nodes)
+			if e.NIC != "" {
+				system += ", " + e.NIC
+			}
+			sizes := "≥ " + bench.FormatSize(e.MinBytes)
+			if e.MaxBytes != 0 {
+				sizes = bench.FormatSize(e.MinBytes) + "–" + bench.FormatSize(e.MaxBytes)
+			}
+			fmt.Fprintf(w, "\n%s: %s %s, %g GB/s\n", id, e.Collective, sizes, e.BusBW)
+			for _, text := range []string{system, strings.ReplaceAll(e.Conditions, "\t", " "), "source: " + e.Source} {
+				for _, l := range wrapWords(text, cols-4) {
+					fmt.Fprintf(w, "    %s\n", l)
 				}
-				system := fmt.Sprintf("%s×%d %s, %s node(s)", e.GPU, e.GPUsPerNode, e.Link, nodes)
-				if e.NIC != "" {
-					system += ", " + e.NIC
-				}
-				sizes := "≥ " + bench.FormatSize(e.MinBytes)
-				if e.MaxBytes != 0 {
-					sizes = bench.FormatSize(e.MinBytes) + "–" + bench.FormatSize(e.MaxBytes)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%g\t%s\t%s\t\n", id, system, e.Collective, sizes, e.BusBW,
-					strings.ReplaceAll(e.Conditions, "\t", " "), e.Source)
 			}
 		}
-		return tw.Flush()
-	})
+	}
 }
