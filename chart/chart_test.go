@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,7 +44,10 @@ func TestRenderGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden.Check(t, "runs.svg", b.Bytes())
-	for _, want := range []string{">allreduce: allreduce<", ">alltoall: alltoall<", ">bus bandwidth (GB/s)<", ">time (µs)<", ">1M<", ">1K<"} {
+	// A run's series show its out-of-place results, and the axes say so;
+	// the colours are Okabe and Ito's (blue, then orange).
+	for _, want := range []string{">allreduce: allreduce<", ">alltoall: alltoall<", ">bus bandwidth (GB/s), out of place<", ">time (µs), out of place<",
+		">1M<", ">1K<", "stroke:#0072B2", "stroke:#E69F00"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("SVG lacks %q", want)
 		}
@@ -258,5 +262,36 @@ func TestSelect(t *testing.T) {
 	}
 	if one := Select(entries[:1], nil); len(one) == 0 || strings.HasPrefix(one[0].Label, "x") {
 		t.Errorf("a single entry's lines carry its name: %+v", one)
+	}
+}
+
+// Time ticks read 100k, not 100000; bus bandwidth panels leave the
+// legend room above the data; a profile's curves name no placement.
+func TestTicksAndLegendRoom(t *testing.T) {
+	for v, want := range map[float64]string{1: "1", 10: "10", 100: "100", 1000: "1k", 100000: "100k", 1e6: "1M", 2.5e9: "2.5G", 0.01: "0.01"} {
+		if got := shortNumber(v); got != want {
+			t.Errorf("shortNumber(%g) = %q, want %q", v, got, want)
+		}
+	}
+	series := []Series{{Label: "a", Points: []Point{{Bytes: 1024, TimeUS: 1e5, BusBW: 10}, {Bytes: 2048, TimeUS: 2e5, BusBW: 20}}}}
+	p, err := newPanel(series, nil, BusBW, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Y.Max < 20*(1+0.06*2)-1e-9 || placementOf(series) != "" {
+		t.Errorf("busbw panel up to %g for data up to 20; want room for the legend above it", p.Y.Max)
+	}
+	p, err = newPanel(series, nil, Time, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, tk := range p.Y.Tick.Marker.Ticks(p.Y.Min, p.Y.Max) {
+		if tk.Label != "" {
+			labels = append(labels, tk.Label)
+		}
+	}
+	if !slices.Contains(labels, "100k") || slices.Contains(labels, "100000") {
+		t.Errorf("time ticks %v, want 100k", labels)
 	}
 }

@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"image/color"
 	"io"
 	"math"
 	"path/filepath"
@@ -145,12 +146,12 @@ func newPanel(series []Series, guides []Guide, m Metric, legend bool) (*plot.Plo
 	p.X.Tick.Marker = plot.TickerFunc(sizeTicks)
 	switch m {
 	case BusBW:
-		p.Y.Label.Text = "bus bandwidth (GB/s)"
+		p.Y.Label.Text = "bus bandwidth (GB/s)" + placementOf(series)
 		p.Y.Min = 0
 	case Time:
-		p.Y.Label.Text = "time (µs)"
+		p.Y.Label.Text = "time (µs)" + placementOf(series)
 		p.Y.Scale = plot.LogScale{}
-		p.Y.Tick.Marker = plot.TickerFunc(timeTicks)
+		p.Y.Tick.Marker = plot.TickerFunc(shortTicks(timeTicks))
 	default:
 		return nil, fmt.Errorf("unknown metric %q", m)
 	}
@@ -176,8 +177,8 @@ func newPanel(series []Series, guides []Guide, m Metric, legend bool) (*plot.Plo
 		if err != nil {
 			return nil, fmt.Errorf("plotting %s: %w", s.Label, err)
 		}
-		line.Color = plotutil.Color(i)
-		line.Dashes = plotutil.Dashes(i / len(plotutil.DefaultColors))
+		line.Color = lineColors[i%len(lineColors)]
+		line.Dashes = plotutil.Dashes(i / len(lineColors))
 		line.Width = vg.Points(1.5)
 		points.Color = line.Color
 		points.Shape = plotutil.Shape(i)
@@ -192,8 +193,10 @@ func newPanel(series []Series, guides []Guide, m Metric, legend bool) (*plot.Plo
 		if err := addGuides(p, guides, lo, hi, legend); err != nil {
 			return nil, err
 		}
-		// Room above the highest line for the legend: a guide is often
-		// the highest, and would run through it.
+	}
+	if legend && m == BusBW {
+		// Room above the highest line for the legend, a line per entry,
+		// so that it covers no data (a guide is often the highest line).
 		p.Y.Max *= 1 + 0.06*float64(len(series)+len(guides)+1)
 	}
 	// One size (or one time) makes an empty range, which gonum widens
@@ -245,6 +248,61 @@ func timeTicks(lo, hi float64) []plot.Tick {
 		ticks = append(ticks, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'g', -1, 64)})
 	}
 	return ticks
+}
+
+// shortTicks labels ticks with k, M and G for thousands, millions and
+// billions (100k, not 100000), leaving unlabelled ticks alone.
+func shortTicks(ticker func(lo, hi float64) []plot.Tick) func(lo, hi float64) []plot.Tick {
+	return func(lo, hi float64) []plot.Tick {
+		ticks := ticker(lo, hi)
+		for i, t := range ticks {
+			if t.Label != "" {
+				ticks[i].Label = shortNumber(t.Value)
+			}
+		}
+		return ticks
+	}
+}
+
+// shortNumber writes a tick's value with a k, M or G suffix from a
+// thousand up, and as %g below.
+func shortNumber(v float64) string {
+	for _, u := range []struct {
+		div  float64
+		unit string
+	}{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}} {
+		if math.Abs(v) >= u.div && math.Abs(v) < 1e12 {
+			return strconv.FormatFloat(v/u.div, 'g', 4, 64) + u.unit
+		}
+	}
+	return strconv.FormatFloat(v, 'g', 4, 64)
+}
+
+// lineColors are Okabe and Ito's colours, which readers with any common
+// colour-vision deficiency tell apart (yellow, too faint on white, left
+// out): no red beside green.
+var lineColors = []color.Color{
+	color.RGBA{0x00, 0x72, 0xb2, 0xff}, // blue
+	color.RGBA{0xe6, 0x9f, 0x00, 0xff}, // orange
+	color.RGBA{0x00, 0x9e, 0x73, 0xff}, // bluish green
+	color.RGBA{0xd5, 0x5e, 0x00, 0xff}, // vermilion
+	color.RGBA{0xcc, 0x79, 0xa7, 0xff}, // reddish purple
+	color.RGBA{0x56, 0xb4, 0xe9, 0xff}, // sky blue
+	color.RGBA{0x00, 0x00, 0x00, 0xff}, // black
+}
+
+// placementOf says, for an axis label, which placement the series show
+// when they all show one (a run's out-of-place results).
+func placementOf(series []Series) string {
+	if len(series) == 0 || series[0].Placement == "" {
+		return ""
+	}
+	for _, s := range series[1:] {
+		if s.Placement != series[0].Placement {
+			return ""
+		}
+	}
+	return ", " + series[0].Placement
 }
 
 // sized is a text style and the point size it gets.

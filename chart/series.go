@@ -21,6 +21,10 @@ type Series struct {
 	Label  string
 	Op     string // collective, to split a profile's charts by
 	Points []Point
+	// Placement names the results a run's series shows ("out of place",
+	// as nccl-tests' first columns), for the axis to say; "" for a
+	// profile's curve.
+	Placement string
 }
 
 // FromRun returns a run's out-of-place results as series: one per data
@@ -54,7 +58,7 @@ func FromRun(r *document.Run, prefix string) []Series {
 			if k.group >= 0 {
 				label += fmt.Sprintf(" group %d", k.group)
 			}
-			s = &Series{Label: withPrefix(prefix, label), Op: r.Collective}
+			s = &Series{Label: withPrefix(prefix, label), Op: r.Collective, Placement: "out of place"}
 			byKey[k] = s
 			order = append(order, k)
 		}
