@@ -3,6 +3,7 @@ package chart
 import (
 	"bytes"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -293,5 +294,44 @@ func TestTicksAndLegendRoom(t *testing.T) {
 	}
 	if !slices.Contains(labels, "100k") || slices.Contains(labels, "100000") {
 		t.Errorf("time ticks %v, want 100k", labels)
+	}
+}
+
+// A profile's curves carry their fitted model, drawn dashed beside the
+// measured points: at each measured size its time is the fit's, and its
+// bus bandwidth follows from that time as the measured one does.
+func TestProfileDrawsItsFit(t *testing.T) {
+	d := load(t, "profile")
+	series := FromDocument(d, "")
+	if len(series) == 0 {
+		t.Fatal("no series")
+	}
+	drawn := 0
+	for i, s := range series {
+		c := d.Profile.Curves[i]
+		if c.Fit == nil {
+			continue
+		}
+		if len(s.Fitted) != 2*len(s.Points)-1 {
+			t.Errorf("%s: %d fitted points for %d measured", s.Label, len(s.Fitted), len(s.Points))
+			continue
+		}
+		drawn++
+		for _, f := range s.Fitted {
+			if want := c.Fit.At(float64(f.Bytes)); math.Abs(f.TimeUS-want) > 1e-9*want {
+				t.Errorf("%s at %d B: fitted %g µs, the fit says %g", s.Label, f.Bytes, f.TimeUS, want)
+			}
+		}
+		m, f := s.Points[0], s.Fitted[0]
+		if got, want := f.BusBW*f.TimeUS, m.BusBW*m.TimeUS; math.Abs(got-want) > 1e-9*want {
+			t.Errorf("%s: fitted busbw×time %g, measured %g at the same size", s.Label, got, want)
+		}
+	}
+	if drawn == 0 {
+		t.Error("no curve of the profile has a fit to draw")
+	}
+	var b bytes.Buffer
+	if err := Render(&b, "svg", series, Options{}); err != nil || !strings.Contains(b.String(), "stroke-dasharray") {
+		t.Errorf("render: %v; the fitted lines are not drawn dashed", err)
 	}
 }

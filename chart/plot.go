@@ -187,6 +187,10 @@ func newPanel(series []Series, guides []Guide, m Metric, legend bool) (*plot.Plo
 		if legend {
 			p.Legend.Add(s.Label, line, points)
 		}
+		if fit := fittedLine(s.Fitted, m); fit != nil {
+			fit.Color = line.Color
+			p.Add(fit)
+		}
 	}
 	if len(guides) > 0 {
 		lo, hi := sizeRange(series)
@@ -336,4 +340,29 @@ func sizeTicks(lo, hi float64) []plot.Tick {
 		ticks = append(ticks, t)
 	}
 	return ticks
+}
+
+// fittedLine is a profile curve's fitted model as a thin dashed line, nil
+// when it has none.
+func fittedLine(pts []Point, m Metric) *plotter.Line {
+	xy := make(plotter.XYs, 0, len(pts))
+	for _, pt := range pts {
+		y := pt.BusBW
+		if m == Time {
+			y = pt.TimeUS
+		}
+		if y > 0 {
+			xy = append(xy, plotter.XY{X: float64(pt.Bytes), Y: y})
+		}
+	}
+	if len(xy) < 2 {
+		return nil
+	}
+	l, err := plotter.NewLine(xy)
+	if err != nil {
+		return nil
+	}
+	l.Width = vg.Points(0.8)
+	l.Dashes = []vg.Length{vg.Points(4), vg.Points(3)}
+	return l
 }

@@ -2,6 +2,7 @@ package chart
 
 import (
 	"fmt"
+	"math"
 	"regexp"
 	"sort"
 
@@ -25,6 +26,10 @@ type Series struct {
 	// as nccl-tests' first columns), for the axis to say; "" for a
 	// profile's curve.
 	Placement string
+	// Fitted is a profile curve's fitted cost model at its sizes (and
+	// between them), drawn as a thin dashed line beside the measured
+	// points; none for a run.
+	Fitted []Point
 }
 
 // FromRun returns a run's out-of-place results as series: one per data
@@ -99,7 +104,33 @@ func FromProfile(p *document.Profile, prefix string) []Series {
 			}
 		}
 		if len(s.Points) > 0 {
-			out = append(out, sorted(s))
+			s = sorted(s)
+			s.Fitted = fitted(c.Fit, s.Points)
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// fitted evaluates a curve's fit at its measured sizes and the geometric
+// midpoints between them; each bus bandwidth comes from the fitted time as
+// the measured one from the measured time (busbw × time ∝ size).
+func fitted(f *document.Fit, pts []Point) []Point {
+	if f == nil || len(pts) == 0 || pts[0].Bytes <= 0 || pts[0].TimeUS <= 0 {
+		return nil
+	}
+	k := pts[0].BusBW * pts[0].TimeUS / float64(pts[0].Bytes)
+	var sizes []int64
+	for i, p := range pts {
+		if i > 0 {
+			sizes = append(sizes, int64(math.Round(math.Sqrt(float64(pts[i-1].Bytes)*float64(p.Bytes)))))
+		}
+		sizes = append(sizes, p.Bytes)
+	}
+	var out []Point
+	for _, b := range sizes {
+		if t := f.At(float64(b)); t > 0 && !math.IsInf(t, 0) && !math.IsNaN(t) {
+			out = append(out, Point{Bytes: b, TimeUS: t, BusBW: k * float64(b) / t})
 		}
 	}
 	return out
