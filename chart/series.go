@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 
 	"github.com/collbench/collbench/document"
@@ -114,12 +115,24 @@ func FromProfile(p *document.Profile, prefix string) []Series {
 
 // fitted evaluates a curve's fit at its measured sizes and the geometric
 // midpoints between them; each bus bandwidth comes from the fitted time as
-// the measured one from the measured time (busbw × time ∝ size).
+// the measured ones come from the measured times (busbw × time ∝ size, by
+// the median ratio over the points: a point's bandwidth is nccl-tests'
+// mean time's, its time the median the fits read).
 func fitted(f *document.Fit, pts []Point) []Point {
-	if f == nil || len(pts) == 0 || pts[0].Bytes <= 0 || pts[0].TimeUS <= 0 {
+	if f == nil || len(pts) == 0 {
 		return nil
 	}
-	k := pts[0].BusBW * pts[0].TimeUS / float64(pts[0].Bytes)
+	var ratios []float64
+	for _, p := range pts {
+		if p.Bytes > 0 && p.TimeUS > 0 && p.BusBW > 0 {
+			ratios = append(ratios, p.BusBW*p.TimeUS/float64(p.Bytes))
+		}
+	}
+	if len(ratios) == 0 {
+		return nil
+	}
+	slices.Sort(ratios)
+	k := ratios[len(ratios)/2]
 	var sizes []int64
 	for i, p := range pts {
 		if i > 0 {
