@@ -238,6 +238,15 @@ func (m *profileRun) check(_ context.Context, j *Job) error {
 
 func (m *profileRun) opening(ctx context.Context, j *Job) (opening, error) {
 	spec, p, world := m.spec, m.plan, j.World()
+	// A budget that cannot hold the overlap probes is refused before the
+	// buffers are allocated (a gigabyte each by default, seconds to make).
+	backend, _, err := j.backend()
+	if err != nil {
+		return opening{}, err
+	}
+	if _, err := m.probeBudget(onGPU(backend)); err != nil {
+		return opening{}, err
+	}
 	// Routed traffic is drawn here, where an interruption can stop it,
 	// not when the buffers are sized (for the whole job) or the curves run.
 	sizes := append([]int{world}, p.GroupSizes...)
@@ -277,19 +286,39 @@ func (m *profileRun) log(format string, a ...any) {
 	m.j.progress().Print(fmt.Sprintf(format, a...))
 }
 
-func (m *profileRun) begin(ctx context.Context, sess *Session) error {
-	j, spec, p, world := m.j, m.spec, m.plan, m.j.World()
-	probes, target, err := spec.Probes(sess.OnGPU())
+// probePlan is the overlap probes a profile runs and the budget that
+// keeps their time back.
+type probePlan struct {
+	probes  []bench.Probe
+	overlap bench.OverlapOptions
+	budget  bench.Budget
+}
+
+// probeBudget lays out the overlap probes and refuses a budget that cannot
+// hold them: it needs no measurement, only the backend's probe sizes.
+func (m *profileRun) probeBudget(gpu bool) (probePlan, error) {
+	j, spec := m.j, m.spec
+	probes, target, err := spec.Probes(gpu)
 	if err != nil {
-		return err
+		return probePlan{}, err
 	}
 	overlap := bench.OverlapOptions{Target: target, Cover: probeCover, Timeout: j.Limits.Collective, StallFloor: j.Limits.Watchdog}
 	budget := bench.Budget{Limit: spec.Budget, MinIters: spec.MinIters, MaxIters: spec.Iters, Since: j.Began,
 		Reserve: time.Duration(len(probes)) * overlap.Duration()}
 	if !budget.Holds(budget.Reserve) {
-		return Usagef("{Budget} %s cannot hold the overlap probe(s): %d × %s at {OverlapTarget} %s; raise it, lower {OverlapTarget} or pass {NoOverlap}",
+		return probePlan{}, Usagef("{Budget} %s cannot hold the overlap probe(s): %d × %s at {OverlapTarget} %s; raise it, lower {OverlapTarget} or pass {NoOverlap}",
 			spec.Budget, len(probes), overlap.Duration().Round(time.Millisecond), target)
 	}
+	return probePlan{probes, overlap, budget}, nil
+}
+
+func (m *profileRun) begin(ctx context.Context, sess *Session) error {
+	j, spec, p, world := m.j, m.spec, m.plan, m.j.World()
+	pp, err := m.probeBudget(sess.OnGPU())
+	if err != nil {
+		return err
+	}
+	probes, overlap, budget := pp.probes, pp.overlap, pp.budget
 	doc := &document.Profile{Schema: document.ProfileSchemaName, Version: document.ProfileSchemaVersion, Collbench: j.Settings.Version,
 		Created: m.start.UTC().Format(time.RFC3339), Args: spec.Args, Backend: sess.Backend.Name(), Units: document.SIUnits,
 		Curves: []document.ProfileCurve{}, Overlap: []document.ProfileOverlap{}, Errors: []string{}}

@@ -148,6 +148,9 @@ func TestProfileUsageErrors(t *testing.T) {
 		{[]string{"profile", "-g", "2", "--galvatron-bw", "point:x"}, "--galvatron-bw"},
 		{[]string{"profile", "-g", "1", "-b", "1K", "-e", "1K"}, "at least 2 ranks"},
 		{[]string{"profile", "-g", "2", "-b", "1K", "-e", "1K", "--budget", "1s"}, "--budget 1s cannot hold the overlap probe"},
+		// Refused before the buffers are sized, let alone allocated: 64 GiB
+		// would not fit, and that was what the refusal used to say.
+		{[]string{"profile", "-g", "2", "-e", "64G", "--budget", "1s"}, "--budget 1s cannot hold the overlap probe"},
 		{[]string{"profile", "-g", "2", "-b", "1K", "-e", "1K", "--colls", "allreduce", "--no-overlap", "--export", "calculon"},
 			"the calculon export reads the overlap probe, which this profile leaves out"},
 		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "128M", "--colls", "allreduce,sendrecv", "--export", "galvatron"},
