@@ -424,14 +424,21 @@ func (p *Profile) GPUMemory() float64 {
 	return least
 }
 
-// LeftOut lists what the profile was to hold and does not: the curves
-// with no sample (each as "allreduce n=8 strided: its note") and the
-// overlap probes left out, each with why.
+// LeftOut lists what the profile's time budget kept out of it: the
+// curves with no sample whose note says the budget left them out (each as
+// "allreduce n=8 strided: its note") and the overlap probes it left out.
+// Curves a profile cannot measure at all (a hypercube over groups that
+// are no power of two) are not counted: no budget would bring them.
 func (p *Profile) LeftOut() (curves, probes []string) {
 	for _, c := range p.Curves {
-		if len(c.Samples) == 0 {
+		if len(c.Samples) == 0 && strings.Contains(c.Note, "time budget") {
 			curves = append(curves, fmt.Sprintf("%s n=%d %s: %s", c.Op, c.Group.Size, c.Group.Layout, c.Note))
 		}
 	}
-	return curves, p.Suite.ProbesLeftOut
+	for _, pr := range p.Suite.ProbesLeftOut {
+		if strings.Contains(pr, "time budget") {
+			probes = append(probes, pr)
+		}
+	}
+	return curves, probes
 }

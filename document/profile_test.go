@@ -156,3 +156,18 @@ func TestPlannerProbeSaysWhyNone(t *testing.T) {
 		}
 	}
 }
+
+// LeftOut counts what the time budget kept out (a curve with no sample
+// that says so, a probe it left out), not a curve no budget would bring.
+func TestProfileLeftOut(t *testing.T) {
+	p := &document.Profile{Curves: []document.ProfileCurve{
+		{Op: "allreduce", Group: document.CurveGroup{Size: 4, Layout: "consecutive"}, Note: "left out: the time budget was spent"},
+		{Op: "hypercube", Group: document.CurveGroup{Size: 3, Layout: "consecutive"}, Note: "left out: hypercube needs a power-of-two group"},
+		{Op: "allgather", Group: document.CurveGroup{Size: 4, Layout: "consecutive"}, Samples: []document.Sample{{Bytes: 1}}, Note: "sizes from 1M up left out to stay within the time budget"},
+	}}
+	p.Suite.ProbesLeftOut = []string{"gemm 256x256x256 float: the time budget was spent"}
+	curves, probes := p.LeftOut()
+	if len(curves) != 1 || curves[0] != "allreduce n=4 consecutive: left out: the time budget was spent" || len(probes) != 1 {
+		t.Errorf("left out: %q, %q", curves, probes)
+	}
+}

@@ -55,7 +55,7 @@ sizes=()
 for ((s = $(bytes "$min"); s <= $(bytes "$max"); s *= 4)); do sizes+=("$s"); done
 
 cb() { # coll size [flags] → collbench's busbw
-  "$work/collbench" launch -n "$ranks" "$1" -b "$2" -e "$2" -n "$(iters "$2")" -w 1 -c 0 --format csv "${@:3}" |
+  "$work/collbench" launch -n "$ranks" "$1" --backend host -b "$2" -e "$2" -n "$(iters "$2")" -w 1 -c 0 --format csv "${@:3}" |
     awk -F, '$7=="out_of_place"{printf "%.4f\n", $10}'
 }
 

@@ -751,8 +751,8 @@ func TestLaunchRendezvousOverridden(t *testing.T) {
 // interrupted, not Go's "context canceled".
 func TestInterruptSaysSo(t *testing.T) {
 	for _, args := range [][]string{
-		{"allreduce", "-g", "2", "-b", "1M", "-e", "64M", "-n", "200"},
-		{"alltoallv", "-g", "2", "--moe", "64,8", "--tokens", "100000", "--draws", "2000", "-n", "5"},
+		{"allreduce", "-g", "2", "-b", "1M", "-e", "64M", "-n", "200", "--backend", "host"},
+		{"alltoallv", "-g", "2", "--moe", "64,8", "--tokens", "100000", "--draws", "2000", "-n", "5", "--backend", "host"},
 	} {
 		p := startRank(t, 0, 1, nil, nil, args...)
 		waitBusy(t, p, 50) // half a second of CPU: well into the sweep or the draws, however loaded the machine

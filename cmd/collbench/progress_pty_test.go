@@ -44,7 +44,7 @@ func openPTY(t *testing.T) (leader, follower *os.File) {
 func TestProgressOnTerminal(t *testing.T) {
 	for _, quiet := range []bool{false, true} {
 		leader, follower := openPTY(t)
-		args := []string{"allreduce", "-b", "1K", "-e", "256K", "-f", "2", "-g", "2", "-n", "2"}
+		args := []string{"allreduce", "-b", "1K", "-e", "256K", "-f", "2", "-g", "2", "-n", "2", "--backend", "host"}
 		if quiet {
 			args = append(args, "--quiet")
 		}
@@ -80,7 +80,7 @@ func TestProgressOnTerminal(t *testing.T) {
 
 // A run whose stderr is not a terminal prints no bar.
 func TestNoProgressWithoutTerminal(t *testing.T) {
-	code, _, errOut := runCLI("allreduce", "-b", "1K", "-e", "64K", "-f", "2", "-g", "2", "-n", "2")
+	code, _, errOut := runCLI("allreduce", "-b", "1K", "-e", "64K", "-f", "2", "-g", "2", "-n", "2", "--backend", "host")
 	if code != 0 || strings.Contains(errOut, "\x1b") || errOut != "" {
 		t.Errorf("exit %d, stderr %q; want nothing on stderr", code, errOut)
 	}

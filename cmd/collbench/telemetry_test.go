@@ -14,7 +14,7 @@ import (
 func TestTelemetryFromSweep(t *testing.T) {
 	rcv := otlpreceiver.Start()
 	defer rcv.Close()
-	code, _, errOut := runCLI("allreduce", "-b", "1K", "-e", "16K", "-f", "4", "-g", "2", "-n", "3", "--otlp-endpoint", rcv.URL())
+	code, _, errOut := runCLI("allreduce", "-b", "1K", "-e", "16K", "-f", "4", "-g", "2", "-n", "3", "--backend", "host", "--otlp-endpoint", rcv.URL())
 	if code != 0 || errOut != "" {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
