@@ -462,7 +462,9 @@ func (l *launcher) relay(r io.ReadCloser, w io.Writer, prefix string, rank int) 
 				l.mu.Unlock()
 				continue
 			}
-			l.said[line] = rank
+			if len(l.said) < maxSaid {
+				l.said[line] = rank
+			}
 			if strings.Contains(line, own) {
 				prefix = ""
 			}
@@ -472,6 +474,10 @@ func (l *launcher) relay(r io.ReadCloser, w io.Writer, prefix string, rank int) 
 	}
 	io.Copy(io.Discard, r) // a line too long for the scanner: drain the rest
 }
+
+// maxSaid bounds the lines remembered to tell a repeat: a job's warnings
+// are few, a debug log's lines many and distinct.
+const maxSaid = 4096
 
 // OutcomeVar names the descriptor a rank may write one word to before it
 // exits, saying what its exit code means where the code alone cannot:
