@@ -13,6 +13,7 @@ import (
 // that cannot hold them is refused at once rather than spent on a profile
 // its exports cannot read.
 type Estimate struct {
+	Wanted  int           // every wanted curve, over groups of any size
 	Curves  int           // wanted curves over groups of the whole job, the ones estimated
 	Size    int64         // the all-reduce timed
 	PerCall time.Duration // its time per call
@@ -44,11 +45,12 @@ func (s *Suite) EstimateWanted(ctx context.Context, comm Comm) (Estimate, error)
 	var wanted []curve
 	keep := 0
 	for _, g := range s.Groupings {
-		if g.Of(s.World) != s.World {
-			continue
-		}
 		for _, c := range s.Colls {
-			if !s.wanted(c, g) || c.Fits(s.World) != nil {
+			if !s.wanted(c, g) || c.Fits(g.Of(s.World)) != nil {
+				continue
+			}
+			e.Wanted++
+			if g.Of(s.World) != s.World {
 				continue
 			}
 			k := s.promised(c, g)

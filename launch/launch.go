@@ -456,14 +456,17 @@ func (l *launcher) relay(r io.ReadCloser, w io.Writer, prefix string, rank int) 
 			// A rank's standard error: a line another rank wrote already
 			// is not written again, and a line that names its rank
 			// needs no prefix.
-			if first, ok := l.said[line]; ok && first != rank {
+			// A line is the same as another rank's when they differ only
+			// by the rank each names itself by.
+			key := strings.Replace(line, own, "", 1)
+			if first, ok := l.said[key]; ok && first != rank {
 				l.repeats[rank] = true
 				l.nrepeat++
 				l.mu.Unlock()
 				continue
 			}
 			if len(l.said) < maxSaid {
-				l.said[line] = rank
+				l.said[key] = rank
 			}
 			if strings.Contains(line, own) {
 				prefix = ""

@@ -518,11 +518,15 @@ func budgetHoldsExports(ctx context.Context, suite *bench.Suite, comm bench.Comm
 	if suite.Budget.Holds(need) {
 		return nil
 	}
-	return Usagef("a time budget of %s cannot hold what the %s export(s) read: %d curve(s) of the whole job need at least about %s "+
+	// The budget to suggest: the estimate is a floor (the curves over
+	// smaller groups are not in it, nor the warm-up's spread), so it gets
+	// as much again for them as the whole job's take.
+	suggest := need + time.Duration(float64(e.Least)*float64(e.Wanted-e.Curves)/float64(max(e.Curves, 1)))
+	return Usagef("a time budget of %s cannot hold what the %s export(s) read: %d curve(s), of which the %d over the whole job alone need at least about %s "+
 		"(one all-reduce of %s took %s), the overlap probes %s and the start %s; give it %s or more, or ask for fewer exports",
-		spec.Budget, strings.Join(spec.Exports, ", "), e.Curves, e.Least.Round(100*time.Millisecond), bench.FormatSize(e.Size),
+		spec.Budget, strings.Join(spec.Exports, ", "), e.Wanted, e.Curves, e.Least.Round(100*time.Millisecond), bench.FormatSize(e.Size),
 		e.PerCall.Round(time.Millisecond), suite.Budget.Reserve.Round(100*time.Millisecond), spent.Round(100*time.Millisecond),
-		(bench.LimitFor(need) + time.Second).Round(time.Second))
+		(bench.LimitFor(suggest) + time.Second).Round(time.Second))
 }
 
 // suiteOrder puts the curves in the suite's order, grouping by grouping

@@ -158,7 +158,7 @@ func TestProfileUsageErrors(t *testing.T) {
 		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "64M", "--colls", "allreduce,alltoall,sendrecv", "--export", "galvatron"},
 			"the galvatron export reads 8 whole-MiB sizes of allreduce over groups of 2 (consecutive), and the sizes asked for hold fewer"},
 		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "128M", "-d", "float", "--colls", "allreduce", "--no-overlap", "--budget", "500ms", "--export", "astra-sim"},
-			"a time budget of 500ms cannot hold what the astra-sim export(s) read: 1 curve(s) of the whole job need at least about"},
+			"a time budget of 500ms cannot hold what the astra-sim export(s) read: 1 curve(s), of which the 1 over the whole job alone need at least about"},
 		{[]string{"export", "--to", "galvatron"}, "want one profile file"},
 		{[]string{"export", "--to", "galvatron", bad}, "ends early"},
 		{[]string{"export", "--to", "hetu", bad}, "unknown export target"},
