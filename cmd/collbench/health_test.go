@@ -497,15 +497,16 @@ func TestHealthScreening(t *testing.T) {
 	}
 	link := d.Inter[len(d.Inter)-1] // a pair the screening measures
 	t.Run("slow host", func(t *testing.T) {
-		// A quarter of the healthy pairs' rate: slow by any criteria, but
-		// not so slow that its pairs stop after their first call (a
-		// tenth), so that it is confirmed as any suspect is.
+		// An eighth of the healthy pairs' rate: slow beyond the scatter
+		// of a loaded machine's healthy pairs (a race build beside two
+		// busy loops spread them over 3.6×), and mostly not so slow that
+		// its pairs stop after their first call (ten times their peers').
 		var bws []float64
 		for _, p := range d.Inter {
 			bws = append(bws, p.BusBW)
 		}
 		slices.Sort(bws)
-		f.slowHost(5, fmt.Sprintf("%dmbit", max(int(bws[len(bws)/2]*8000/4), 1)))
+		f.slowHost(5, fmt.Sprintf("%dmbit", max(int(bws[len(bws)/2]*8000/8), 1)))
 		defer func() {
 			tc(t, f.hosts[5], "qdisc", "del", "dev", "h5", "root")
 			tc(t, f.sw, "qdisc", "del", "dev", "s5", "root")
@@ -514,16 +515,18 @@ func TestHealthScreening(t *testing.T) {
 		if got := kinds(d); code != 1 || !slices.Equal(got, []string{"node[5]"}) {
 			t.Fatalf("exit %d, findings %v; want exit 1 and node[5] only:\n%s", code, got, out)
 		}
-		// Confirmed with fresh partners before it was named: eight where
-		// the fleet has them, here every other node.
+		// Confirmed with fresh partners before it was named (eight where
+		// the fleet has them, here every other node), unless two of its
+		// pairs were already far below their peers' and it was set aside.
 		fresh := 0
 		for _, p := range d.Confirmation {
 			if p.A == 5 || p.B == 5 {
 				fresh++
 			}
 		}
-		if fresh != 7 || !strings.Contains(out, "suspects measured again (nodes with fresh partners") {
-			t.Errorf("node 5 measured again with %d partners (want 7):\n%s", fresh, out)
+		setAside := slices.ContainsFunc(d.CutShort, func(c string) bool { return strings.Contains(c, "of "+d.Nodes[5].Name+": the rest left out") })
+		if !setAside && (fresh != 7 || !strings.Contains(out, "suspects measured again (nodes with fresh partners")) {
+			t.Errorf("node 5 measured again with %d partners (want 7), and not set aside:\n%s", fresh, out)
 		}
 	})
 	t.Run("slow link", func(t *testing.T) {
