@@ -1,6 +1,7 @@
 package health
 
 import (
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -275,7 +276,7 @@ func (c Criteria) Suspect(f Fleet) Suspects {
 			screened[fig.Pair] = true
 		}
 	}
-	for _, m := range slices.Sorted(mapKeys(partners)) {
+	for _, m := range slices.Sorted(maps.Keys(partners)) {
 		o := outliers[m]
 		o.Index = m
 		s.Members = append(s.Members, SuspectMember{Member: m, Outlier: o, Screened: len(byMember(m)),
@@ -283,16 +284,6 @@ func (c Criteria) Suspect(f Fleet) Suspects {
 	}
 	s.Repeats = repeatsFor(len(s.Links), len(figs))
 	return s
-}
-
-func mapKeys(m map[int]int) func(func(int) bool) {
-	return func(yield func(int) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // repeatsFor is how many fresh figures each of suspects suspect links

@@ -39,16 +39,34 @@ func helpWidth(w io.Writer) int {
 }
 
 // writeHelp prints a command's usage and its flags in groups, each wrapped
-// to cols.
+// to cols: the command's own flags first (a collective's split into
+// nccl-tests' own, which have its letters, and collbench's additions),
+// then helpGroups'.
 func writeHelp(w io.Writer, synopsis string, fs *pflag.FlagSet, collective bool, cols int) {
 	fmt.Fprintf(w, "Usage: %s\n", synopsis)
-	placed := map[string]bool{}
-	group := func(title string, keep func(*pflag.Flag) bool) {
+	groupOf := func(f *pflag.Flag) string {
+		for _, g := range helpGroups {
+			if slices.Contains(g.names, f.Name) {
+				return g.title
+			}
+		}
+		switch {
+		case !collective:
+			return "Flags"
+		case f.Shorthand != "":
+			return "nccl-tests' flags"
+		}
+		return "collbench's additions"
+	}
+	titles := []string{"Flags", "nccl-tests' flags", "collbench's additions"}
+	for _, g := range helpGroups {
+		titles = append(titles, g.title)
+	}
+	for _, title := range titles {
 		sub := pflag.NewFlagSet(title, pflag.ContinueOnError)
 		sub.SortFlags = false
 		fs.VisitAll(func(f *pflag.Flag) {
-			if !f.Hidden && !placed[f.Name] && keep(f) {
-				placed[f.Name] = true
+			if !f.Hidden && groupOf(f) == title {
 				sub.AddFlag(f)
 			}
 		})
@@ -56,39 +74,6 @@ func writeHelp(w io.Writer, synopsis string, fs *pflag.FlagSet, collective bool,
 			fmt.Fprintf(w, "\n%s:\n", title)
 			flagUsages(w, sub, cols)
 		}
-	}
-	named := func(names []string) func(*pflag.Flag) bool {
-		return func(f *pflag.Flag) bool { return slices.Contains(names, f.Name) }
-	}
-	// The job's and the output's flags are picked out first, then shown
-	// last: a command's own flags come first.
-	var tail []func()
-	for _, g := range helpGroups {
-		var names []string
-		fs.VisitAll(func(f *pflag.Flag) {
-			if slices.Contains(g.names, f.Name) {
-				names = append(names, f.Name)
-			}
-		})
-		for _, n := range names {
-			placed[n] = true
-		}
-		title, keep := g.title, named(names)
-		tail = append(tail, func() {
-			for _, n := range names {
-				placed[n] = false
-			}
-			group(title, keep)
-		})
-	}
-	if collective {
-		group("nccl-tests' flags", func(f *pflag.Flag) bool { return f.Shorthand != "" })
-		group("collbench's additions", func(*pflag.Flag) bool { return true })
-	} else {
-		group("Flags", func(*pflag.Flag) bool { return true })
-	}
-	for _, t := range tail {
-		t()
 	}
 }
 
