@@ -450,14 +450,13 @@ func (l *launcher) relay(r io.ReadCloser, w io.Writer, prefix string, rank int) 
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	own := fmt.Sprintf("rank %d: ", rank)
 	for sc.Scan() {
-		line := sc.Text()
+		line, lead := sc.Text(), prefix
 		l.mu.Lock()
 		if rank >= 0 {
 			// A rank's standard error: a line another rank wrote already
-			// is not written again, and a line that names its rank
-			// needs no prefix.
-			// A line is the same as another rank's when they differ only
-			// by the rank each names itself by.
+			// (the same but for the rank each names itself by) is not
+			// written again, and a line that names its rank needs no
+			// prefix.
 			key := strings.Replace(line, own, "", 1)
 			if first, ok := l.said[key]; ok && first != rank {
 				l.repeats[rank] = true
@@ -469,10 +468,10 @@ func (l *launcher) relay(r io.ReadCloser, w io.Writer, prefix string, rank int) 
 				l.said[key] = rank
 			}
 			if strings.Contains(line, own) {
-				prefix = ""
+				lead = ""
 			}
 		}
-		fmt.Fprintf(w, "%s%s\n", prefix, line)
+		fmt.Fprintf(w, "%s%s\n", lead, line)
 		l.mu.Unlock()
 	}
 	io.Copy(io.Discard, r) // a line too long for the scanner: drain the rest

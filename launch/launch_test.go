@@ -2,6 +2,7 @@ package launch
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -131,13 +132,19 @@ func TestRunPrintsARepeatedLineOnce(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	code := Run(Options{Procs: 4, Exe: "/bin/sh", Args: []string{"-c",
-		`echo "collbench allreduce: unknown flag: --bogus" >&2; echo "collbench allreduce: rank $RANK: own words" >&2; exit 2`},
+		`echo "collbench allreduce: unknown flag: --bogus" >&2; echo "collbench allreduce: rank $RANK: own words" >&2; echo "then rank $RANK" >&2; exit 2`},
 		Stdout: &out, Stderr: &errOut, Grace: 5 * time.Second, Env: env, Listener: ln})
 	got := errOut.String()
 	if code != 2 || strings.Count(got, "unknown flag: --bogus") != 1 || strings.Contains(got, "failed first") ||
 		!strings.Contains(got, "collbench launch: ranks 0-3 refused their arguments (exit 2), as printed above") ||
 		!strings.Contains(got, "wrote 6 line(s) another rank had written; each is shown once") {
 		t.Errorf("exit %d, stderr:\n%s\nwant exit 2, the usage line once and every rank's refusal said", code, got)
+	}
+	// A line after the one that named its rank still gets the prefix.
+	for r := 0; r < 4; r++ {
+		if want := fmt.Sprintf("[rank %d] then rank %d\n", r, r); !strings.Contains(got, want) {
+			t.Errorf("missing %q:\n%s", want, got)
+		}
 	}
 	// The same words from every rank, each naming itself: one line, with
 	// no second rank prefix.
