@@ -69,7 +69,7 @@ func TestBudget(t *testing.T) {
 	}
 }
 
-// A curve's first minCurveSizes sizes are kept whenever what is left holds
+// A curve's first MinCurveSizes sizes are kept whenever what is left holds
 // them, even at more than three times a point's share; later sizes are
 // held to the share, and nothing may overrun what is left.
 func TestSuiteKeepsFirstSizes(t *testing.T) {
@@ -82,13 +82,13 @@ func TestSuiteKeepsFirstSizes(t *testing.T) {
 		drop    bool
 	}{
 		{0, time.Second, false}, // 3 s: over the share, within the 9.7 s left
-		{minCurveSizes - 1, time.Second, false},
-		{minCurveSizes, time.Second, true}, // past the kept sizes: held to the share
-		{minCurveSizes, 50 * time.Millisecond, false},
+		{MinCurveSizes - 1, time.Second, false},
+		{MinCurveSizes, time.Second, true}, // past the kept sizes: held to the share
+		{MinCurveSizes, 50 * time.Millisecond, false},
 		{0, 4 * time.Second, true}, // 12 s: more than is left
 	}
 	for _, c := range cases {
-		if got := s.tooLong(c.index, minCurveSizes, c.perCall, 0); got != c.drop {
+		if got := s.tooLong(c.index, MinCurveSizes, c.perCall, 0); got != c.drop {
 			t.Errorf("size %d at %v a call: dropped %v, want %v", c.index, c.perCall, got, c.drop)
 		}
 	}
@@ -227,33 +227,45 @@ func TestSuiteKeepsPromiseOrDropsCurve(t *testing.T) {
 }
 
 // The estimate times one all-reduce of the whole job at the largest
-// promised size and sums, for the wanted curves of the whole job, the
+// promised size and sums, for the promised curves of the whole job, the
 // warm-up and fewest iterations at each promised size scaled from it;
 // other collectives count at half their bus factor's share, and curves
-// over smaller groups not at all.
-func TestEstimateWanted(t *testing.T) {
+// over smaller groups not at all. Without wanted curves, every curve
+// promises MinCurveSizes.
+func TestEstimate(t *testing.T) {
 	ar, _ := LookupCollective("allreduce")
 	ag, _ := LookupCollective("allgather")
 	sizes := []int64{1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10}
 	s := Suite{World: 4, Colls: []*Collective{ar, ag}, Sizes: sizes, Type: numeric.Float32, RedOp: numeric.Sum,
 		Groupings: []Grouping{{}, {Size: 2}}, Warmup: 2, Budget: Budget{MinIters: 3, MaxIters: 5},
 		Wanted: func(string, int, string) (bool, int) { return true, 0 }}
-	e, err := s.EstimateWanted(context.Background(), &sleepComm{nullComm: nullComm{ranks: 4}})
+	if got := s.EstimateSize(true); got != 128<<10 {
+		t.Errorf("estimate size %d, want the largest promised, 128 KiB", got)
+	}
+	e, err := s.Estimate(context.Background(), &sleepComm{nullComm: nullComm{ranks: 4}}, true)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// 128 KiB at 1 ms a KiB; 1+2+…+128 KiB is 255 ms a call at full
 	// share; 5 calls a size; all-gather's bus factor is half the
 	// all-reduce's, then halved again.
-	if e.Curves != 2 || e.Size != 128<<10 || e.PerCall < 128*time.Millisecond {
+	if e.Promised != 4 || e.Curves != 2 || e.Size != 128<<10 || e.PerCall < 128*time.Millisecond {
 		t.Fatalf("estimate %+v", e)
 	}
 	want := 5 * 255.0 / 128 * 1.25 * float64(e.PerCall)
 	if r := float64(e.Least) / want; r < 0.999 || r > 1.001 {
 		t.Errorf("least %v, want %v", e.Least, time.Duration(want))
 	}
+	s.Wanted = func(c string, _ int, _ string) (bool, int) { return c == "allgather", 0 }
+	if e, err := s.Estimate(context.Background(), &sleepComm{nullComm: nullComm{ranks: 4}}, true); err != nil || e.Promised != 2 || e.Curves != 1 {
+		t.Errorf("only all-gather wanted: %+v, %v", e, err)
+	}
 	s.Wanted = nil
-	if e, err := s.EstimateWanted(context.Background(), &sleepComm{nullComm: nullComm{ranks: 4}}); err != nil || e.Least != 0 {
-		t.Errorf("without wanted curves: %+v, %v", e, err)
+	if e, err := s.Estimate(context.Background(), &sleepComm{nullComm: nullComm{ranks: 4}}, true); err != nil || e.Least != 0 || e.Size != 0 {
+		t.Errorf("none wanted, only the wanted asked for: %+v, %v", e, err)
+	}
+	// Every curve promises MinCurveSizes: 1 KiB to 128 KiB again.
+	if e, err := s.Estimate(context.Background(), &sleepComm{nullComm: nullComm{ranks: 4}}, false); err != nil || e.Promised != 4 || e.Curves != 2 || e.Size != 128<<10 {
+		t.Errorf("every curve promised: %+v, %v", e, err)
 	}
 }

@@ -29,7 +29,7 @@ type Suite struct {
 	// at a group size and layout), so that a budget that runs short
 	// leaves out the others: the curves an export will read. keep is how
 	// many sizes from the smallest such a curve must hold (at least
-	// minCurveSizes): a budget that cannot give them all leaves the whole
+	// MinCurveSizes): a budget that cannot give them all leaves the whole
 	// curve out rather than hand over fewer.
 	Wanted func(coll string, groupSize int, layout string) (wanted bool, keep int)
 
@@ -89,7 +89,7 @@ func (s *Suite) Points() int { return len(s.Colls) * len(s.Groupings) * len(s.Si
 
 // Run measures everything, handing each curve and probe over as it
 // completes. A budget that runs short trims iterations first, then the
-// largest sizes of a curve (never below what it promises: minCurveSizes,
+// largest sizes of a curve (never below what it promises: MinCurveSizes,
 // or what Wanted says), then whole curves, and every cut is said in the
 // curve's Note; a probe the budget cannot
 // hold is left out and logged. With Wanted, the wanted curves come first,
@@ -169,9 +169,9 @@ func (s *Suite) wanted(c *Collective, g Grouping) bool {
 
 // promised is how many sizes from the smallest the budget keeps on the
 // curve of c over g, whenever its promise allows, and otherwise leaves the
-// curve out: minCurveSizes, or more where an export reads more.
+// curve out: MinCurveSizes, or more where an export reads more.
 func (s *Suite) promised(c *Collective, g Grouping) int {
-	keep := minCurveSizes
+	keep := MinCurveSizes
 	if s.Wanted != nil {
 		if w, k := s.Wanted(c.Name, g.Of(s.World), g.Layout()); w {
 			keep = max(keep, k)
@@ -258,11 +258,11 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 	return r, nil
 }
 
-// minCurveSizes is how many sizes of a curve, from the smallest, the
+// MinCurveSizes is how many sizes of a curve, from the smallest, the
 // budget keeps whenever its promise allows: a fit needs several. An equal
 // share per point would drop them first, since a curve's largest sizes
 // cost the most.
-const minCurveSizes = 8
+const MinCurveSizes = 8
 
 // tooLong says whether the budget leaves out the size at index i of a
 // curve that keeps its first keep sizes, whose calls take perCall, with

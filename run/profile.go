@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/gpu"
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/export"
@@ -47,6 +48,10 @@ type ProfileSpec struct {
 	// the curves they read are measured first, so that a budget that runs
 	// short leaves out others.
 	Exports []string
+	// Partial accepts a profile the budget leaves curves out of: a budget
+	// too small for every curve's promise is then not refused up front,
+	// only one too small for what the exports read.
+	Partial bool
 }
 
 // ProfileHooks hear of a profile as it goes; nil hooks are skipped, and
@@ -228,6 +233,9 @@ type profileRun struct {
 	doc    *document.Profile
 	points int        // planned
 	out    *recording // while measuring
+	// estimated says the budget's estimate ran before the session opened
+	// (estimateFirst), so begin need not time it again.
+	estimated bool
 }
 
 func (m *profileRun) check(_ context.Context, j *Job) error {
@@ -244,7 +252,8 @@ func (m *profileRun) opening(ctx context.Context, j *Job) (opening, error) {
 	if err != nil {
 		return opening{}, err
 	}
-	if _, err := m.probeBudget(onGPU(backend)); err != nil {
+	pp, err := m.probeBudget(onGPU(backend))
+	if err != nil {
 		return opening{}, err
 	}
 	// Routed traffic is drawn here, where an interruption can stop it,
@@ -265,6 +274,9 @@ func (m *profileRun) opening(ctx context.Context, j *Job) (opening, error) {
 		}
 	}
 	m.start = time.Now()
+	if m.estimated, err = m.estimateFirst(ctx, pp.budget); err != nil {
+		return opening{}, err
+	}
 	sizing := bench.Sweep{Min: p.Sizes[0], Max: p.Sizes[len(p.Sizes)-1], Factor: spec.Sweep.Factor}
 	return opening{sweep: sizing, adjust: func(s *bench.Setup) {
 		s.BufferBytes = func(size int64) int64 { return spec.bufferBytes(size, []int{world}) }
@@ -336,31 +348,28 @@ func (m *profileRun) begin(ctx context.Context, sess *Session) error {
 	for _, c := range spec.Colls {
 		doc.Suite.Collectives = append(doc.Suite.Collectives, c.Name)
 	}
-	m.suite = bench.Suite{Colls: spec.Colls, Groupings: p.Groupings, Sizes: p.Sizes, Type: spec.Type, RedOp: spec.RedOp, World: world,
-		Warmup: spec.Warmup, Check: spec.Check, Timeout: j.Limits.Collective, StallFloor: j.Limits.Watchdog, Peers: j.Peers(), Probes: probes, Log: m.log,
-		Progress: func(done, _ int, what string) {
-			m.out.step(done, what, func() {
-				if m.hooks.Progress != nil {
-					m.rank0(func() { m.hooks.Progress(done, what) })
-				}
-			})
-		},
-		Budget:  budget,
-		Overlap: overlap,
-		Wanted:  wantedBy(needs, world, p.Sizes),
-		Open: func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
-			if g.Of(world) == world && !g.Strided && need <= sess.Sweep.Max {
-				return sess.Comm, sess.Sweep.Max, func() {}, nil // the session's own
+	m.suite = m.curveSuite(needs, budget)
+	m.suite.Probes, m.suite.Overlap, m.suite.Log = probes, overlap, m.log
+	m.suite.Progress = func(done, _ int, what string) {
+		m.out.step(done, what, func() {
+			if m.hooks.Progress != nil {
+				m.rank0(func() { m.hooks.Progress(done, what) })
 			}
-			comm, maxBytes, err := sess.OpenGroups(ctx, g, bench.Sweep{Min: min(need, p.Sizes[0]), Max: need, Factor: spec.Sweep.Factor},
-				func(size int64) int64 { return spec.bufferBytes(size, []int{g.Of(world)}) })
-			if err != nil {
-				return nil, 0, nil, err
-			}
-			return comm, maxBytes, func() { comm.Close() }, nil
-		}}
-	if spec.Budget > 0 {
-		if err := budgetHoldsExports(ctx, &m.suite, sess.Comm, spec, j.Began, j.Peers()); err != nil {
+		})
+	}
+	m.suite.Open = func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
+		if g.Of(world) == world && !g.Strided && need <= sess.Sweep.Max {
+			return sess.Comm, sess.Sweep.Max, func() {}, nil // the session's own
+		}
+		comm, maxBytes, err := sess.OpenGroups(ctx, g, bench.Sweep{Min: min(need, p.Sizes[0]), Max: need, Factor: spec.Sweep.Factor},
+			func(size int64) int64 { return spec.bufferBytes(size, []int{g.Of(world)}) })
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		return comm, maxBytes, func() { comm.Close() }, nil
+	}
+	if m.estimates() && !m.estimated {
+		if err := budgetHolds(ctx, &m.suite, sess.Comm, spec, j.Began, j.Peers(), 0); err != nil {
 			return err
 		}
 	}
@@ -499,13 +508,78 @@ func exportsUnmet(targets []string, needs []export.Need, spec ProfileSpec, p Pla
 	return export.Unmet(targets, needs, colls, has, p.Sizes, !spec.NoOverlap)
 }
 
-// budgetHoldsExports refuses, before any curve is measured, a budget that
-// cannot hold the curves the exports read at their promised sizes and the
-// overlap probes, from one all-reduce of the whole job timed now
-// (bench.Suite.EstimateWanted). The time already spent is the slowest
-// process's, so that every process decides alike.
-func budgetHoldsExports(ctx context.Context, suite *bench.Suite, comm bench.Comm, spec ProfileSpec, began time.Time, peers bench.Peers) error {
-	e, err := suite.EstimateWanted(ctx, comm)
+// estimates says whether the budget is checked against an estimate of
+// the curves before they run: under a budget, for every curve the profile
+// promises, or, for a partial one, for what its exports read.
+func (m *profileRun) estimates() bool {
+	return m.spec.Budget > 0 && !(m.spec.Partial && len(m.spec.Exports) == 0)
+}
+
+// curveSuite is the profile's curves as planned, under budget, the
+// exports' needs measured first: what the budget's estimate reads, and
+// the start of the suite begin runs.
+func (m *profileRun) curveSuite(needs []export.Need, budget bench.Budget) bench.Suite {
+	j, spec, p, world := m.j, m.spec, m.plan, m.j.World()
+	return bench.Suite{Colls: spec.Colls, Groupings: p.Groupings, Sizes: p.Sizes, Type: spec.Type, RedOp: spec.RedOp, World: world,
+		Warmup: spec.Warmup, Check: spec.Check, Timeout: j.Limits.Collective, StallFloor: j.Limits.Watchdog, Peers: j.Peers(),
+		Budget: budget, Wanted: wantedBy(needs, world, p.Sizes)}
+}
+
+// estimateRatio is how much larger than the estimate's the session's
+// buffers must be for the estimate to run first on communicators of its
+// own: below it, the session's own allocation costs little more than a
+// second opening would.
+const estimateRatio = 4
+
+// estimateFirst refuses a budget too small for the curves before the
+// session's buffers exist (a gigabyte each by default, seconds to fill):
+// it opens communicators sized for the estimate's one all-reduce alone,
+// times it, and closes them. It says whether it ran; when the session
+// would be hardly larger it leaves the estimate to begin.
+func (m *profileRun) estimateFirst(ctx context.Context, budget bench.Budget) (bool, error) {
+	j, spec, p, world := m.j, m.spec, m.plan, m.j.World()
+	if !m.estimates() {
+		return false, nil
+	}
+	// How many sizes a curve of the whole job keeps does not depend on
+	// the hosts (only Galvatron's whole-MiB tables raise it), so the
+	// largest the estimate can time is known before any host is.
+	bound := m.curveSuite(export.Needs(spec.Exports, world, 0), budget)
+	size := bound.EstimateSize(false)
+	bytes := func(size int64) int64 { return spec.bufferBytes(size, []int{world}) }
+	if size == 0 || bytes(size)*estimateRatio > bytes(p.Sizes[len(p.Sizes)-1]) {
+		return false, nil
+	}
+	opened := time.Now()
+	ctx, sess, err := j.Open(ctx, bench.Sweep{Min: min(p.Sizes[0], size), Max: size, Factor: spec.Sweep.Factor}, false,
+		func(s *bench.Setup) { s.BufferBytes = bytes }, gpu.Tuning{})
+	if err != nil {
+		return false, err
+	}
+	defer sess.Close()
+	suite := m.curveSuite(export.Needs(spec.Exports, world, ranksPerNode(sess.Devices)), budget)
+	return true, budgetHolds(ctx, &suite, sess.Comm, spec, j.Began, j.Peers(), time.Since(opened))
+}
+
+// ranksPerNode is how many of devs each host holds, 0 when uneven.
+func ranksPerNode(devs []bench.Device) int {
+	recs := document.DeviceRecords(devs)
+	hosts := document.Hosts(recs)
+	if len(hosts) == 0 || len(recs)%len(hosts) != 0 {
+		return 0
+	}
+	return len(recs) / len(hosts)
+}
+
+// budgetHolds refuses, before any curve is measured, a budget that cannot
+// hold the curves at their promised sizes (every curve's, or for a
+// partial profile those the exports read) and the overlap probes, from
+// one all-reduce of the whole job timed now (bench.Suite.Estimate). The
+// time already spent is the slowest process's, so that every process
+// decides alike; ahead is what opening the session still takes.
+func budgetHolds(ctx context.Context, suite *bench.Suite, comm bench.Comm, spec ProfileSpec, began time.Time, peers bench.Peers, ahead time.Duration) error {
+	wantedOnly := spec.Partial
+	e, err := suite.Estimate(ctx, comm, wantedOnly)
 	if err != nil || e.Curves == 0 {
 		return err
 	}
@@ -513,7 +587,7 @@ func budgetHoldsExports(ctx context.Context, suite *bench.Suite, comm bench.Comm
 	if err != nil {
 		return err
 	}
-	spent := time.Duration(slowest[0] * float64(time.Second))
+	spent := time.Duration(slowest[0]*float64(time.Second)) + ahead
 	need := spent + e.Least + suite.Budget.Reserve
 	if suite.Budget.Holds(need) {
 		return nil
@@ -521,12 +595,18 @@ func budgetHoldsExports(ctx context.Context, suite *bench.Suite, comm bench.Comm
 	// The budget to suggest: the estimate is a floor (the curves over
 	// smaller groups are not in it, nor the warm-up's spread), so it gets
 	// as much again for them as the whole job's take.
-	suggest := need + time.Duration(float64(e.Least)*float64(e.Wanted-e.Curves)/float64(max(e.Curves, 1)))
-	return Usagef("a time budget of %s cannot hold what the %s export(s) read: %d curve(s), of which the %d over the whole job alone need at least about %s "+
-		"(one all-reduce of %s took %s), the overlap probes %s and the start %s; give it %s or more, or ask for fewer exports",
-		spec.Budget, strings.Join(spec.Exports, ", "), e.Wanted, e.Curves, e.Least.Round(100*time.Millisecond), bench.FormatSize(e.Size),
+	suggest := need + time.Duration(float64(e.Least)*float64(e.Promised-e.Curves)/float64(max(e.Curves, 1)))
+	what := fmt.Sprintf("the %d curve(s) the profile promises (at least %d sizes each)", e.Promised, min(bench.MinCurveSizes, len(suite.Sizes)))
+	instead := "measure less or accept a partial profile ({Partial})"
+	if wantedOnly {
+		what = fmt.Sprintf("what the %s export(s) read: %d curve(s)", strings.Join(spec.Exports, ", "), e.Promised)
+		instead = "ask for fewer exports"
+	}
+	return Usagef("a time budget of %s cannot hold %s, of which the %d over the whole job alone need at least about %s "+
+		"(one all-reduce of %s took %s), the overlap probes %s and the start %s; give it %s or more, or %s",
+		spec.Budget, what, e.Curves, e.Least.Round(100*time.Millisecond), bench.FormatSize(e.Size),
 		e.PerCall.Round(time.Millisecond), suite.Budget.Reserve.Round(100*time.Millisecond), spent.Round(100*time.Millisecond),
-		(bench.LimitFor(suggest) + time.Second).Round(time.Second))
+		(bench.LimitFor(suggest) + time.Second).Round(time.Second), instead)
 }
 
 // suiteOrder puts the curves in the suite's order, grouping by grouping

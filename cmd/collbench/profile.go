@@ -95,6 +95,7 @@ func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 	if spec.Exports, err = export.ParseTargets(f.exports.Targets); err != nil {
 		return false, usageError{Err: err}
 	}
+	spec.Partial = f.partial
 	doc, err := j.Profile(ctx, spec, run.ProfileHooks{
 		Before: func() error {
 			if err := checkFiles(f.Routing.Files(), f.output)(); err != nil {

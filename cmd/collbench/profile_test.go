@@ -158,7 +158,14 @@ func TestProfileUsageErrors(t *testing.T) {
 		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "64M", "--colls", "allreduce,alltoall,sendrecv", "--export", "galvatron"},
 			"the galvatron export reads 8 whole-MiB sizes of allreduce over groups of 2 (consecutive), and the sizes asked for hold fewer"},
 		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "128M", "-d", "float", "--colls", "allreduce", "--no-overlap", "--budget", "500ms", "--export", "astra-sim"},
+			"a time budget of 500ms cannot hold the 1 curve(s) the profile promises (at least 8 sizes each), of which the 1 over the whole job alone need at least about"},
+		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "128M", "-d", "float", "--colls", "allreduce,allgather", "--no-overlap", "--budget", "500ms", "--export", "astra-sim", "--partial"},
 			"a time budget of 500ms cannot hold what the astra-sim export(s) read: 1 curve(s), of which the 1 over the whole job alone need at least about"},
+		// The curves' estimate runs on communicators sized for its one
+		// all-reduce (128 MiB), before the session's 64 GiB are sized, let
+		// alone allocated.
+		{[]string{"profile", "-g", "2", "-e", "64G", "-d", "float", "--no-overlap", "--budget", "1s"},
+			"a time budget of 1s cannot hold the 7 curve(s) the profile promises (at least 8 sizes each), of which the 7 over the whole job alone need at least about"},
 		{[]string{"export", "--to", "galvatron"}, "want one profile file"},
 		{[]string{"export", "--to", "galvatron", bad}, "ends early"},
 		{[]string{"export", "--to", "hetu", bad}, "unknown export target"},
@@ -280,9 +287,12 @@ func TestProfileToStdoutWritesExports(t *testing.T) {
 
 // A profile its budget left curves out of is written, says how much it
 // lacks in one line and exits 4, unless --partial accepts it (exit 0).
+// Its curves are over pairs of a 4-rank job: the budget's estimate times
+// only curves of the whole job, so none refuses this budget up front.
 func TestProfilePartial(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"profile", "--backend", "host", "-g", "2", "-b", "1K", "-e", "4K", "--colls", "allreduce,allgather", "--no-overlap", "--budget", "1ms"}
+	args := []string{"profile", "--backend", "host", "-g", "4", "--group-sizes", "2", "--layouts", "consecutive", "-b", "1K", "-e", "4K",
+		"--colls", "allreduce,allgather", "--no-overlap", "--budget", "1ms"}
 	for _, c := range []struct {
 		extra []string
 		code  int

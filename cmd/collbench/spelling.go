@@ -25,6 +25,7 @@ var settingFlags = map[string]string{
 	"Baseline":      "--baseline",
 	"Blocking":      "-z",
 	"Budget":        "--budget",
+	"Partial":       "--partial",
 	"CPUTime":       "-C",
 	"CTAPolicy":     "-x",
 	"Check":         "-c",
