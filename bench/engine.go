@@ -225,14 +225,17 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 			return 0, err
 		}
 		return e.verify(op, uint64(e.rep))
-	})
+	}, func(seed uint64) ([]rankOutput, error) { return e.outputs(ctx, op, seed) })
 }
 
 // settle ends a placement alike on every process: each process's own
 // time (ownUs) gathered into the spread, a barrier, then the checks, each
 // counting this process's wrong elements with check (0 from a process that
-// calls nothing) and stopping at the first that finds any.
-func (e *Engine) settle(ctx context.Context, op Op, p Placement, ownUs float64, sum *Summary, check func() (int64, error)) (Placement, error) {
+// calls nothing) and stopping at the first that finds any, then the
+// bitwise check, whose calls call makes (nil from a process that calls
+// nothing).
+func (e *Engine) settle(ctx context.Context, op Op, p Placement, ownUs float64, sum *Summary, check func() (int64, error),
+	call func(seed uint64) ([]rankOutput, error)) (Placement, error) {
 	o := &e.Opts
 	var err error
 	if p.Procs, p.Groups, err = e.spread(ctx, op, ownUs); err != nil {
@@ -241,6 +244,31 @@ func (e *Engine) settle(ctx context.Context, op Op, p Placement, ownUs float64, 
 	if err := e.peers().Barrier(ctx); err != nil {
 		return Placement{}, err
 	}
+	if p, err = e.checks(ctx, op, p, sum, check); err != nil || o.Bitwise == 0 {
+		return p, err
+	}
+	// The inputs of a seed of their own, the same for the reference and
+	// every repeat.
+	e.rep++
+	seed := uint64(e.rep)
+	var same func() ([]rankOutput, error)
+	if call != nil {
+		same = func() ([]rankOutput, error) { return call(seed) }
+	}
+	if p.Bitwise, err = e.bitwise(ctx, op, same); err != nil {
+		return p, err
+	}
+	if !p.Bitwise.Repeated() {
+		sum.BitwiseCases++
+	}
+	return p, nil
+}
+
+// checks runs the placement's verification passes (-c), each counting
+// this process's wrong elements with check, and stops at the first that
+// finds any.
+func (e *Engine) checks(ctx context.Context, op Op, p Placement, sum *Summary, check func() (int64, error)) (Placement, error) {
+	o := &e.Opts
 	p.Checked = o.Check > 0 && (!op.InPlace || op.Coll.VerifyInPlace)
 	if !p.Checked {
 		return p, nil
@@ -305,7 +333,7 @@ func (e *Engine) cutTime(ctx context.Context, op Op, sum *Summary) (Placement, e
 	}
 	p.Iter = Summarize(samples[min(o.IterSkip, len(samples)):])
 	p.AlgBW, p.BusBW = e.bandwidth(op, us)
-	return e.settle(ctx, op, p, e.cut*1e6, sum, func() (int64, error) { return 0, nil })
+	return e.settle(ctx, op, p, e.cut*1e6, sum, func() (int64, error) { return 0, nil }, nil)
 }
 
 // timedLoop is nccl-tests' timed region: iters×agg calls enqueued back to

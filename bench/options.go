@@ -53,13 +53,16 @@ func (o Options) Runs(caps Capabilities) error {
 
 // Options are the engine's settings for one run, mirroring nccl-tests' flags.
 type Options struct {
-	Coll     *Collective
-	Sweep    Sweep
-	Iters    int // -n
-	Warmup   int // -w
-	Agg      int // -m
-	Cycles   int // -N, 0 = until interrupted
-	Check    int // -c
+	Coll   *Collective
+	Sweep  Sweep
+	Iters  int // -n
+	Warmup int // -w
+	Agg    int // -m
+	Cycles int // -N, 0 = until interrupted
+	Check  int // -c
+	// Bitwise is how many calls after a reference call each placement's
+	// output is compared with it bit for bit (nccl-tests' -B); 0 none.
+	Bitwise  int
 	Types    []numeric.DataType
 	Ops      []numeric.RedOp // ignored by collectives that do not reduce
 	Root     int             // -r, -1 = every root in turn
@@ -108,6 +111,8 @@ func (o Options) Validate(nranks int) (Options, error) {
 		return o, setting.Errorf("run cycles ({Cycles}) cannot be negative (got %d)", o.Cycles)
 	case o.Check < 0:
 		return o, setting.Errorf("check passes ({Check}) cannot be negative (got %d)", o.Check)
+	case o.Bitwise < 0:
+		return o, setting.Errorf("bitwise repeats ({Bitwise}) cannot be negative (got %d)", o.Bitwise)
 	case o.Blocking < Async || o.Blocking > SyncPerCallBarrierPerIter:
 		return o, setting.Errorf("blocking mode ({Blocking}) must be 0, 1, 2 or 3 (got %d)", o.Blocking)
 	case o.Graph < 0:

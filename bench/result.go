@@ -4,11 +4,14 @@ import "github.com/collbench/collbench/bench/numeric"
 
 // Placement is the measurement of one size in one buffer placement.
 type Placement struct {
-	Time    float64   // µs per call (host enqueue time with -C)
-	AlgBW   float64   // GB/s (1e9 B/s)
-	BusBW   float64   // GB/s
-	Wrong   int64     // wrong elements over all ranks; meaningful if Checked
-	Checked bool      // false prints N/A
+	Time    float64 // µs per call (host enqueue time with -C)
+	AlgBW   float64 // GB/s (1e9 B/s)
+	BusBW   float64 // GB/s
+	Wrong   int64   // wrong elements over all ranks; meaningful if Checked
+	Checked bool    // false prints N/A
+	// Bitwise is the bitwise check's finding (Options.Bitwise), nil when
+	// none ran.
+	Bitwise *Bitwise
 	Iter    IterStats // per-iteration times, max over ranks
 	// Estimate is the backend's own estimate of one call in µs (NCCL's
 	// model, with Options.Estimate), 0 when there is none.
@@ -66,6 +69,9 @@ type Summary struct {
 	// ErrorCases counts (process, size, placement) cases with any wrong
 	// element: nccl-tests' "Out of bounds values".
 	ErrorCases int
+	// BitwiseCases counts (size, placement) cases whose repeats differed
+	// from their reference: nccl-tests' "Bitwise mismatches" (-B).
+	BitwiseCases int
 	// MinBusBW is the floor asked for in GB/s (NCCL_TESTS_MIN_BW); 0
 	// checks nothing.
 	MinBusBW float64

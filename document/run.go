@@ -34,10 +34,13 @@ type Run struct {
 	Config      Config   `json:"config"`
 	// Notes are the comment lines the table's preamble printed beside the
 	// settings: how the backend was chosen, a memory cap, the job.
-	Notes       []string     `json:"notes,omitempty"`
-	Results     []Result     `json:"results"`
-	OutOfBounds OutOfBounds  `json:"out_of_bounds"`
-	AvgBusBW    AvgBandwidth `json:"average_bus_bandwidth"`
+	Notes       []string    `json:"notes,omitempty"`
+	Results     []Result    `json:"results"`
+	OutOfBounds OutOfBounds `json:"out_of_bounds"`
+	// BitwiseMismatches counts the (size, placement) cases whose repeats
+	// differed from their reference (-B); absent without -B.
+	BitwiseMismatches *OutOfBounds `json:"bitwise_mismatches,omitempty"`
+	AvgBusBW          AvgBandwidth `json:"average_bus_bandwidth"`
 	// Judgement, with --judge, is each size against the wire, published
 	// figures and NCCL's estimate (docs/judge.md).
 	Judgement *judge.Judgement `json:"judgement,omitempty"`
@@ -64,6 +67,9 @@ type Config struct {
 	CPUTime     bool   `json:"report_cputime"`
 	PerIterTime bool   `json:"per_iter_timing"`
 	Unalign     int    `json:"unalign"` // elements every call's data is moved into its buffers (-u)
+	// BitwiseRepeats is nccl-tests' bitwise_repeats (-B): calls compared
+	// bit for bit with a reference call at each size; absent when none.
+	BitwiseRepeats int `json:"bitwise_repeats,omitempty"`
 	// The job: processes, and how its ranks were split into groups.
 	NProcs    int            `json:"nprocs"`
 	GroupSize int            `json:"group_size"`
@@ -106,6 +112,8 @@ type Measure struct {
 	AlgBW  float64 `json:"alg_bw"`
 	BusBW  float64 `json:"bus_bw"`
 	NWrong *int64  `json:"nwrong"`
+	// Bitwise is the bitwise check (-B), absent when none ran.
+	Bitwise *BitwiseMeasure `json:"bitwise,omitempty"`
 	// NCCLEstimate is NCCL's own estimate of one call in µs
 	// (ncclGroupSimulateEnd, with --nccl-estimate), out of place only.
 	NCCLEstimate *float64 `json:"nccl_estimate_us,omitempty"`
@@ -114,6 +122,49 @@ type Measure struct {
 	ProcTimes []*float64 `json:"process_times,omitempty"`
 	// Groups are each group's figures when several groups ran at once.
 	Groups []GroupMeasure `json:"groups,omitempty"`
+}
+
+// BitwiseMeasure is a placement's bitwise check in nccl-tests' keys:
+// the differing elements and bits over every rank and repeat, and the
+// first difference (null when every repeat gave the reference's bits).
+type BitwiseMeasure struct {
+	Repeats      int    `json:"repeats"`
+	Elements     int64  `json:"different_elements"`
+	Bits         int64  `json:"different_bits"`
+	FirstRepeat  *int64 `json:"first_repeat"`
+	FirstRank    *int64 `json:"first_rank"`
+	FirstElement *int64 `json:"first_element"`
+	FirstBit     *int64 `json:"first_bit"`
+}
+
+// MakeBitwise converts a placement's bitwise check; nil for none.
+func MakeBitwise(b *bench.Bitwise) *BitwiseMeasure {
+	if b == nil {
+		return nil
+	}
+	at := func(v int64) *int64 {
+		if v < 0 {
+			return nil
+		}
+		return &v
+	}
+	return &BitwiseMeasure{Repeats: b.Repeats, Elements: b.Elements, Bits: b.Bits, FirstRepeat: at(b.FirstRepeat),
+		FirstRank: at(b.FirstRank), FirstElement: at(b.FirstElement), FirstBit: at(b.FirstBit)}
+}
+
+// Check is the engine's form of the bitwise check, nil for none.
+func (m *BitwiseMeasure) Check() *bench.Bitwise {
+	if m == nil {
+		return nil
+	}
+	or := func(v *int64) int64 {
+		if v == nil {
+			return -1
+		}
+		return *v
+	}
+	return &bench.Bitwise{Repeats: m.Repeats, Elements: m.Elements, Bits: m.Bits, FirstRepeat: or(m.FirstRepeat),
+		FirstRank: or(m.FirstRank), FirstElement: or(m.FirstElement), FirstBit: or(m.FirstBit)}
 }
 
 // GroupMeasure is one group's time (µs, mean over its processes) and
@@ -156,7 +207,7 @@ func fmtBusID(b [3]int) string {
 // MakeResult converts an engine row.
 func MakeResult(r bench.Row) Result {
 	m := func(p bench.Placement) Measure {
-		out := Measure{Time: p.Time, AlgBW: p.AlgBW, BusBW: p.BusBW}
+		out := Measure{Time: p.Time, AlgBW: p.AlgBW, BusBW: p.BusBW, Bitwise: MakeBitwise(p.Bitwise)}
 		if p.Estimate > 0 {
 			e := p.Estimate
 			out.NCCLEstimate = &e
@@ -185,6 +236,9 @@ func MakeResult(r bench.Row) Result {
 // Finish fills the footer fields from the engine's summary.
 func (d *Run) Finish(s bench.Summary) {
 	d.OutOfBounds = OutOfBounds{Count: s.ErrorCases, Okay: s.ErrorCases == 0}
+	if d.Config.BitwiseRepeats > 0 {
+		d.BitwiseMismatches = &OutOfBounds{Count: s.BitwiseCases, Okay: s.BitwiseCases == 0}
+	}
 	d.AvgBusBW = AvgBandwidth{Bandwidth: s.AvgBusBW}
 	if s.MinBusBW > 0 {
 		floor, ok := s.MinBusBW, s.BandwidthOK()

@@ -22,7 +22,7 @@ func (r Result) Row() (bench.Row, error) {
 		}
 	}
 	p := func(m Measure) bench.Placement {
-		out := bench.Placement{Time: m.Time, AlgBW: m.AlgBW, BusBW: m.BusBW, Checked: m.NWrong != nil}
+		out := bench.Placement{Time: m.Time, AlgBW: m.AlgBW, BusBW: m.BusBW, Checked: m.NWrong != nil, Bitwise: m.Bitwise.Check()}
 		if m.NWrong != nil {
 			out.Wrong = *m.NWrong
 		}
@@ -51,6 +51,9 @@ func (d *Run) Summary() bench.Summary {
 	s := bench.Summary{Rows: len(d.Results), AvgBusBW: d.AvgBusBW.Bandwidth, ErrorCases: d.OutOfBounds.Count}
 	if d.AvgBusBW.Minimum != nil {
 		s.MinBusBW = *d.AvgBusBW.Minimum
+	}
+	if d.BitwiseMismatches != nil {
+		s.BitwiseCases = d.BitwiseMismatches.Count
 	}
 	return s
 }

@@ -133,3 +133,34 @@ func TestMemoryLineMatchesNcclTests(t *testing.T) {
 		}
 	}
 }
+
+// The -B table reads as nccl-tests' bitwise check (NVIDIA/nccl-tests
+// pull request 388): testdata/bitwise.golden was printed by that pull
+// request's own writeResultHeader, writeBenchmarkLine*,
+// writeBitwiseResultDetails and writeResultFooter compiled on the host,
+// for the same figures.
+func TestBitwiseMatchesNcclTests(t *testing.T) {
+	place := func(tm, alg, bus float64, checked bool, b bench.Bitwise) bench.Placement {
+		return bench.Placement{Time: tm, AlgBW: alg, BusBW: bus, Checked: checked, Bitwise: &b}
+	}
+	clean := bench.Bitwise{Repeats: 3, FirstRepeat: -1, FirstRank: -1, FirstElement: -1, FirstBit: -1}
+	found := bench.Bitwise{Repeats: 3, Elements: 1, Bits: 1, FirstRepeat: 1, FirstRank: 2, FirstElement: 37, FirstBit: 13}
+	many := bench.Bitwise{Repeats: 3, Elements: 3, Bits: 1234567, FirstRepeat: 0, FirstRank: 1, FirstElement: 0, FirstBit: 0}
+	var buf bytes.Buffer
+	tb := &Table{W: &buf, Info: Info{Bitwise: 3, TestName: "all_reduce_perf"}}
+	tb.columns()
+	tb.Row(bench.Row{Size: 1024, Count: 256, Type: numeric.Float32, Op: numeric.Sum, Root: -1,
+		OutOfPlace: place(43.31, 0.02, 0.04, true, clean), InPlace: place(190.07, 0.01, 0.01, true, clean)})
+	tb.Row(bench.Row{Size: 4096, Count: 1024, Type: numeric.Float32, Op: numeric.Sum, Root: -1,
+		OutOfPlace: place(191.19, 0.02, 0.03, true, found), InPlace: place(208.74, 0.02, 0.03, false, many)})
+	tb.Footer(bench.Summary{AvgBusBW: 0.0686279, BitwiseCases: 2})
+	want, err := os.ReadFile("testdata/bitwise.golden")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := strings.Cut(buf.String(), "# Collective test concluded: all_reduce_perf\n")
+	got += "# Collective test concluded: all_reduce_perf\n"
+	if got != string(want) {
+		t.Errorf("differs from nccl-tests' -B layout\n got:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -17,7 +17,7 @@ func InfoOf(d *document.Run) Info {
 	c := d.Config
 	in := Info{Version: Printable(d.Collbench), Backend: Printable(d.Backend), TestName: Printable(d.Test), NThreads: c.NThreads,
 		NGPUs: c.NGPUs, Notes: printables(d.Notes),
-		MinBytes: c.MinBytes, MaxBytes: c.MaxBytes, Warmup: c.Warmup, Iters: c.Iters, Agg: c.Agg, Check: c.Validation,
+		MinBytes: c.MinBytes, MaxBytes: c.MaxBytes, Warmup: c.Warmup, Iters: c.Iters, Agg: c.Agg, Check: c.Validation, Bitwise: c.BitwiseRepeats,
 		Graph: c.Graph, Blocking: bench.Blocking(c.BlockMode), CPUTime: c.CPUTime, Ranks: c.GroupSize, Unalign: c.Unalign}
 	if c.StepFactor != nil {
 		in.StepFactor = *c.StepFactor

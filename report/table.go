@@ -29,7 +29,11 @@ type Info struct {
 	Graph      int
 	Blocking   bench.Blocking
 	CPUTime    bool
-	Unalign    int  // -u, in elements
+	Unalign    int // -u, in elements
+	// Bitwise is -B's repeats: the table gains nccl-tests' #bitdiff
+	// column after each #wrong, and a line under a row whose repeats
+	// differed.
+	Bitwise    int
 	Timestamps bool // -S: each row ends with the time it was written
 	// Now is the clock of the timestamps; nil is time.Now.
 	Now     func() time.Time
@@ -90,6 +94,9 @@ func (t *Table) head() {
 	case bench.SyncPerCallBarrierPerIter:
 		p("# Blocking Enabled: wait and barrier after each outer iteration (-n); time excludes barrier \n")
 	}
+	if in.Bitwise > 0 {
+		p("# Bitwise Repeatability: %d comparisons after one reference run \n", in.Bitwise)
+	}
 	for _, n := range in.Notes {
 		p("# %s\n", n)
 	}
@@ -123,6 +130,18 @@ func (t *Table) columns() {
 		rowEnd += 21
 	}
 	p("#\n")
+	if in.Bitwise > 0 {
+		// nccl-tests' -B layout: a #bitdiff cell of 8 after each #wrong.
+		rowEnd += 20
+		p("# %10s  %12s  %8s  %6s  %6s               out-of-place + bitwise                           in-place + bitwise          %s\n", "", "", "", "", "",
+			x.title(144, rowEnd))
+		p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %8s  %7s  %6s  %6s  %6s  %8s %*s%s\n", "size", "count", "type", "redop", "root",
+			timeCol, "algbw", "busbw", "#wrong", "#bitdiff", timeCol, "algbw", "busbw", "#wrong", "#bitdiff", stampPad, stampLabel,
+			x.cellsAt(x.heads(), 139+stampPad, rowEnd))
+		p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %8s  %7s  %6s  %6s  %6s  %8s %*s%s\n", "(B)", "(elements)", "", "", "",
+			"(us)", "(GB/s)", "(GB/s)", "", "", "(us)", "(GB/s)", "(GB/s)", "", "", stampPad, stampFormat, x.cellsAt(x.units(), 139+stampPad, rowEnd))
+		return
+	}
 	p("# %10s  %12s  %8s  %6s  %6s           out-of-place                       in-place          %s\n", "", "", "", "", "",
 		x.title(116, rowEnd))
 	p("# %10s  %12s  %8s  %6s  %6s  %7s  %6s  %6s  %6s  %7s  %6s  %6s  %6s %*s%s\n", "size", "count", "type", "redop", "root",
@@ -151,6 +170,13 @@ func (t *Table) Row(r bench.Row) {
 		} else {
 			fmt.Fprint(t.W, "    N/A")
 		}
+		if t.Info.Bitwise > 0 {
+			var bits int64
+			if p.Bitwise != nil {
+				bits = p.Bitwise.Bits
+			}
+			fmt.Fprintf(t.W, "  %s", CFormatG(float64(bits), 8))
+		}
 	}
 	if t.Info.Timestamps {
 		now := time.Now
@@ -163,6 +189,15 @@ func (t *Table) Row(r bench.Row) {
 		fmt.Fprint(t.W, t.Extra.cells(t.Extra.Cells(r)))
 	}
 	fmt.Fprint(t.W, "\n")
+	for _, m := range []struct {
+		place string
+		b     *bench.Bitwise
+	}{{"out-of-place", r.OutOfPlace.Bitwise}, {"in-place", r.InPlace.Bitwise}} {
+		if b := m.b; !b.Repeated() {
+			fmt.Fprintf(t.W, "# Bitwise mismatch (%s): first repeat %d, rank %d, element %d, bit %d; %d elements and %d bits differ\n",
+				m.place, b.FirstRepeat, b.FirstRank, b.FirstElement, b.FirstBit, b.Elements, b.Bits)
+		}
+	}
 }
 
 // Footer writes the summary lines that close the table.
@@ -172,6 +207,13 @@ func (t *Table) Footer(s bench.Summary) {
 		status = "FAILED"
 	}
 	fmt.Fprintf(t.W, "# %-20s : %d %s\n", "Out of bounds values", s.ErrorCases, status)
+	if t.Info.Bitwise > 0 {
+		status = "OK"
+		if s.BitwiseCases > 0 {
+			status = "FAILED"
+		}
+		fmt.Fprintf(t.W, "# %-20s : %d %s\n", "Bitwise mismatches", s.BitwiseCases, status)
+	}
 	verdict := "" // nccl-tests writes "%g %s": a trailing space when unchecked
 	if s.MinBusBW > 0 {
 		verdict = "FAILED"

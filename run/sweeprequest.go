@@ -16,6 +16,7 @@ type SweepRequest struct {
 	Factor                        int64 // -f; 1 steps by StepBytes
 	Iters, Warmup, Agg            int   // -n, -w, -m
 	Cycles, Check                 int   // -N, -c
+	Bitwise                       int   // -B: repeats compared bit for bit
 	Op, DType                     string
 	Root, Blocking, Graph         int // -r, -z, -G
 	Average                       int // -a
@@ -90,7 +91,7 @@ func (r *SweepRequest) Options(coll *bench.Collective, job JobRequest, opChanged
 	o := bench.Options{
 		Coll:  coll,
 		Sweep: bench.Sweep{Min: r.MinBytes, Max: r.MaxBytes, Factor: r.Factor, Step: r.StepBytes},
-		Iters: r.Iters, Warmup: r.Warmup, Agg: r.Agg, Cycles: r.Cycles, Check: r.Check,
+		Iters: r.Iters, Warmup: r.Warmup, Agg: r.Agg, Cycles: r.Cycles, Check: r.Check, Bitwise: r.Bitwise,
 		Root: r.Root, Blocking: bench.Blocking(r.Blocking), Graph: r.Graph, Average: bench.Average(r.Average),
 		CPUTime: r.CPUTime != 0, IterTiming: r.IterTiming != 0, IterSkip: r.IterSkip, Unalign: r.Unalign,
 		Estimate: r.Estimate,
@@ -160,7 +161,7 @@ func (r *SweepRequest) Spec(coll *bench.Collective, job JobRequest, opChanged bo
 // config is the run's configuration as the document records it.
 func (r *SweepRequest) config(job JobRequest) document.Config {
 	c := document.Config{NThreads: job.Threads, NGPUs: job.NGPUs, MinBytes: r.MinBytes, MaxBytes: r.MaxBytes,
-		Warmup: r.Warmup, Iters: r.Iters, Agg: r.Agg, Validation: r.Check, Graph: r.Graph,
+		Warmup: r.Warmup, Iters: r.Iters, Agg: r.Agg, Validation: r.Check, BitwiseRepeats: r.Bitwise, Graph: r.Graph,
 		Blocking: r.Blocking != 0, BlockMode: r.Blocking, Average: r.Average, CPUTime: r.CPUTime != 0}
 	if r.Factor > 1 {
 		factor := r.Factor

@@ -58,8 +58,12 @@ func recordRow(ctx context.Context, rec *telemetry.Recorder, coll string, groupS
 		name string
 		p    bench.Placement
 	}{{"out_of_place", r.OutOfPlace}, {"in_place", r.InPlace}} {
-		rec.Measured(ctx, telemetry.Measurement{Collective: coll, Bytes: r.Size, DType: r.Type.String(), RedOp: r.Op.String(),
-			GroupSize: groupSize, Placement: pl.name, TimeUS: pl.p.Time, Samples: pl.p.Iter.Times, AlgBW: pl.p.AlgBW, BusBW: pl.p.BusBW})
+		m := telemetry.Measurement{Collective: coll, Bytes: r.Size, DType: r.Type.String(), RedOp: r.Op.String(),
+			GroupSize: groupSize, Placement: pl.name, TimeUS: pl.p.Time, Samples: pl.p.Iter.Times, AlgBW: pl.p.AlgBW, BusBW: pl.p.BusBW}
+		if b := pl.p.Bitwise; b != nil {
+			m.BitDiff = &b.Bits
+		}
+		rec.Measured(ctx, m)
 	}
 }
 

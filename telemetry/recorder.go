@@ -49,6 +49,7 @@ type Recorder struct {
 	duration metric.Float64Histogram
 	busBW    metric.Float64Gauge
 	algBW    metric.Float64Gauge
+	bitDiff  metric.Float64Gauge
 	commX    metric.Float64Gauge
 	compX    metric.Float64Gauge
 	health   healthInstruments
@@ -138,6 +139,8 @@ func (r *Recorder) instruments() error {
 	}{
 		{&r.busBW, "collbench.collective.bus_bandwidth", "By/s", "Bus bandwidth as nccl-tests computes it, in bytes per second"},
 		{&r.algBW, "collbench.collective.algorithm_bandwidth", "By/s", "Algorithm bandwidth (size over time), in bytes per second"},
+		{&r.bitDiff, "collbench.collective.bitwise_different_bits", "{bit}",
+			"Bits of the output that differed from a reference call's over every rank and repeat of the bitwise check"},
 		{&r.commX, "collbench.overlap.comm_slowdown", "1", "Collective time next to compute over its time alone"},
 		{&r.compX, "collbench.overlap.compute_slowdown", "1", "Compute time next to the collective over its time alone"},
 	} {
@@ -251,6 +254,9 @@ type Measurement struct {
 	Samples    []float64 // per-iteration times in µs, when measured
 	AlgBW      float64   // GB/s
 	BusBW      float64   // GB/s
+	// BitDiff is the bits the bitwise check found different, nil when
+	// none ran.
+	BitDiff *int64
 }
 
 // Measured records one size: every per-iteration sample (or the reported
@@ -276,6 +282,9 @@ func (r *Recorder) Measured(ctx context.Context, m Measurement) {
 	}
 	r.busBW.Record(ctx, m.BusBW*1e9, set)
 	r.algBW.Record(ctx, m.AlgBW*1e9, set)
+	if m.BitDiff != nil {
+		r.bitDiff.Record(ctx, float64(*m.BitDiff), set)
+	}
 }
 
 // Overlap records one overlap measurement's slowdowns.

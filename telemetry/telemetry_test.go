@@ -104,8 +104,9 @@ func TestExportReachesReceiver(t *testing.T) {
 	endOpen(started.Add(500*time.Millisecond), nil)
 	sweepCtx, endSweep := r.Span(context.Background(), "sweep", started.Add(500*time.Millisecond))
 	_, endSize := r.Span(sweepCtx, "size 1M", started.Add(600*time.Millisecond))
+	bitDiff := int64(3)
 	r.Measured(sweepCtx, Measurement{Collective: "allreduce", Bytes: 1 << 20, DType: "float", RedOp: "sum", GroupSize: 2,
-		Placement: "out_of_place", TimeUS: 100, Samples: []float64{90, 100, 110}, AlgBW: 10.5, BusBW: 10.5})
+		Placement: "out_of_place", TimeUS: 100, Samples: []float64{90, 100, 110}, AlgBW: 10.5, BusBW: 10.5, BitDiff: &bitDiff})
 	endSize(started.Add(700*time.Millisecond), nil)
 	endSweep(time.Now(), errors.New("boom"))
 	r.Overlap(sweepCtx, "galvatron", "allreduce", 1<<20, "gemm 256", 1.5, 1.25)
@@ -117,7 +118,8 @@ func TestExportReachesReceiver(t *testing.T) {
 	}
 
 	want := map[string]bool{"collbench.collective.duration": false, "collbench.collective.bus_bandwidth": false,
-		"collbench.collective.algorithm_bandwidth": false, "collbench.overlap.comm_slowdown": false, "collbench.overlap.compute_slowdown": false}
+		"collbench.collective.algorithm_bandwidth": false, "collbench.overlap.comm_slowdown": false, "collbench.overlap.compute_slowdown": false,
+		"collbench.collective.bitwise_different_bits": false}
 	for _, p := range rcv.Points() {
 		want[p.Metric] = true
 		if p.Resource["service.name"] != "collbench" || p.Resource["collbench.gpu.model"] != "gpu A" || p.Resource["collbench.gpu.count"] != "2" ||
@@ -138,6 +140,10 @@ func TestExportReachesReceiver(t *testing.T) {
 		case "collbench.collective.bus_bandwidth":
 			if p.Unit != "By/s" || p.Value != 10.5e9 {
 				t.Errorf("bus bandwidth %g %s, want 1.05e10 By/s", p.Value, p.Unit)
+			}
+		case "collbench.collective.bitwise_different_bits":
+			if p.Unit != "{bit}" || p.Value != 3 || p.Attrs["collbench.placement"] != "out_of_place" {
+				t.Errorf("bitwise different bits %g %s %v, want 3 {bit} out of place", p.Value, p.Unit, p.Attrs)
 			}
 		case "collbench.overlap.comm_slowdown":
 			if p.Value != 1.5 || p.Attrs["collbench.probe"] != "galvatron" {

@@ -66,7 +66,7 @@ func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdo
 		Start: func(s *run.Session, opts bench.Options, planned int) {
 			table = &report.Table{W: stdout, Info: report.Info{Version: version, Backend: s.Backend.Name(), TestName: coll.Label(),
 				NThreads: f.Threads, NGPUs: f.NGPUs, MinBytes: opts.Sweep.Min, MaxBytes: opts.Sweep.Max, StepFactor: opts.Sweep.Factor,
-				StepBytes: opts.Sweep.Step, Warmup: opts.Warmup, Iters: opts.Iters, Agg: opts.Agg, Check: opts.Check,
+				StepBytes: opts.Sweep.Step, Warmup: opts.Warmup, Iters: opts.Iters, Agg: opts.Agg, Check: opts.Check, Bitwise: opts.Bitwise,
 				Graph: opts.Graph, Blocking: opts.Blocking, CPUTime: opts.CPUTime, Devices: s.Devices, Notes: s.Notes,
 				Unalign: opts.Unalign, Timestamps: f.Timestamps != 0,
 				Coll: opts.Coll, Ranks: j.Settings.Grouping.Of(j.World()), RankSummary: f.Traffic != nil && f.Traffic.Summary}}
@@ -87,7 +87,7 @@ func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdo
 	if res == nil {
 		return false, err
 	}
-	return res.Summary.ErrorCases > 0 || !res.Summary.BandwidthOK(), err
+	return res.Summary.ErrorCases > 0 || res.Summary.BitwiseCases > 0 || !res.Summary.BandwidthOK(), err
 }
 
 // writeRun prints the footer or the document and saves the -J file.

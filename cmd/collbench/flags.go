@@ -111,6 +111,7 @@ func newFlags(coll *bench.Collective) *flags {
 	fs.IntVarP(&r.Agg, "agg_iters", "m", r.Agg, "calls aggregated into one group per iteration")
 	fs.IntVarP(&r.Cycles, "run_cycles", "N", r.Cycles, "times to repeat the sweep (0 = until interrupted)")
 	fs.IntVarP(&r.Check, "check", "c", r.Check, "verification passes per size (0 = none; #wrong prints N/A)")
+	fs.IntVarP(&r.Bitwise, "bitwise", "B", r.Bitwise, "calls compared bit for bit with a reference call per size and placement (0 = none; adds #bitdiff)")
 	fs.StringVarP(&r.Op, "op", "o", r.Op, "reduction: sum, prod, max, min, avg, mulsum or all")
 	fs.StringVarP(&r.DType, "datatype", "d", r.DType, "type: int8 uint8 int32 uint32 int64 uint64 half float double bfloat16 f8e4m3 f8e5m2, or all")
 	fs.IntVarP(&r.Root, "root", "r", r.Root, "root rank (-1 = every root in turn)")

@@ -73,6 +73,7 @@ func TestBadInput(t *testing.T) {
 		{"min above max", []string{"allreduce", "-b", "1M", "-e", "1K"}, "larger than maximum"},
 		{"zero size", []string{"allreduce", "-b", "0"}, "must be positive"},
 		{"negative size", []string{"allreduce", "-b", "-8"}, "cannot be negative"},
+		{"negative bitwise repeats", []string{"allreduce", "-B", "-1"}, "bitwise repeats (-B) cannot be negative (got -1)"},
 		{"bad suffix", []string{"allreduce", "-e", "8T"}, "invalid size"},
 		{"unknown collective", []string{"allshuffle"}, "unknown command"},
 		{"unknown type", []string{"allreduce", "-d", "float128"}, "unknown data type"},

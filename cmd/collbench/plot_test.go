@@ -106,7 +106,8 @@ func TestPlotAndReportErrors(t *testing.T) {
 // A saved run prints as the table its run printed, byte for byte: to
 // stdout with -o -, to a text file with -o table.txt; with and without
 // verification (N/A), rooted and unreduced collectives, one process and
-// a launched job (the spread across processes), and a judged run.
+// a launched job (the spread across processes), a judged run and the
+// bitwise check (-B).
 func TestReportPrintsTheSavedTable(t *testing.T) {
 	selfEnv(t)
 	dir := t.TempDir()
@@ -117,6 +118,8 @@ func TestReportPrintsTheSavedTable(t *testing.T) {
 		{"launch", "-n", "2", "reducescatter", "-b", "8K", "-e", "32K", "-n", "2"},
 		{"allgather", "-g", "2", "-b", "8K", "-e", "32K", "-n", "2", "--judge"},
 		{"allreduce", "-g", "2", "-b", "1K", "-e", "4K", "-n", "2", "-u", "1"},
+		{"allreduce", "-g", "3", "-b", "1K", "-e", "16K", "-f", "4", "-n", "2", "-B", "2"},
+		{"launch", "-n", "2", "allgather", "-b", "8K", "-e", "8K", "-n", "2", "-B", "1", "-c", "0"},
 	} {
 		saved := filepath.Join(dir, fmt.Sprintf("run%d.json", i))
 		code, live, errOut := runCLI(append(args, "-J", saved)...)

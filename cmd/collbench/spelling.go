@@ -29,6 +29,7 @@ var settingFlags = map[string]string{
 	"CPUTime":       "-C",
 	"CTAPolicy":     "-x",
 	"Check":         "-c",
+	"Bitwise":       "-B",
 	"Coll":          "--coll",
 	"Colls":         "--colls",
 	"CommPriority":  "--comm-priority",
