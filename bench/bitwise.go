@@ -64,22 +64,18 @@ func CompareBits(got, ref []byte, eltSize int) BitDiff {
 	return d
 }
 
-// rankOutput is one local rank's output of a call, by global rank.
-type rankOutput struct {
-	rank int
-	out  []byte
-}
-
 // bitwise runs the bitwise check of one placement: call (nil from a
 // process that calls nothing) makes one call from the placement's inputs
-// and returns each local rank's output. Every process joins the same
-// agreements, one set per repeat.
-func (e *Engine) bitwise(ctx context.Context, op Op, call func() ([]rankOutput, error)) (*Bitwise, error) {
+// and hands each local rank's output to its function, in local order, the
+// bytes good only until it returns. Every process joins the same
+// agreements, one set per repeat. Only the reference is kept: each
+// repeat is compared as it is read.
+func (e *Engine) bitwise(ctx context.Context, op Op, call func(each func(local, rank int, out []byte)) error) (*Bitwise, error) {
 	b := &Bitwise{Repeats: e.Opts.Bitwise, FirstRepeat: -1, FirstRank: -1, FirstElement: -1, FirstBit: -1}
-	var ref []rankOutput
+	var ref [][]byte
 	if call != nil {
-		var err error
-		if ref, err = call(); err != nil {
+		err := call(func(_, _ int, out []byte) { ref = append(ref, bytes.Clone(out)) })
+		if err != nil {
 			return nil, fmt.Errorf("the bitwise check's reference call: %w", err)
 		}
 	}
@@ -89,16 +85,15 @@ func (e *Engine) bitwise(ctx context.Context, op Op, call func() ([]rankOutput, 
 		var elts, nbits float64
 		firstRank, firstBit := none, none
 		if call != nil {
-			got, err := call()
+			err := call(func(local, rank int, out []byte) {
+				d := CompareBits(out, ref[local], op.Type.Size())
+				elts, nbits = elts+float64(d.Elements), nbits+float64(d.Bits)
+				if d.First >= 0 && (float64(rank) < firstRank || float64(rank) == firstRank && float64(d.First) < firstBit) {
+					firstRank, firstBit = float64(rank), float64(d.First)
+				}
+			})
 			if err != nil {
 				return nil, fmt.Errorf("the bitwise check's repeat %d: %w", r, err)
-			}
-			for i, g := range got {
-				d := CompareBits(g.out, ref[i].out, op.Type.Size())
-				elts, nbits = elts+float64(d.Elements), nbits+float64(d.Bits)
-				if d.First >= 0 && (float64(g.rank) < firstRank || float64(g.rank) == firstRank && float64(d.First) < firstBit) {
-					firstRank, firstBit = float64(g.rank), float64(d.First)
-				}
 			}
 		}
 		tot, err := e.peers().AllReduce(ctx, []float64{elts, nbits}, ReduceSum)
@@ -126,24 +121,24 @@ func (e *Engine) bitwise(ctx context.Context, op Op, call func() ([]rankOutput, 
 	return b, nil
 }
 
-// outputs makes one call of op from the inputs of seed and reads every
-// local rank's output: the bitwise check's call.
-func (e *Engine) outputs(ctx context.Context, op Op, seed uint64) ([]rankOutput, error) {
+// outputs makes one call of op from the inputs of seed and hands every
+// local rank's output to each, read into the engine's scratch: the
+// bitwise check's call.
+func (e *Engine) outputs(ctx context.Context, op Op, seed uint64, each func(local, rank int, out []byte)) error {
 	if err := e.fill(op, seed); err != nil {
-		return nil, err
+		return err
 	}
 	if err := e.launch(ctx, Batch{Op: op, Iters: 1, Agg: 1}, op.Footprint()); err != nil {
-		return nil, err
+		return err
 	}
 	recvBytes := op.Counts.Recv * int64(op.Type.Size())
-	var outs []rankOutput
 	for l, d := range e.Comm.Devices() {
 		_, _, recvOff := op.Regions(d.GroupRank)
-		out := make([]byte, recvBytes)
-		if err := e.Comm.Read(l, RecvBuf, recvOff, out); err != nil {
-			return nil, fmt.Errorf("reading result of rank %d: %w", d.Rank, err)
+		e.scratch.got = grow(e.scratch.got, recvBytes)
+		if err := e.Comm.Read(l, RecvBuf, recvOff, e.scratch.got); err != nil {
+			return fmt.Errorf("reading result of rank %d: %w", d.Rank, err)
 		}
-		outs = append(outs, rankOutput{d.Rank, out})
+		each(l, d.Rank, e.scratch.got)
 	}
-	return outs, nil
+	return nil
 }

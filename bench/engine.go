@@ -225,7 +225,7 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 			return 0, err
 		}
 		return e.verify(op, uint64(e.rep))
-	}, func(seed uint64) ([]rankOutput, error) { return e.outputs(ctx, op, seed) })
+	}, func(seed uint64, each func(local, rank int, out []byte)) error { return e.outputs(ctx, op, seed, each) })
 }
 
 // settle ends a placement alike on every process: each process's own
@@ -235,7 +235,7 @@ func (e *Engine) benchTime(ctx context.Context, op Op, sum *Summary) (Placement,
 // bitwise check, whose calls call makes (nil from a process that calls
 // nothing).
 func (e *Engine) settle(ctx context.Context, op Op, p Placement, ownUs float64, sum *Summary, check func() (int64, error),
-	call func(seed uint64) ([]rankOutput, error)) (Placement, error) {
+	call func(seed uint64, each func(local, rank int, out []byte)) error) (Placement, error) {
 	o := &e.Opts
 	var err error
 	if p.Procs, p.Groups, err = e.spread(ctx, op, ownUs); err != nil {
@@ -251,9 +251,9 @@ func (e *Engine) settle(ctx context.Context, op Op, p Placement, ownUs float64, 
 	// every repeat.
 	e.rep++
 	seed := uint64(e.rep)
-	var same func() ([]rankOutput, error)
+	var same func(each func(local, rank int, out []byte)) error
 	if call != nil {
-		same = func() ([]rankOutput, error) { return call(seed) }
+		same = func(each func(local, rank int, out []byte)) error { return call(seed, each) }
 	}
 	if p.Bitwise, err = e.bitwise(ctx, op, same); err != nil {
 		return p, err
