@@ -90,8 +90,8 @@ func TestSettings(t *testing.T) {
 			[]string{"ring/ll/2ch", "nvls_tree/ll/2ch"}, []string{"NCCL_ALGO=NVLSTree", "NCCL_PROTO=LL", "NCCL_MIN_NCHANNELS=2", "NCCL_MAX_NCHANNELS=2"}},
 		{backendNCCL, allreduce, 4, Space{Algorithms: []string{"collnet_direct"}, Protocols: []string{"ll128", "simple"}},
 			[]string{"collnet_direct/ll128", "collnet_direct/simple"}, []string{"NCCL_ALGO=CollNetDirect", "NCCL_PROTO=Simple"}},
-		{backendHost, allreduce, 4, Space{}, []string{"ring/256K", "doubling/256K"}, []string{"COLLBENCH_HOST_ALGO=doubling", "COLLBENCH_HOST_SEGMENT=256K"}},
-		{backendHost, allreduce, 3, Space{Protocols: []string{"64K"}}, []string{"ring/64K"}, []string{"COLLBENCH_HOST_ALGO=ring", "COLLBENCH_HOST_SEGMENT=64K"}},
+		{backendHost, allreduce, 4, Space{}, []string{"ring/256K", "doubling/256K", "pipeline/256K"}, []string{"COLLBENCH_HOST_ALGO=pipeline", "COLLBENCH_HOST_SEGMENT=256K"}},
+		{backendHost, allreduce, 3, Space{Protocols: []string{"64K"}}, []string{"ring/64K", "pipeline/64K"}, []string{"COLLBENCH_HOST_ALGO=pipeline", "COLLBENCH_HOST_SEGMENT=64K"}},
 		{backendHost, bcast, 3, Space{Algorithms: []string{"direct", "doubling"}}, []string{"direct/256K"}, []string{"COLLBENCH_HOST_ALGO=direct", "COLLBENCH_HOST_SEGMENT=256K"}},
 	}
 	for _, c := range cases {

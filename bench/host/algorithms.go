@@ -21,8 +21,11 @@ func elementChunk(b []byte, elt, n, i int) []byte {
 // it completed at step s-1 and folds its own share into the one arriving, so
 // after n-1 steps chunk r is complete on rank r.
 func (r *rank) allReduce(c call) error {
-	if c.algo == AlgoDoubling {
+	switch c.algo {
+	case AlgoDoubling:
 		return r.allReduceDoubling(c)
+	case AlgoPipeline:
+		return r.allReduceChain(c)
 	}
 	part := func(b []byte, i int) []byte { return elementChunk(b, c.elt, r.n, r.mod(i)) }
 	if r.n == 1 {
@@ -56,6 +59,24 @@ func (r *rank) allReduce(c call) error {
 		}
 	}
 	return nil
+}
+
+// allReduceChain is the pipelined chain reduce to rank 0, then the
+// pipelined chain broadcast from it. Every element is combined in one
+// order, rank 1's first and rank 0's last, whatever the size, the segment
+// or the element's place in the message, where the ring's and recursive
+// halving's order follows the element's chunk, and the chunks follow the
+// size. It is the slowest (2(n−1) hops one after another), but its
+// results repeat bit for bit across sizes.
+func (r *rank) allReduceChain(c call) error {
+	red := c
+	red.Root, red.algo = 0, AlgoPipeline
+	if err := r.reduce(red); err != nil {
+		return err
+	}
+	bc := c
+	bc.Root, bc.algo, bc.in = 0, AlgoPipeline, c.out
+	return r.broadcast(bc)
 }
 
 // reduceScatter is the ring reduce-scatter of allReduce with partial

@@ -18,7 +18,7 @@ import (
 const (
 	AlgoRing     = "ring"     // all-reduce, all-gather, reduce-scatter: n−1 steps around a ring
 	AlgoDoubling = "doubling" // the same three: log2(n) steps of recursive doubling or halving (power-of-two groups)
-	AlgoPipeline = "pipeline" // broadcast, reduce: a chain of ranks forwarding segment by segment
+	AlgoPipeline = "pipeline" // broadcast, reduce: a chain of ranks forwarding segment by segment; all-reduce: a chain reduce, then a chain broadcast (one order of combining for every size)
 	AlgoDirect   = "direct"   // broadcast, reduce: the root and every other rank, one message each
 )
 
@@ -86,7 +86,9 @@ type Tuning struct {
 // way only.
 func Algorithms(coll bench.ID) []string {
 	switch coll {
-	case bench.AllReduce, bench.AllGather, bench.ReduceScatter:
+	case bench.AllReduce:
+		return []string{AlgoRing, AlgoDoubling, AlgoPipeline}
+	case bench.AllGather, bench.ReduceScatter:
 		return []string{AlgoRing, AlgoDoubling}
 	case bench.Broadcast, bench.Reduce:
 		return []string{AlgoPipeline, AlgoDirect}
@@ -114,7 +116,7 @@ func (t Tuning) Check() error {
 	switch t.Algorithm {
 	case "", AlgoRing, AlgoDoubling, AlgoPipeline, AlgoDirect:
 	default:
-		return fmt.Errorf("the host backend has no algorithm %q (%s, %s for all-reduce, all-gather and reduce-scatter; %s, %s for broadcast and reduce)",
+		return fmt.Errorf("the host backend has no algorithm %q (%s, %s for all-reduce, all-gather and reduce-scatter; %s for all-reduce, broadcast and reduce; %s for broadcast and reduce)",
 			t.Algorithm, AlgoRing, AlgoDoubling, AlgoPipeline, AlgoDirect)
 	}
 	return CheckSegment(t.Segment)
