@@ -48,14 +48,6 @@ func (t *Traffic) Generated() bool { return t.Matrix == nil && t.Draws == nil &&
 // the pattern (the generated and routed patterns), rather than ignored.
 func (t *Traffic) perRankTotal() bool { return t.Matrix == nil && t.Draws == nil }
 
-// matrices are the fixed patterns: the matrix, or every draw.
-func (t *Traffic) matrices() [][]int64 {
-	if t.Draws != nil {
-		return t.Draws
-	}
-	return [][]int64{t.Matrix}
-}
-
 // String describes the pattern in a few words, for documents.
 func (t *Traffic) String() string {
 	switch {
