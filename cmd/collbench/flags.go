@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 
@@ -60,6 +61,14 @@ func (j *jobFlags) register(fs *pflag.FlagSet) {
 	fs.BoolVar(&j.Isolated, "isolated", false, "run only the first group; the other ranks wait")
 	fs.StringVar(&j.OTLPEndpoint, "otlp-endpoint", "", "send metrics and spans over OTLP/HTTP to this collector, e.g. http://localhost:4318 (default OTEL_EXPORTER_OTLP_ENDPOINT; nothing is sent when neither is set)")
 	fs.BoolVarP(&j.quiet, "quiet", "q", false, "no progress on stderr (it is shown only when stderr is a terminal)")
+}
+
+// registerRanks adds -g and -T as a command other than a collective's
+// lists them (a collective keeps nccl-tests' order): what names the unit
+// -T bounds ("call", "phase"), and whole the run it aborts.
+func (j *jobFlags) registerRanks(fs *pflag.FlagSet, what, whole string) {
+	fs.IntVarP(&j.NGPUs, "ngpus", "g", j.NGPUs, "GPUs (ranks) per process")
+	fs.Float64VarP(&j.Timeout, "timeout", "T", 0, fmt.Sprintf("seconds a %s may take before the %s is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)", what, whole))
 }
 
 // check validates the job flags; problems are usage errors.

@@ -46,8 +46,7 @@ func newHealthFlags() *healthFlags {
 	fs.BoolVar(&f.judge, "judge", false, "also judge each level against the link it crosses and the published figures for this system; a node's or the job's all-reduce LOW against a published figure is flagged (docs/judge.md)")
 	fs.StringArrayVar(&f.references, "references", nil, "a site's reference table (JSON, as 'collbench references --json' prints) used beside the built-in one; repeat for more (implies --judge)")
 	f.JobRequest = run.DefaultJobRequest()
-	fs.IntVarP(&f.NGPUs, "ngpus", "g", f.NGPUs, "GPUs (ranks) per process")
-	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a call may take before the check is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)")
+	f.jobFlags.registerRanks(fs, "call", "check")
 	f.jobFlags.register(fs)
 	for _, name := range []string{"group-size", "layout", "isolated"} {
 		_ = fs.MarkHidden(name)

@@ -48,8 +48,7 @@ func newProfileFlags() *profileFlags {
 	fs.Var(size(&r.OverlapBytes), "overlap-bytes", "all-reduce size of the --overlap-gemm probes (default 64M on GPUs, 1M on the host)")
 	fs.Float64Var(&r.OverlapTarget, "overlap-target", r.OverlapTarget, "seconds each overlapped phase runs (default 0.5 on GPUs, 0.05 on the host)")
 	f.JobRequest = run.DefaultJobRequest()
-	fs.IntVarP(&f.NGPUs, "ngpus", "g", f.NGPUs, "GPUs (ranks) per process")
-	fs.Float64VarP(&f.Timeout, "timeout", "T", 0, "seconds a call may take before the run is aborted (0 = none fixed; on GPUs the stall watchdog gives up after 50× what the run has measured, at least 60 s)")
+	f.jobFlags.registerRanks(fs, "call", "run")
 	f.jobFlags.register(fs)
 	// Profiles sweep group sizes and layouts themselves.
 	for _, name := range []string{"group-size", "layout"} {
