@@ -138,8 +138,8 @@ func TestTuneRefusals(t *testing.T) {
 		{with("--rounds", "2000"), "--rounds must be between 0"},
 		{with("--alpha", "0"), "--alpha between 0 and 1"},
 		{with("-o", filepath.Join(dir, "a"), "-J", filepath.Join(dir, "a")), "are one file, written twice"},
-		{with("-q", "--rounds", "3"), "3 rounds cannot show a difference among 2 tests at p < 0.01 (1 setting(s) measured at 2 size(s)); use at least 6"},
-		{with("-q", "--budget", "1s"), "a budget of 1s cannot hold 2 trials, 6 rounds of the 2 settings"},
+		{with("-q", "--rounds", "3"), "3 rounds cannot show a difference among 4 tests at p < 0.01 (2 setting(s) measured at 2 size(s)); use at least 6"},
+		{with("-q", "--budget", "1s"), "a budget of 1s cannot hold 3 trials, 7 rounds of the 3 settings"},
 		{with("-q", "--channels", "2"), "the host backend runs one channel; it has no channel count to tune"},
 	}
 	for _, c := range cases {
