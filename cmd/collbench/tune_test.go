@@ -34,7 +34,9 @@ func TestTuneOnHost(t *testing.T) {
 		// The race detector slows the 64-byte ring at 256 KiB to minutes.
 		maxBytes, sizes = "16K", 2
 	}
-	code, out, errOut := runCLI("tune", "-q", "--rounds", "12", "--protocols", "256K,64", "-o", conf, "-J", rec, "--measured", measured, "--",
+	// The space is the two algorithms whose choice the model gets wrong;
+	// the fixed-order chain, slow with 64-byte segments, is not its subject.
+	code, out, errOut := runCLI("tune", "-q", "--rounds", "12", "--algorithms", "ring,doubling", "--protocols", "256K,64", "-o", conf, "-J", rec, "--measured", measured, "--",
 		"allreduce", "-g", "4", "--transport", "tcp", "-b", "1K", "-e", maxBytes, "-f", "16", "-n", "40", "-w", "5")
 	if code != exitOK {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
