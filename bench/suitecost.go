@@ -54,6 +54,11 @@ func (s *Suite) promisedCurves(wantedOnly bool) (count int, whole []promisedCurv
 // communicators for the estimate alone with it.
 func (s *Suite) EstimateSize(wantedOnly bool) int64 {
 	_, whole := s.promisedCurves(wantedOnly)
+	return s.largestPromised(whole)
+}
+
+// largestPromised is the largest size any of whole keeps, 0 for none.
+func (s *Suite) largestPromised(whole []promisedCurve) int64 {
 	keep := 0
 	for _, w := range whole {
 		keep = max(keep, w.keep)
@@ -80,7 +85,7 @@ func (s *Suite) Estimate(ctx context.Context, comm Comm, wantedOnly bool) (Estim
 	}
 	var whole []promisedCurve
 	e.Promised, whole = s.promisedCurves(wantedOnly)
-	if e.Size = s.EstimateSize(wantedOnly); e.Size == 0 {
+	if e.Size = s.largestPromised(whole); e.Size == 0 {
 		return e, nil
 	}
 	e.Curves = len(whole)

@@ -434,9 +434,7 @@ func (m *profileRun) write(runErr error) error {
 func (j *Job) profileMeta(ctx context.Context, onGPU bool, devs []document.DeviceRecord) (document.ProfileMeta, error) {
 	m := document.ProfileMeta{WorldSize: len(devs), NProcs: j.Size, Hosts: document.Hosts(devs), Devices: devs, Env: map[string]string{}}
 	m.NumNodes = len(m.Hosts)
-	if m.NumNodes > 0 && m.WorldSize%m.NumNodes == 0 {
-		m.RanksPerNode = m.WorldSize / m.NumNodes
-	} else {
+	if m.RanksPerNode = perNode(m.WorldSize, m.NumNodes); m.RanksPerNode == 0 {
 		return m, fmt.Errorf("the ranks are spread unevenly over %d hosts; profiles need the same number of ranks on every host", m.NumNodes)
 	}
 	addNCCLEnv(m.Env)
@@ -564,11 +562,15 @@ func (m *profileRun) estimateFirst(ctx context.Context, budget bench.Budget) (bo
 // ranksPerNode is how many of devs each host holds, 0 when uneven.
 func ranksPerNode(devs []bench.Device) int {
 	recs := document.DeviceRecords(devs)
-	hosts := document.Hosts(recs)
-	if len(hosts) == 0 || len(recs)%len(hosts) != 0 {
+	return perNode(len(recs), len(document.Hosts(recs)))
+}
+
+// perNode is how many of ranks each of nodes holds, 0 when uneven.
+func perNode(ranks, nodes int) int {
+	if nodes == 0 || ranks%nodes != 0 {
 		return 0
 	}
-	return len(recs) / len(hosts)
+	return ranks / nodes
 }
 
 // budgetHolds refuses, before any curve is measured, a budget that cannot
