@@ -64,10 +64,10 @@ func (r *rank) allReduce(c call) error {
 // allReduceChain is the pipelined chain reduce to rank 0, then the
 // pipelined chain broadcast from it. Every element is combined in one
 // order, rank 1's first and rank 0's last, whatever the size, the segment
-// or the element's place in the message, where the ring's and recursive
-// halving's order follows the element's chunk, and the chunks follow the
-// size. It is the slowest (2(n−1) hops one after another), but its
-// results repeat bit for bit across sizes.
+// or the element's place in the message, where the ring's order follows
+// the element's chunk, and the chunks follow the size. Unlike recursive
+// doubling, which also keeps one order, it runs on any number of ranks;
+// it is the slowest (2(n−1) hops one after another).
 func (r *rank) allReduceChain(c call) error {
 	red := c
 	red.Root, red.algo = 0, AlgoPipeline
