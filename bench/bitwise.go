@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/collbench/collbench/bench/numeric"
 )
 
 // Bitwise is what a placement's bitwise check found (nccl-tests' -B): a
@@ -21,6 +23,10 @@ type Bitwise struct {
 	// with one), the element and the bit in it (from the least
 	// significant); -1 when every output repeated.
 	FirstRepeat, FirstRank, FirstElement, FirstBit int64
+	// FirstULPs is how far apart the first differing element's two
+	// values are, in steps of its type (numeric.ULPs); MaxULPs the
+	// farthest of any differing element.
+	FirstULPs, MaxULPs uint64
 }
 
 // Repeated says whether every repeat gave the reference's bits.
@@ -64,6 +70,17 @@ func CompareBits(got, ref []byte, eltSize int) BitDiff {
 	return d
 }
 
+// MaxULPs is the farthest apart, in steps of t, that any element of got
+// lies from the same element of ref (numeric.ULPs); 0 when they repeat.
+func MaxULPs(t numeric.DataType, got, ref []byte) uint64 {
+	var most uint64
+	n := min(len(got), len(ref)) / t.Size()
+	for i := 0; i < n; i++ {
+		most = max(most, numeric.ULPs(t, got, ref, i))
+	}
+	return most
+}
+
 // bitwise runs the bitwise check of one placement: call (nil from a
 // process that calls nothing) makes one call from the placement's inputs
 // and hands each local rank's output to its function, in local order, the
@@ -74,7 +91,16 @@ func (e *Engine) bitwise(ctx context.Context, op Op, call func(each func(local, 
 	b := &Bitwise{Repeats: e.Opts.Bitwise, FirstRepeat: -1, FirstRank: -1, FirstElement: -1, FirstBit: -1}
 	var ref [][]byte
 	if call != nil {
-		err := call(func(_, _ int, out []byte) { ref = append(ref, bytes.Clone(out)) })
+		var kept error
+		err := call(func(_, rank int, out []byte) {
+			ref = append(ref, bytes.Clone(out))
+			if e.Opts.Reference != nil && kept == nil {
+				kept = e.Opts.Reference(Kept{Op: op, Rank: rank, Output: out})
+			}
+		})
+		if err == nil && kept != nil {
+			err = fmt.Errorf("keeping the reference output: %w", kept)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("the bitwise check's reference call: %w", err)
 		}
@@ -82,14 +108,19 @@ func (e *Engine) bitwise(ctx context.Context, op Op, call func(each func(local, 
 	eltBits := int64(op.Type.Size()) * 8
 	none := math.Inf(1)
 	for r := 0; r < b.Repeats; r++ {
-		var elts, nbits float64
+		var elts, nbits, firstULPs, maxULPs float64
 		firstRank, firstBit := none, none
 		if call != nil {
 			err := call(func(local, rank int, out []byte) {
 				d := CompareBits(out, ref[local], op.Type.Size())
 				elts, nbits = elts+float64(d.Elements), nbits+float64(d.Bits)
-				if d.First >= 0 && (float64(rank) < firstRank || float64(rank) == firstRank && float64(d.First) < firstBit) {
+				if d.First < 0 {
+					return
+				}
+				maxULPs = max(maxULPs, float64(MaxULPs(op.Type, out, ref[local])))
+				if float64(rank) < firstRank || float64(rank) == firstRank && float64(d.First) < firstBit {
 					firstRank, firstBit = float64(rank), float64(d.First)
+					firstULPs = float64(numeric.ULPs(op.Type, out, ref[local], int(d.First/eltBits)))
 				}
 			})
 			if err != nil {
@@ -111,11 +142,20 @@ func (e *Engine) bitwise(ctx context.Context, op Op, call func(each func(local, 
 		if err != nil {
 			return nil, err
 		}
+		if firstBit != first[0] {
+			firstULPs = 0
+		}
+		ulps, err := e.peers().AllReduce(ctx, []float64{firstULPs, maxULPs}, ReduceMax)
+		if err != nil {
+			return nil, err
+		}
 		b.Elements += int64(tot[0])
 		b.Bits += int64(tot[1])
+		b.MaxULPs = max(b.MaxULPs, uint64(ulps[1]))
 		if b.FirstRepeat < 0 && tot[1] > 0 {
 			at := int64(first[0])
 			b.FirstRepeat, b.FirstRank, b.FirstElement, b.FirstBit = int64(r), int64(lowest[0]), at/eltBits, at%eltBits
+			b.FirstULPs = uint64(ulps[0])
 		}
 	}
 	return b, nil
@@ -125,7 +165,11 @@ func (e *Engine) bitwise(ctx context.Context, op Op, call func(each func(local, 
 // local rank's output to each, read into the engine's scratch: the
 // bitwise check's call.
 func (e *Engine) outputs(ctx context.Context, op Op, seed uint64, each func(local, rank int, out []byte)) error {
-	if err := e.fill(op, seed); err != nil {
+	pat := e.pattern(op, seed)
+	if e.Opts.OrderInputs {
+		pat.Seed, pat.Order = orderSeed(op), true
+	}
+	if err := e.fillPattern(op, pat); err != nil {
 		return err
 	}
 	if err := e.launch(ctx, Batch{Op: op, Iters: 1, Agg: 1}, op.Footprint()); err != nil {

@@ -575,8 +575,11 @@ func grow(b []byte, n int64) []byte {
 }
 
 // fill writes every local rank's input and clears its receive area.
-func (e *Engine) fill(op Op, seed uint64) error {
-	pat := e.pattern(op, seed)
+func (e *Engine) fill(op Op, seed uint64) error { return e.fillPattern(op, e.pattern(op, seed)) }
+
+// fillPattern writes every local rank's input from pat and clears its
+// receive area.
+func (e *Engine) fillPattern(op Op, pat Pattern) error {
 	elt := int64(op.Type.Size())
 	sendBytes, recvBytes := op.Counts.Send*elt, op.Counts.Recv*elt
 	for l, d := range e.Comm.Devices() {

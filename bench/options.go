@@ -62,14 +62,23 @@ type Options struct {
 	Check  int // -c
 	// Bitwise is how many calls after a reference call each placement's
 	// output is compared with it bit for bit (nccl-tests' -B); 0 none.
-	Bitwise  int
-	Types    []numeric.DataType
-	Ops      []numeric.RedOp // ignored by collectives that do not reduce
-	Root     int             // -r, -1 = every root in turn
-	Blocking Blocking        // -z
-	Graph    int             // -G, CUDA graph launches (0 = off)
-	Average  Average         // -a
-	CPUTime  bool            // -C
+	Bitwise int
+	// OrderInputs gives the bitwise check's calls inputs that show the
+	// order of a reduction (values of many magnitudes, the same for an
+	// element at every size) instead of the checked inputs, which reduce
+	// exactly in any order and so repeat whatever the order.
+	OrderInputs bool
+	// Reference, when set, hears every local rank's output of each
+	// bitwise reference call: a caller keeps them to compare with
+	// another run's.
+	Reference func(Kept) error
+	Types     []numeric.DataType
+	Ops       []numeric.RedOp // ignored by collectives that do not reduce
+	Root      int             // -r, -1 = every root in turn
+	Blocking  Blocking        // -z
+	Graph     int             // -G, CUDA graph launches (0 = off)
+	Average   Average         // -a
+	CPUTime   bool            // -C
 	// Skip are the type and operator pairs left out of Types × Ops: the
 	// backend cannot run them and they came from "all".
 	Skip []TypeOp

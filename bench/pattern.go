@@ -21,6 +21,10 @@ type Pattern struct {
 	Op     numeric.RedOp // numeric.NoOp for collectives that only move data
 	NRanks int
 	Seed   uint64
+	// Order makes the inputs show the order of a reduction instead of
+	// reducing exactly (fillOrder); such inputs are compared bit for
+	// bit, never checked against a value.
+	Order bool
 }
 
 // valueCap bounds float values so patterns stay readable when dumped.
@@ -64,6 +68,10 @@ func (p Pattern) contributes(rank int, j int64, k int) bool {
 // Fill writes rank's input for global element indices start, start+1, …
 // into out (len(out)/elt elements).
 func (p Pattern) Fill(rank int, start int64, out []byte) {
+	if p.Order {
+		p.fillOrder(rank, start, out)
+		return
+	}
 	t := p.Type
 	n := len(out) / t.Size()
 	if !t.IsFloat() {

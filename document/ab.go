@@ -1,7 +1,6 @@
 package document
 
 import (
-	"encoding/json"
 	"io"
 )
 
@@ -109,7 +108,5 @@ type ABBand struct {
 
 // Encode writes the record as indented JSON.
 func (d *ABRun) Encode(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(d)
+	return writeIndented(w, d)
 }

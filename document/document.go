@@ -121,3 +121,11 @@ func (d *versioned) profile() (*Profile, error) {
 	}
 	return &p, nil
 }
+
+// writeIndented writes v as JSON indented by two spaces, as every record
+// is written.
+func writeIndented(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

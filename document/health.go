@@ -1,7 +1,6 @@
 package document
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -245,9 +244,7 @@ func (h *Health) Encode(w io.Writer) error {
 	if h.Devices == nil {
 		h.Devices = []DeviceRecord{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(h)
+	return writeIndented(w, h)
 }
 
 // DecodeHealth reads a health record, refusing another schema or

@@ -1,7 +1,6 @@
 package document
 
 import (
-	"encoding/json"
 	"io"
 
 	"github.com/collbench/collbench/bench"
@@ -66,7 +65,5 @@ func (d *MoERun) Encode(w io.Writer) error {
 	if d.Errors == nil {
 		d.Errors = []string{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(d)
+	return writeIndented(w, d)
 }

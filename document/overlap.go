@@ -93,9 +93,7 @@ func (d *OverlapRun) Encode(w io.Writer) error {
 	if d.Errors == nil {
 		d.Errors = []string{}
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(d)
+	return writeIndented(w, d)
 }
 
 // EncodeGalvatron writes Galvatron's overlap_coefficient.json.

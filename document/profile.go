@@ -233,9 +233,7 @@ func (p *Profile) P2PCurve(n int, layout string) (*ProfileCurve, error) {
 
 // Encode writes the profile as indented JSON.
 func (p *Profile) Encode(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(p)
+	return writeIndented(w, p)
 }
 
 // DecodeProfile reads and checks a profile. Unknown keys, another schema

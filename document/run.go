@@ -1,7 +1,6 @@
 package document
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -135,6 +134,11 @@ type BitwiseMeasure struct {
 	FirstRank    *int64 `json:"first_rank"`
 	FirstElement *int64 `json:"first_element"`
 	FirstBit     *int64 `json:"first_bit"`
+	// FirstULPs is how far apart, in steps of the type, the first
+	// differing element lies from its reference; MaxULPs the farthest
+	// of any (0 when every repeat gave the reference's bits).
+	FirstULPs uint64 `json:"first_ulps"`
+	MaxULPs   uint64 `json:"max_ulps"`
 }
 
 // MakeBitwise converts a placement's bitwise check; nil for none.
@@ -149,7 +153,7 @@ func MakeBitwise(b *bench.Bitwise) *BitwiseMeasure {
 		return &v
 	}
 	return &BitwiseMeasure{Repeats: b.Repeats, Elements: b.Elements, Bits: b.Bits, FirstRepeat: at(b.FirstRepeat),
-		FirstRank: at(b.FirstRank), FirstElement: at(b.FirstElement), FirstBit: at(b.FirstBit)}
+		FirstRank: at(b.FirstRank), FirstElement: at(b.FirstElement), FirstBit: at(b.FirstBit), FirstULPs: b.FirstULPs, MaxULPs: b.MaxULPs}
 }
 
 // Check is the engine's form of the bitwise check, nil for none.
@@ -164,7 +168,7 @@ func (m *BitwiseMeasure) Check() *bench.Bitwise {
 		return *v
 	}
 	return &bench.Bitwise{Repeats: m.Repeats, Elements: m.Elements, Bits: m.Bits, FirstRepeat: or(m.FirstRepeat),
-		FirstRank: or(m.FirstRank), FirstElement: or(m.FirstElement), FirstBit: or(m.FirstBit)}
+		FirstRank: or(m.FirstRank), FirstElement: or(m.FirstElement), FirstBit: or(m.FirstBit), FirstULPs: m.FirstULPs, MaxULPs: m.MaxULPs}
 }
 
 // GroupMeasure is one group's time (µs, mean over its processes) and
@@ -254,9 +258,7 @@ func (d *Run) Finish(s bench.Summary) {
 
 // Encode writes the document as indented JSON.
 func (d *Run) Encode(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(d)
+	return writeIndented(w, d)
 }
 
 // DecodeRun reads a run document (-J, --format json), refusing another

@@ -1,7 +1,6 @@
 package document
 
 import (
-	"encoding/json"
 	"io"
 )
 
@@ -143,7 +142,5 @@ type TunerRow struct {
 
 // Encode writes the record as indented JSON.
 func (d *TuneRun) Encode(w io.Writer) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(d)
+	return writeIndented(w, d)
 }

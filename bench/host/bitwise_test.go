@@ -44,11 +44,13 @@ func TestBitwiseFindsAnInjectedFlip(t *testing.T) {
 		want        bench.Bitwise
 	}{
 		{"repeat 1, rank 2", 2, 2, 37, 13, "out-of-place",
-			bench.Bitwise{Repeats: repeats, Elements: 1, Bits: 1, FirstRepeat: 1, FirstRank: 2, FirstElement: 37, FirstBit: 13}},
+			bench.Bitwise{Repeats: repeats, Elements: 1, Bits: 1, FirstRepeat: 1, FirstRank: 2, FirstElement: 37, FirstBit: 13, FirstULPs: 1 << 13, MaxULPs: 1 << 13}},
+		// A flipped sign moves a value of magnitude bits m by 2m+1 steps,
+		// an odd count that the check below reads off the result.
 		{"the sign bit, in place", 3, repeats + 1 + 3, 255, 31, "in-place",
 			bench.Bitwise{Repeats: repeats, Elements: 1, Bits: 1, FirstRepeat: 2, FirstRank: 3, FirstElement: 255, FirstBit: 31}},
 		{"the reference", 1, 0, 0, 0, "out-of-place",
-			bench.Bitwise{Repeats: repeats, Elements: repeats, Bits: repeats, FirstRepeat: 0, FirstRank: 1, FirstElement: 0, FirstBit: 0}},
+			bench.Bitwise{Repeats: repeats, Elements: repeats, Bits: repeats, FirstRepeat: 0, FirstRank: 1, FirstElement: 0, FirstBit: 0, FirstULPs: 1, MaxULPs: 1}},
 	}
 	for _, c := range cases {
 		comm := &flipComm{Comm: open(t, 4, 1<<20), local: c.local, read: c.read, elt: c.elt, bit: c.bit, sz: 4, reads: map[int]int{}}
@@ -60,6 +62,12 @@ func TestBitwiseFindsAnInjectedFlip(t *testing.T) {
 		found, clean := rows[0].OutOfPlace.Bitwise, rows[0].InPlace.Bitwise
 		if c.place == "in-place" {
 			found, clean = clean, found
+		}
+		if found != nil && c.want.FirstBit == 31 {
+			if found.FirstULPs%2 != 1 || found.MaxULPs != found.FirstULPs {
+				t.Errorf("%s: %d ULPs first, %d at most; a flipped sign moves a value an odd count of steps", c.name, found.FirstULPs, found.MaxULPs)
+			}
+			c.want.FirstULPs, c.want.MaxULPs = found.FirstULPs, found.MaxULPs
 		}
 		if found == nil || *found != c.want {
 			t.Errorf("%s: %s found %+v, want %+v", c.name, c.place, found, c.want)

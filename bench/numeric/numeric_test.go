@@ -224,3 +224,38 @@ func BenchmarkEncode(b *testing.B) {
 		})
 	}
 }
+
+func TestULPs(t *testing.T) {
+	f32 := func(v ...float32) []byte {
+		b := make([]byte, 4*len(v))
+		for i, x := range v {
+			PutFloat(Float32, b, i, float64(x))
+		}
+		return b
+	}
+	one := math.Float32frombits(0x3f800000)
+	next := math.Float32frombits(0x3f800001)
+	for _, c := range []struct {
+		name string
+		t    DataType
+		a, b []byte
+		want uint64
+	}{
+		{"same", Float32, f32(1.5), f32(1.5), 0},
+		{"last bit", Float32, f32(one), f32(next), 1},
+		{"across zero", Float32, f32(math.Float32frombits(1)), f32(math.Float32frombits(0x80000001)), 3},
+		{"minus zero", Float32, f32(0), f32(float32(math.Copysign(0, -1))), 1},
+		{"a power of two apart", Float32, f32(1), f32(2), 1 << 23},
+		{"half", Float16, []byte{0x00, 0x3c}, []byte{0x02, 0x3c}, 2},
+		{"int8 wraps no further than its range", Int8, []byte{0x80}, []byte{0x7f}, 255},
+		{"uint64", Uint64, []byte{0, 0, 0, 0, 0, 0, 0, 0}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, math.MaxUint64},
+		{"int64 extremes", Int64, []byte{0, 0, 0, 0, 0, 0, 0, 0x80}, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f}, math.MaxUint64},
+	} {
+		if got := ULPs(c.t, c.a, c.b, 0); got != c.want {
+			t.Errorf("%s: %d ULPs, want %d", c.name, got, c.want)
+		}
+		if got := ULPs(c.t, c.b, c.a, 0); got != c.want {
+			t.Errorf("%s, swapped: %d ULPs, want %d", c.name, got, c.want)
+		}
+	}
+}
