@@ -11,8 +11,8 @@ import (
 // takes (2^±orderExponent). Values a few binades apart, with random signs
 // and every mantissa bit set at random, round differently in most
 // partial sums, whatever the type: four ranks' sums taken in two orders
-// differ in about 43 % of elements at ±1 to ±3 binades, in 7 to 33 % at
-// ±20, where the smaller terms are absorbed whole.
+// differ in 40 to 44 % of elements at ±2 binades, in 7 to 33 % at ±20,
+// where the smaller terms are absorbed whole.
 const orderExponent = 2
 
 // fillOrder writes rank's order-revealing input for global elements

@@ -3,6 +3,7 @@ package run
 import (
 	"strings"
 
+	"github.com/collbench/collbench/audit/kept"
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
@@ -17,9 +18,14 @@ type SweepRequest struct {
 	Iters, Warmup, Agg            int   // -n, -w, -m
 	Cycles, Check                 int   // -N, -c
 	Bitwise                       int   // -B: repeats compared bit for bit
-	Op, DType                     string
-	Root, Blocking, Graph         int // -r, -z, -G
-	Average                       int // -a
+	// OrderInputs gives the bitwise check inputs that show a reduction's
+	// order; KeepOutputs is a folder each rank's reference output of the
+	// bitwise check is kept in (kept.Keep), "" none.
+	OrderInputs           bool
+	KeepOutputs           string
+	Op, DType             string
+	Root, Blocking, Graph int // -r, -z, -G
+	Average               int // -a
 	// The 0-or-1 switches: -C, -I, -S, -y, -M, -p.
 	CPUTime, IterTiming, Timestamps        int
 	StreamNull, MemoryReport, Parallel     int
@@ -56,6 +62,8 @@ func (r *SweepRequest) Validate() error {
 		return Usagef("{IterSkip} must be between 0 and {Iters} minus 1 (got %d)", r.IterSkip)
 	case r.Factor < 1:
 		return Usagef("{StepFactor} must be at least 1 (got %d; 1 steps by {StepBytes})", r.Factor)
+	case (r.OrderInputs || r.KeepOutputs != "") && r.Bitwise < 1:
+		return Usagef("{OrderInputs} and {KeepOutputs} are about the bitwise check's calls: give {Bitwise} 1 or more")
 	}
 	for _, b := range []struct {
 		name string
@@ -94,7 +102,10 @@ func (r *SweepRequest) Options(coll *bench.Collective, job JobRequest, opChanged
 		Iters: r.Iters, Warmup: r.Warmup, Agg: r.Agg, Cycles: r.Cycles, Check: r.Check, Bitwise: r.Bitwise,
 		Root: r.Root, Blocking: bench.Blocking(r.Blocking), Graph: r.Graph, Average: bench.Average(r.Average),
 		CPUTime: r.CPUTime != 0, IterTiming: r.IterTiming != 0, IterSkip: r.IterSkip, Unalign: r.Unalign,
-		Estimate: r.Estimate,
+		Estimate: r.Estimate, OrderInputs: r.OrderInputs,
+	}
+	if r.KeepOutputs != "" {
+		o.Reference = kept.Keep(r.KeepOutputs)
 	}
 	var err error
 	if o.Timeout, err = Seconds("{Timeout}", job.Timeout); err != nil {

@@ -53,6 +53,7 @@ type Recorder struct {
 	commX    metric.Float64Gauge
 	compX    metric.Float64Gauge
 	health   healthInstruments
+	audit    auditInstruments
 	shutdown time.Duration
 	common   attribute.KeyValue
 }
@@ -147,7 +148,7 @@ func (r *Recorder) instruments() error {
 		*g.dst, err = m.Float64Gauge(g.name, metric.WithUnit(g.unit), metric.WithDescription(g.what))
 		errs = append(errs, err)
 	}
-	errs = append(errs, r.health.create(m))
+	errs = append(errs, r.health.create(m), r.audit.create(m))
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("telemetry: instruments: %w", err)
 	}

@@ -12,9 +12,7 @@
 package tune
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -509,26 +507,9 @@ func (t *tuning) recordArms() {
 	}
 }
 
-// share makes v rank 0's on every process.
+// share hands rank 0's v to every process (ab.Share).
 func (t *tuning) share(ctx context.Context, v any) error {
-	if t.o.Size <= 1 {
-		return nil
-	}
-	var mine []byte
-	if t.o.Rank == 0 {
-		var err error
-		if mine, err = json.Marshal(v); err != nil {
-			return err
-		}
-	}
-	parts, err := t.o.Group.AllGather(ctx, mine)
-	if err != nil {
-		return fmt.Errorf("agreeing with the other processes: %w", err)
-	}
-	if t.o.Rank != 0 {
-		return json.NewDecoder(bytes.NewReader(parts[0])).Decode(v)
-	}
-	return nil
+	return ab.Share(ctx, t.o.Group, t.o.Rank, t.o.Size, v)
 }
 
 func (t *tuning) emit(ev Event) {

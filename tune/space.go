@@ -147,3 +147,22 @@ func join(list []string) string {
 	}
 	return s
 }
+
+// Setting is one point of a space as an arm runs it: how tables name it,
+// what it forces, and what it adds to the arm's environment.
+type Setting struct {
+	Label  string
+	Choice tuner.Choice
+	Env    []string
+}
+
+// Settings is the space's grid for coll on backend over groups of ranks,
+// each point as an arm runs it: the settings a tuning tries, for another
+// measurement to try too (an audit of which of them repeat).
+func (sp Space) Settings(backend string, coll *bench.Collective, ranks int) []Setting {
+	var out []Setting
+	for _, p := range sp.settings(backend, coll, ranks) {
+		out = append(out, Setting{Label: p.label(), Choice: p.Choice, Env: p.env(backend)})
+	}
+	return out
+}

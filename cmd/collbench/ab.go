@@ -61,6 +61,7 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	f.roundsGiven = fs.Changed("rounds")
 	err := f.run(ctx, fs, stdout, stderr)
+	tellLauncher(err)
 	if err != nil && !printed(err) {
 		fmt.Fprintf(stderr, "collbench ab: %s\n", errText(err))
 	}

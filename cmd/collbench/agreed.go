@@ -18,7 +18,7 @@ import (
 // writes or shows what it writes, how it finds its own GPUs and
 // libraries, and where it meets the others.
 var perProcessFlags = []string{"output", "output_file", "export-dir", "logs", "heatmap", "galvatron", "measured",
-	"rendezvous", "devices", "nccl-lib", "otlp-endpoint", "format", "columns", "quiet", "help"}
+	"keep-outputs", "rendezvous", "devices", "nccl-lib", "otlp-endpoint", "format", "columns", "quiet", "help"}
 
 // agreedSettings are what every process of a job must have been started
 // with alike: the command, collbench's version, every other flag's value,

@@ -57,7 +57,7 @@ func (lf *launchFlags) options(sub []string) (launch.Options, error) {
 	case len(sub) == 0:
 		return launch.Options{}, usagef("no subcommand given (e.g. collbench launch -n 4 allreduce -b 8 -e 1M)")
 	}
-	if _, err := bench.LookupCollective(sub[0]); err != nil && sub[0] != "overlap" && sub[0] != "profile" && sub[0] != "health" && sub[0] != "ab" && sub[0] != "tune" {
+	if _, err := bench.LookupCollective(sub[0]); err != nil && sub[0] != "overlap" && sub[0] != "profile" && sub[0] != "health" && sub[0] != "ab" && sub[0] != "tune" && sub[0] != "audit" {
 		return launch.Options{}, usagef("%q is not a collective, overlap, profile, health, ab or tune; run 'collbench help' for the list", sub[0])
 	}
 	grace, err := run.Seconds("--grace", lf.grace)
@@ -87,7 +87,7 @@ func tellLauncher(err error) {
 		return
 	}
 	switch {
-	case errors.Is(err, errUnhealthy), errors.Is(err, errArmsDiffer):
+	case errors.Is(err, errUnhealthy), errors.Is(err, errArmsDiffer), errors.Is(err, errDoesNotRepeat):
 		fmt.Fprintln(launchOutcome, launch.Finding)
 	case errors.Is(err, errIncomplete), errors.Is(err, errPartialProfile):
 		fmt.Fprintln(launchOutcome, launch.Incomplete)

@@ -92,7 +92,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"", "<collective> [flags]", nil},
-		{"launch", "launch -n N [--] <collective|overlap|profile|health|ab|tune> [flags]", runLaunch},
+		{"launch", "launch -n N [--] <collective|overlap|profile|health|ab|tune|audit> [flags]", runLaunch},
 		{"overlap", "overlap [flags]", runOverlap},
 		{"profile", "profile [-o profile.json] [--export galvatron,…] [flags]", runProfile},
 		{"export", "export --to TARGET profile.json [-o DIR]", runExport},
@@ -100,6 +100,7 @@ func commands() []command {
 		{"compare", "compare base.json new.json [--threshold PCT] [--min-busbw GB/s]", runCompare},
 		{"ab", "ab --arm SPEC --arm SPEC [--rounds N] [-J ab.json] -- <collective> [flags]", runAB},
 		{"tune", "tune [-o tuner.conf] [--plugin PATH] [--budget 20m] -- <collective> [flags]", runTune},
+		{"audit", "audit [--repeats N] [--algorithms ring,tree] [-J audit.json] -- <collective> [flags]", runAudit},
 		{"plot", "plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf]", runPlot},
 		{"report", "report run.json|profile.json|health.json [more.json …] [-o report.html|report.md|table.txt|-]", runReport},
 		{"health", "health [-J health.json] [--heatmap pairs.svg] [--expect inter=GB/s …] [--racks FILE]", runHealth},
