@@ -138,3 +138,46 @@ func TestTelemetryFromHealth(t *testing.T) {
 		t.Errorf("spans %s, want %s", spanNames(rcv), want)
 	}
 }
+
+// An audit sends, from rank 0, the bits each check found different and
+// whether each setting repeated, to the collector OTEL_EXPORTER_OTLP_*
+// names; its turns' sweeps send their own figures beside them.
+func TestTelemetryFromAudit(t *testing.T) {
+	selfEnv(t)
+	rcv := otlpreceiver.Start()
+	defer rcv.Close()
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", rcv.URL())
+	code, out, errOut := runCLI("audit", "-q", "--algorithms", "ring", "--", "allreduce", "-g", "4", "-b", "4K", "-e", "16K", "-f", "4",
+		"-n", "2", "-w", "1", "--backend", "host")
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errOut)
+	}
+	if errs := rcv.Errors(); len(errs) > 0 {
+		t.Fatalf("receiver refused requests: %v", errs)
+	}
+	kinds, repeats, sweeps := map[string]int{}, map[string]float64{}, 0
+	for _, p := range rcv.Points() {
+		switch p.Metric {
+		case "collbench.audit.different_bits":
+			kinds[p.Attrs["collbench.audit.kind"]]++
+			if p.Attrs["collbench.audit.kind"] == "sizes" && p.Attrs["collbench.audit.setting"] == "ring/256K" && p.Value == 0 {
+				t.Errorf("the ring across sizes sent 0 different bits: %v", p.Attrs)
+			}
+		case "collbench.audit.repeats":
+			repeats[p.Attrs["collbench.audit.setting"]] = p.Value
+		case "collbench.collective.bitwise_different_bits":
+			sweeps++
+		}
+	}
+	// 2 sizes × 2 placements × 2 settings run to run and across settings
+	// (own choice against the ring: 4), fresh processes 4, sizes 2 × 2.
+	if kinds["run-to-run"] != 8 || kinds["fresh-processes"] != 4 || kinds["sizes"] != 4 || kinds["settings"] != 4 {
+		t.Errorf("checks sent by kind %v", kinds)
+	}
+	if len(repeats) != 2 || repeats["own choice"] != 1 || repeats["ring/256K"] != 0 {
+		t.Errorf("settings sent %v, want the own choice repeating and the ring not", repeats)
+	}
+	if sweeps == 0 {
+		t.Error("the turns' sweeps sent no bitwise figures")
+	}
+}
