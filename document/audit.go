@@ -107,3 +107,26 @@ type AuditFirst struct {
 func (r *AuditRun) Encode(w io.Writer) error {
 	return writeIndented(w, r)
 }
+
+// Saved is a file whose table collbench report prints: a run or an
+// audit.
+type Saved struct {
+	Run   *Run
+	Audit *AuditRun
+}
+
+// DecodeSaved reads a run or an audit record, telling them apart by their
+// schema key, with DecodeRun's strict checks.
+func DecodeSaved(r io.Reader) (Saved, error) {
+	d, err := readDocument(r)
+	if err != nil {
+		return Saved{}, err
+	}
+	if d.head.Schema == AuditSchemaName {
+		var a AuditRun
+		err := d.decodeSince(AuditSchemaName, 1, AuditSchemaVersion, "collbench audit record", &a)
+		return Saved{Audit: &a}, err
+	}
+	run, err := d.run()
+	return Saved{Run: run}, err
+}

@@ -106,6 +106,11 @@ func TestAuditOnHost(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", w, out)
 		}
 	}
+	// The saved record prints the live table.
+	code, saved, errOut := runCLI("report", rec, "-o", "-")
+	if code != exitOK || saved != out {
+		t.Errorf("report %s -o -: exit %d %s\n%s\nwant the live table:\n%s", rec, code, errOut, saved, out)
+	}
 }
 
 // Where the backend's own choice fixes the order at every size asked

@@ -56,7 +56,7 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // tables and charts of saved runs and profiles.
 func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("report")
-	out := fs.StringP("output", "o", "report.html", "page to write: .html, or .md (charts then go to SVG files beside it); - or a .txt file prints a run's nccl-tests table")
+	out := fs.StringP("output", "o", "report.html", "page to write: .html, or .md (charts then go to SVG files beside it); - or a .txt file prints a run's nccl-tests table, or an audit's")
 	title := fs.String("title", "", "page title (default: the file names)")
 	synopsis := "collbench report run.json|profile.json [more.json …] [-o report.html|report.md|table.txt|-]"
 	return fileCommand(fs, args, synopsis, stdout, stderr, func() error {
@@ -103,12 +103,17 @@ func savedTable(ctx context.Context, out string, inputs []string, stdout io.Writ
 			return err
 		}
 	}
-	d, err := document.Load(ctx, inputs[0], inputLimit, document.DecodeRun)
+	saved, err := document.Load(ctx, inputs[0], inputLimit, document.DecodeSaved)
 	if err != nil {
-		return fmt.Errorf("a table is printed from a run file: %w", err)
+		return fmt.Errorf("a table is printed from a run or audit file: %w", err)
 	}
 	return fileio.Save(ctx, out, stdout, func(w io.Writer) error {
 		cw := &fileio.CheckedWriter{W: w}
+		if a := saved.Audit; a != nil {
+			report.Audit(cw, a)
+			return cw.Err
+		}
+		d := saved.Run
 		if err := report.SavedTable(cw, d, askedColumns(d.Args, "judge")); err != nil {
 			return err
 		}

@@ -83,7 +83,7 @@ func TestPlotAndReportErrors(t *testing.T) {
 		{[]string{"plot", filepath.Join(dir, "missing.json")}, "missing.json: no such file or directory"},
 		{[]string{"report"}, "want at least one run or profile file"},
 		{[]string{"report", prof, "-o", filepath.Join(dir, "r.doc")}, "want a .html or .md file"},
-		{[]string{"report", prof, "-o", filepath.Join(dir, "r.txt")}, "a table is printed from a run file: " + prof + ": not a collbench run"},
+		{[]string{"report", prof, "-o", filepath.Join(dir, "r.txt")}, "a table is printed from a run or audit file: " + prof + ": not a collbench run"},
 		{[]string{"report", prof, "-o", filepath.Join(dir, "nodir", "r.html")}, "cannot write"},
 		// The same mistakes as -J makes, with the same exit code and words.
 		{[]string{"plot", prof, "-o", filepath.Join(dir, "nodir", "x.svg")}, "the folder " + filepath.Join(dir, "nodir") + " does not exist"},
