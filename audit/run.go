@@ -209,6 +209,9 @@ func (a *auditing) runSettings(ctx context.Context) error {
 	if p.Failed != "" {
 		return &Refused{setting.Errorf("the sweep itself %s", p.Failed)}
 	}
+	if err := a.o.Space.Check(p.Backend); err != nil {
+		return &Refused{err}
+	}
 	a.rec.Ranks, a.rec.Backend, a.rec.NCCLVersion = p.Ranks, p.Backend, p.NCCLVersion
 	if _, failed, err = a.turn(ctx, own, "fresh"); err != nil {
 		return err

@@ -141,8 +141,11 @@ func TestAuditRepeatsWhereTheOrderIsFixed(t *testing.T) {
 	}
 }
 
-// Bad input is refused in one line, exit 2, before any turn runs.
+// Bad input is refused in one line, exit 2: before any turn runs, or,
+// for a space the backend cannot take, once the first turn has said which
+// backend the sweep runs on.
 func TestAuditBadInput(t *testing.T) {
+	selfEnv(t)
 	for _, c := range []struct {
 		args []string
 		want string
@@ -156,6 +159,7 @@ func TestAuditBadInput(t *testing.T) {
 		{[]string{"--algorithms", "spiral", "--", "allreduce"}, `--algorithms: "spiral" is not one`},
 		{[]string{"--alpha", "1", "--", "allreduce"}, "--alpha between 0 and 1"},
 		{[]string{"--", "allreduce", "-J", "x.json"}, "--output_file is audit's to set"},
+		{[]string{"-q", "--channels", "2", "--", "allreduce", "-g", "2", "-b", "1K", "-e", "1K", "--backend", "host"}, "the host backend runs one channel"},
 	} {
 		code, out, errOut := runCLI(append([]string{"audit"}, c.args...)...)
 		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
