@@ -12,26 +12,6 @@ import (
 	"github.com/collbench/collbench/bench/numeric"
 )
 
-// keepCall keeps one all-reduce's outputs of count float32 elements for
-// ranks, each rank's element i from value(rank, i), into dir.
-func keepCall(t *testing.T, dir string, ranks int, count int64, inPlace bool, value func(rank int, i int64) float32) {
-	t.Helper()
-	ar, _ := bench.LookupCollective("allreduce")
-	op := bench.Op{Coll: ar, Type: numeric.Float32, RedOp: numeric.Sum, Root: -1, InPlace: inPlace, Counts: ar.Counts(count, 4, ranks)}
-	keep := Keep(dir)
-	for r := 0; r < ranks; r++ {
-		out := make([]byte, 4*count)
-		for i := int64(0); i < count; i++ {
-			binary.LittleEndian.PutUint32(out[4*i:], math.Float32bits(value(r, i)))
-		}
-		if err := keep(bench.Kept{Op: op, Rank: r, Output: out}); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
-func smooth(rank int, i int64) float32 { return 1.5 + float32(i%97) + float32(rank)/8 }
-
 // CompareFiles finds the first differing element and bit of two files,
 // counts every differing element and bit, gives the distance in ULPs at
 // the first and at most, compares only the first n elements, and reads
@@ -41,7 +21,7 @@ func TestCompareFiles(t *testing.T) {
 	const count = 3*chunkElements + 5
 	ref, got := make([]byte, 4*count), make([]byte, 4*count)
 	for i := 0; i < count; i++ {
-		v := math.Float32bits(smooth(0, int64(i)))
+		v := math.Float32bits(1.5 + float32(i%97))
 		binary.LittleEndian.PutUint32(ref[4*i:], v)
 		binary.LittleEndian.PutUint32(got[4*i:], v)
 	}
@@ -76,21 +56,19 @@ func TestCompareFiles(t *testing.T) {
 // never overwritten.
 func TestKeepNeverOverwrites(t *testing.T) {
 	dir := t.TempDir()
-	keepCall(t, dir, 1, 10, false, smooth)
-	entries, _ := os.ReadDir(dir)
-	if len(entries) != 1 {
-		t.Fatalf("%d files", len(entries))
-	}
-	path := filepath.Join(dir, entries[0].Name())
-	before, _ := os.ReadFile(path)
 	ar, _ := bench.LookupCollective("allreduce")
 	op := bench.Op{Coll: ar, Type: numeric.Float32, RedOp: numeric.Sum, Root: -1, Counts: ar.Counts(10, 4, 1)}
+	first := []byte(strings.Repeat("\x01", 40))
+	if err := Keep(dir)(bench.Kept{Op: op, Rank: 0, Output: first}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, Case{Coll: "allreduce", Type: "float", Op: "sum", Root: -1, Size: 40, Count: 10}.File())
 	err := Keep(dir)(bench.Kept{Op: op, Rank: 0, Output: make([]byte, 40)})
 	if err == nil || !strings.Contains(err.Error(), "is there already") {
 		t.Errorf("keeping into a used folder: %v", err)
 	}
-	if after, _ := os.ReadFile(path); string(after) != string(before) {
-		t.Error("the kept file was overwritten")
+	if after, err := os.ReadFile(path); err != nil || string(after) != string(first) {
+		t.Errorf("the kept file was overwritten or not kept where its case names it: %v", err)
 	}
 }
 

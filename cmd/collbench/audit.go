@@ -14,14 +14,12 @@ import (
 	"github.com/collbench/collbench/ab"
 	"github.com/collbench/collbench/audit"
 	"github.com/collbench/collbench/bench"
-	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/compare"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/telemetry"
 	"github.com/collbench/collbench/tune"
-	"github.com/collbench/collbench/tuner"
 )
 
 // auditFlags are the options of collbench audit.
@@ -165,18 +163,8 @@ func (f *auditFlags) check(sweep []string, procs int) (sp tune.Space, inputs []s
 	if o := c.opts; o.Bitwise != 0 || o.OrderInputs || o.Reference != nil {
 		return sp, nil, usagef("the sweep: -B, --order-inputs and --keep-outputs are audit's to set (--repeats sets the calls compared)")
 	}
-	if sp.Algorithms, err = words(f.algorithms, "--algorithms", append(tuner.Plugin.Algorithms[:len(tuner.Plugin.Algorithms):len(tuner.Plugin.Algorithms)], host.Vocabulary.Algorithms...), nil); err != nil {
+	if sp, err = parseSpace(f.algorithms, f.protocols, f.channels); err != nil {
 		return sp, nil, err
-	}
-	if sp.Protocols, err = words(f.protocols, "--protocols", tuner.Plugin.Protocols, host.Vocabulary.Protocol); err != nil {
-		return sp, nil, err
-	}
-	for _, s := range splitList(f.channels) {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > 64 {
-			return sp, nil, usagef("--channels: %q is not a channel count from 1 to 64", s)
-		}
-		sp.Channels = append(sp.Channels, n)
 	}
 	return sp, c.inputs, nil
 }

@@ -168,18 +168,8 @@ func (f *tuneFlags) check(sweep []string, procs int) (sp tune.Space, inputs []st
 	if sizes := len(o.Sweep.Sizes()); rows != sizes {
 		return sp, nil, usagef("the sweep has %d rows for %d sizes: a tuner file has one row per size, so give one data type (-d), one reduction (-o) and one root (-r)", rows, sizes)
 	}
-	if sp.Algorithms, err = words(f.algorithms, "--algorithms", append(slices.Clone(tuner.Plugin.Algorithms), host.Vocabulary.Algorithms...), nil); err != nil {
+	if sp, err = parseSpace(f.algorithms, f.protocols, f.channels); err != nil {
 		return sp, nil, err
-	}
-	if sp.Protocols, err = words(f.protocols, "--protocols", tuner.Plugin.Protocols, host.Vocabulary.Protocol); err != nil {
-		return sp, nil, err
-	}
-	for _, c := range splitList(f.channels) {
-		n, err := strconv.Atoi(c)
-		if err != nil || n < 1 || n > 64 {
-			return sp, nil, usagef("--channels: %q is not a channel count from 1 to 64", c)
-		}
-		sp.Channels = append(sp.Channels, n)
 	}
 	if f.plugin != "" {
 		if err := tuner.CheckPlugin(f.plugin); err != nil {
@@ -187,6 +177,26 @@ func (f *tuneFlags) check(sweep []string, procs int) (sp tune.Space, inputs []st
 		}
 	}
 	return sp, c.inputs, nil
+}
+
+// parseSpace reads --algorithms, --protocols and --channels into the
+// space a tuning or an audit tries, in NCCL's tuner words or the host
+// backend's; which backend takes them is known once the sweep has run.
+func parseSpace(algorithms, protocols, channels string) (sp tune.Space, err error) {
+	if sp.Algorithms, err = words(algorithms, "--algorithms", append(slices.Clone(tuner.Plugin.Algorithms), host.Vocabulary.Algorithms...), nil); err != nil {
+		return sp, err
+	}
+	if sp.Protocols, err = words(protocols, "--protocols", tuner.Plugin.Protocols, host.Vocabulary.Protocol); err != nil {
+		return sp, err
+	}
+	for _, c := range splitList(channels) {
+		n, err := strconv.Atoi(c)
+		if err != nil || n < 1 || n > 64 {
+			return sp, usagef("--channels: %q is not a channel count from 1 to 64", c)
+		}
+		sp.Channels = append(sp.Channels, n)
+	}
+	return sp, nil
 }
 
 // words splits a comma-separated list and refuses a word that is neither
