@@ -65,8 +65,8 @@ func TestTurnDeadline(t *testing.T) {
 		{"kill -STOP $$", "stopped by a signal); killed it"},
 		{"exec sleep 60", "sleeping"},
 	} {
-		r, err := NewRunner(Options{Exe: "/bin/sh", Command: []string{"-c", tc.script}, Rank: 0, Size: 1,
-			Place: func(string, string) []string { return nil }, TurnLimit: time.Second})
+		r, err := NewRunner(Options{Processes: Processes{Exe: "/bin/sh", Command: []string{"-c", tc.script}, Rank: 0, Size: 1,
+			Place: func(string, string) []string { return nil }, TurnLimit: time.Second}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -88,8 +88,8 @@ func TestTurnDeadline(t *testing.T) {
 
 // An interrupted ab is no stall: the turn returns the interruption.
 func TestTurnInterruptedIsNoStall(t *testing.T) {
-	r, err := NewRunner(Options{Exe: "/bin/sh", Command: []string{"-c", "exec sleep 60"}, Size: 1,
-		Place: func(string, string) []string { return nil }, TurnLimit: time.Minute})
+	r, err := NewRunner(Options{Processes: Processes{Exe: "/bin/sh", Command: []string{"-c", "exec sleep 60"}, Size: 1,
+		Place: func(string, string) []string { return nil }, TurnLimit: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,35 +29,45 @@ type Gatherer interface {
 	AllGather(ctx context.Context, data []byte) ([][]byte, error)
 }
 
-// Options describe an A/B run from one process's side.
-type Options struct {
-	Exe     string   // the collbench program each arm's processes run
+// Processes is what every measurement that runs its turns in processes
+// of its own (ab, tune, audit) says of them, from one process's side: the
+// program and the sweep they run, the environment they start from, this
+// process's place among the measurement's own processes, where their
+// output is kept, what a turn adds to the sweep, and the bound of a turn.
+type Processes struct {
+	Exe     string   // the collbench program each turn's processes run
 	Command []string // the sweep: a collective and its flags
-	Arms    []Arm
-	Rounds  int
-	Env     []string // the environment the arms start from
-	// Rank and Size are this process's place among ab's processes (0
-	// and 1 without a launcher); Addr is their rendezvous, whose host
-	// the arms' rendezvous shares; Group links them when Size > 1.
+	Env     []string // the environment the turns start from
+	// Rank and Size are this process's place among the measurement's
+	// processes (0 and 1 without a launcher); Addr is their rendezvous,
+	// whose host the turns' rendezvous shares; Group links them when
+	// Size > 1.
 	Rank, Size int
 	Addr       string
 	Group      Gatherer
-	// LogDir, when set, keeps each arm process's output there, one file
+	// LogDir, when set, keeps each turn's process output there, one file
 	// per round, arm and rank.
 	LogDir string
+	// Place is what a turn adds to Command for its rendezvous and for
+	// the path of its run document, each "" when not wanted. The caller
+	// knows the program's flags; ab only passes them on.
+	Place func(rendezvous, document string) []string
+	// TurnLimit bounds every turn; 0 bounds each from the turns'
+	// timings so far (turnClock).
+	TurnLimit time.Duration
+}
+
+// Options describe an A/B run from one process's side.
+type Options struct {
+	Processes
+	Arms   []Arm
+	Rounds int
 	// Emit hears each probe and round as it ends (on every process; only
 	// rank 0's rounds carry the run).
 	Emit func(Event)
 	// Probe is the command line (after Exe) that prints, as JSON, which
-	// NCCL a process loads given lib ("" for its default); Place is what
-	// a round adds to Command for the arm's rendezvous and for the path
-	// of its run document, each "" when not wanted. The caller knows the
-	// program's flags; ab only passes them on.
+	// NCCL a process loads given lib ("" for its default).
 	Probe func(lib string) []string
-	Place func(rendezvous, document string) []string
-	// TurnLimit bounds every arm's turn; 0 bounds each from the arms'
-	// timings so far (turnClock).
-	TurnLimit time.Duration
 	// Vet, when set, refuses an arm once its probe has said what it
 	// loads and which backend it would run on (a setting that backend
 	// does not take), before the first round.

@@ -18,22 +18,12 @@ import (
 
 // Options describe an audit from one process's side.
 type Options struct {
-	Exe     string   // the collbench program the turns' processes run
-	Command []string // the sweep: a collective and its flags
-	Env     []string // the environment every turn starts from
-	// Rank, Size, Addr and Group place this process among the audit's
-	// processes, as ab's Options do.
-	Rank, Size int
-	Addr       string
-	Group      ab.Gatherer
-	LogDir     string
-	Emit       func(Event)
-	// Place is what a turn adds to Command for its rendezvous and its
-	// run document; Keep is what it adds so that every case runs the
+	ab.Processes
+	Emit func(Event)
+	// Keep is what a turn adds to Command so that every case runs the
 	// bitwise check of repeats calls on order-revealing inputs and keeps
 	// each rank's reference output in dir (the caller knows the flags).
-	Place func(rendezvous, document string) []string
-	Keep  func(repeats int, dir string) []string
+	Keep func(repeats int, dir string) []string
 	// Space is the settings tried besides the library's own choice.
 	Space tune.Space
 	// Repeats is how many calls of each case are compared run to run; 0:
@@ -44,9 +34,6 @@ type Options struct {
 	Rounds           int
 	Alpha, Threshold float64
 	Stamp            document.Stamp
-	// TurnLimit bounds every turn (ab.Options.TurnLimit); 0: from the
-	// turns' timings.
-	TurnLimit time.Duration
 	// Telemetry hears rank 0's record: every check and every setting's
 	// verdict (nil records nothing).
 	Telemetry *telemetry.Recorder
@@ -127,8 +114,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if o.Repeats < 1 {
 		return nil, &Refused{setting.Errorf("{Repeats} must be at least 1 (got %d)", o.Repeats)}
 	}
-	r, err := ab.NewRunner(ab.Options{Exe: o.Exe, Command: o.Command, Env: o.Env, Rank: o.Rank, Size: o.Size,
-		Addr: o.Addr, Group: o.Group, LogDir: o.LogDir, Place: o.Place, TurnLimit: o.TurnLimit})
+	r, err := ab.NewRunner(ab.Options{Processes: o.Processes})
 	if err != nil {
 		return nil, err
 	}

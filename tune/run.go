@@ -30,19 +30,8 @@ import (
 
 // Options describe a tuning from one process's side.
 type Options struct {
-	Exe     string   // the collbench program the arms' processes run
-	Command []string // the sweep: a collective and its flags
-	Env     []string // the environment every arm starts from
-	// Rank, Size, Addr and Group place this process among the tuning's
-	// processes, as ab's Options do.
-	Rank, Size int
-	Addr       string
-	Group      ab.Gatherer
-	LogDir     string
-	Emit       func(Event)
-	// Place is what a turn adds to Command for its rendezvous and its
-	// run document (the caller knows the program's flags).
-	Place func(rendezvous, document string) []string
+	ab.Processes
+	Emit func(Event)
 
 	Space Space
 	// Rounds of the search; 0: the least that can show one difference
@@ -56,9 +45,6 @@ type Options struct {
 	// proven.
 	Plugin string
 	Stamp  document.Stamp
-	// TurnLimit bounds every turn (ab.Options.TurnLimit); 0: from the
-	// arms' timings.
-	TurnLimit time.Duration
 }
 
 // DefaultRounds is the least the search and the proof run unless their
@@ -101,8 +87,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := ab.NewRunner(ab.Options{Exe: o.Exe, Command: o.Command, Env: o.Env, Rank: o.Rank, Size: o.Size,
-		Addr: o.Addr, Group: o.Group, LogDir: o.LogDir, Place: o.Place, TurnLimit: o.TurnLimit})
+	r, err := ab.NewRunner(ab.Options{Processes: o.Processes})
 	if err != nil {
 		return nil, err
 	}

@@ -97,9 +97,8 @@ func (f *abFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.
 			fmt.Fprintf(stderr, "collbench ab: round %d/%d: arm %s (%s) in %.1f s\n", ev.Round, f.rounds, ab.Letter(ev.Arm), a.Label, ev.Elapsed.Seconds())
 		}
 	}
-	out, err := ab.Run(ctx, ab.Options{Exe: j.exe, Command: sweep, Arms: arms, Rounds: f.rounds, Env: os.Environ(),
-		Rank: j.Rank, Size: j.Size, Addr: j.Addr, Group: j, LogDir: f.logs, Emit: say, Probe: abProbe, Place: abPlace,
-		TurnLimit: seconds(f.armTimeout), Vet: f.vet})
+	out, err := ab.Run(ctx, ab.Options{Processes: j.processes(sweep, f.logs, f.armTimeout), Arms: arms, Rounds: f.rounds,
+		Emit: say, Probe: abProbe, Vet: f.vet})
 	var refused *ab.Refused
 	if errors.As(err, &refused) {
 		return usageError{Err: err}

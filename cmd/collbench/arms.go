@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/collbench/collbench/ab"
 	"io"
 	"os"
 	"time"
@@ -18,6 +19,15 @@ import (
 type armsJob struct {
 	*run.Job
 	exe string
+}
+
+// processes is how the command's turns run the sweep from this process:
+// this program, the environment, this process's place in the job, the
+// logs folder, the turn's rendezvous and document (abPlace) and the
+// --arm-timeout (seconds; 0 from the turns' timings).
+func (j *armsJob) processes(sweep []string, logs string, armTimeout float64) ab.Processes {
+	return ab.Processes{Exe: j.exe, Command: sweep, Env: os.Environ(), Rank: j.Rank, Size: j.Size, Addr: j.Addr, Group: j,
+		LogDir: logs, Place: abPlace, TurnLimit: seconds(armTimeout)}
 }
 
 // joinArmsJob places this process in the command's job, lets check see

@@ -105,9 +105,8 @@ func (f *auditFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr 
 			}
 		}()
 	}
-	res, err := audit.Run(ctx, audit.Options{Telemetry: tel, Exe: j.exe, Command: sweep, Env: os.Environ(), Rank: j.Rank, Size: j.Size, Addr: j.Addr,
-		Group: j, LogDir: f.logs, Emit: say, Place: abPlace, Keep: auditKeep, Space: space, Repeats: f.repeats, Rounds: f.rounds,
-		Alpha: f.alpha, Threshold: f.threshold / 100, Stamp: stamp, TurnLimit: seconds(f.armTimeout)})
+	res, err := audit.Run(ctx, audit.Options{Processes: j.processes(sweep, f.logs, f.armTimeout), Emit: say, Keep: auditKeep,
+		Space: space, Repeats: f.repeats, Rounds: f.rounds, Alpha: f.alpha, Threshold: f.threshold / 100, Stamp: stamp, Telemetry: tel})
 	var refused *audit.Refused
 	if errors.As(err, &refused) {
 		return usageError{Err: err}

@@ -104,9 +104,8 @@ func (f *tuneFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 		}
 	}
 	stamp := document.NewStamp(document.TuneSchemaName, document.TuneSchemaVersion, version, "", os.Args[1:])
-	res, err := tune.Run(ctx, tune.Options{Exe: j.exe, Command: sweep, Env: os.Environ(), Rank: j.Rank, Size: j.Size, Addr: j.Addr,
-		Group: j, LogDir: f.logs, Emit: say, Place: abPlace, Space: space, Rounds: f.rounds, Alpha: f.alpha,
-		Threshold: f.threshold / 100, Budget: f.budget, Plugin: f.plugin, Stamp: stamp, TurnLimit: seconds(f.armTimeout)})
+	res, err := tune.Run(ctx, tune.Options{Processes: j.processes(sweep, f.logs, f.armTimeout), Emit: say, Space: space,
+		Rounds: f.rounds, Alpha: f.alpha, Threshold: f.threshold / 100, Budget: f.budget, Plugin: f.plugin, Stamp: stamp})
 	var refused *tune.Refused
 	if errors.As(err, &refused) {
 		return usageError{Err: err}
