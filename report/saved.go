@@ -64,7 +64,7 @@ func SavedTable(w io.Writer, d *document.Run, judgeColumns bool) error {
 		t.Row(r)
 	}
 	t.Footer(d.Summary())
-	t.Spread(rows, ProcLabels(d.Config.NProcs, d.Config.NGPUs))
+	t.Spread(rows, ProcLabels(d.Config.NProcs, max(1, d.Config.NThreads)*d.Config.NGPUs))
 	return nil
 }
 

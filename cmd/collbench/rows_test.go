@@ -45,3 +45,21 @@ func TestRunUntilInterruptedIsBounded(t *testing.T) {
 		t.Errorf("%d cycles of 2 sizes printed, the file holds %d results; want one cycle's 2", rows/2, len(doc.Results))
 	}
 }
+
+// In a job of two processes of two threads each (-t 2), the spread under
+// the table names each process's ranks; the saved run printed again by
+// report names them alike (it said "rank 0" where the live table said
+// "ranks 0-1", from -g alone).
+func TestSavedSpreadNamesEachProcessRanks(t *testing.T) {
+	selfEnv(t)
+	rec := filepath.Join(t.TempDir(), "run.json")
+	code, live, errOut := runCLI("launch", "-n", "2", "allreduce", "-t", "2", "-g", "1", "-b", "1K", "-e", "4K", "-f", "4", "-n", "3",
+		"--backend", "host", "-J", rec)
+	if code != exitOK || !strings.Contains(live, "ranks 0-1") {
+		t.Fatalf("exit %d, the live spread does not name ranks 0-1:\n%s\n%s", code, live, errOut)
+	}
+	code, saved, errOut := runCLI("report", rec, "-o", "-")
+	if code != exitOK || saved != live {
+		t.Errorf("exit %d %s; the saved table:\n%s\nthe live one:\n%s", code, errOut, saved, live)
+	}
+}
