@@ -34,8 +34,6 @@ type abFlags struct {
 	checked          []checkedSweep // each arm's sweep as checked
 }
 
-const abSynopsis = "collbench ab --arm SPEC --arm SPEC [flags] -- <collective> [flags]"
-
 // runAB is collbench ab: one sweep under several arms (NCCL builds,
 // environment settings, flags), each arm in processes of its own, the
 // arms taking turns round after round; each size of each arm judged
@@ -56,7 +54,7 @@ func runAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.rendezvous, "rendezvous", "", "host:port where ab's own processes meet (default MASTER_ADDR:MASTER_PORT, the first Slurm node, or this host)")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line on stderr as each arm's turn ends")
 	registerArmTimeout(fs, &f.armTimeout)
-	if code, done := parseFlags(fs, args, abSynopsis, stdout, stderr); done {
+	if code, done := parseFlags(fs, args, stdout, stderr); done {
 		return code
 	}
 	f.roundsGiven = fs.Changed("rounds")
@@ -179,7 +177,7 @@ const defaultRounds = 7
 func (f *abFlags) check(sweep []string, procs int) (arms []ab.Arm, inputs []string, err error) {
 	switch {
 	case len(sweep) == 0:
-		return nil, nil, usagef("no sweep given (usage: %s)", abSynopsis)
+		return nil, nil, usagef("no sweep given (usage: %s)", synopsisOf("ab"))
 	case f.rounds < 1 || f.rounds > compare.MaxRounds:
 		return nil, nil, usagef("--rounds must be between 1 and %d (got %d)", compare.MaxRounds, f.rounds)
 	case f.threshold < 0 || f.alpha <= 0 || f.alpha >= 1:

@@ -32,8 +32,6 @@ type auditFlags struct {
 	armTimeout                      float64
 }
 
-const auditSynopsis = "collbench audit [--repeats N] [--algorithms ring,tree] [-J audit.json] -- <collective> [flags]"
-
 // runAudit is collbench audit: whether the sweep's collective gives the
 // same bits run to run, in fresh processes, across sizes and across the
 // library's settings, where it first differs, and what the fastest
@@ -54,7 +52,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs.StringVar(&f.rendezvous, "rendezvous", "", "host:port where audit's processes meet (default as the collectives')")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line on stderr as each turn ends")
 	registerArmTimeout(fs, &f.armTimeout)
-	if code, done := parseFlags(fs, args, auditSynopsis, stdout, stderr); done {
+	if code, done := parseFlags(fs, args, stdout, stderr); done {
 		return code
 	}
 	err := f.run(ctx, fs, stdout, stderr)
@@ -143,7 +141,7 @@ func auditKeep(repeats int, dir string) []string {
 func (f *auditFlags) check(sweep []string, procs int) (sp tune.Space, inputs []string, err error) {
 	switch {
 	case len(sweep) == 0:
-		return sp, nil, usagef("no sweep given (usage: %s)", auditSynopsis)
+		return sp, nil, usagef("no sweep given (usage: %s)", synopsisOf("audit"))
 	case f.repeats < 1:
 		return sp, nil, usagef("--repeats must be at least 1 (got %d)", f.repeats)
 	case f.rounds < 0 || f.rounds > compare.MaxRounds:

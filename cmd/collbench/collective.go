@@ -19,7 +19,7 @@ func runCollective(ctx context.Context, name string, args []string, stdout, stde
 		fmt.Fprintf(stderr, "collbench: %s\n", errText(err))
 		return exitUsage
 	}
-	return runMeasuring(ctx, newFlags(coll), "collbench "+coll.Name+" [flags]", args, stdout, stderr)
+	return runMeasuring(ctx, newFlags(coll), args, stdout, stderr)
 }
 
 // measure splits the job into the groups asked for and runs the sweep,

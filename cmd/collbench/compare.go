@@ -26,8 +26,8 @@ func runCompare(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fs.Float64Var(&o.Threshold, "threshold", 5, "slowdown in percent that counts as a regression when significant")
 	fs.Float64Var(&o.Alpha, "alpha", 0.05, "significance level of the Mann-Whitney test on per-iteration times")
 	minBW := fs.Float64("min-busbw", 0, "fail when the new run's average bus bandwidth is below this many GB/s (default NCCL_TESTS_MIN_BW)")
-	synopsis := "collbench compare base.json new.json [--threshold PCT] [--min-busbw GB/s]"
-	return fileCommand(fs, args, synopsis, stdout, stderr, func() error {
+	synopsis := synopsisOf("compare")
+	return fileCommand(fs, args, stdout, stderr, func() error {
 		if !fs.Changed("min-busbw") {
 			f, err := run.MinBusBW(os.Getenv)
 			if err != nil {

@@ -16,7 +16,7 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := newFlagSet("doctor")
 	ncclLib := fs.String("nccl-lib", "", "libnccl.so.2 to load, or its folder (also COLLBENCH_NCCL_LIB)")
 	asJSON := fs.Bool("json", false, "print the findings as JSON")
-	if code, done := parseFlags(fs, args, "collbench doctor [flags]", stdout, stderr); done {
+	if code, done := parseFlags(fs, args, stdout, stderr); done {
 		return code
 	}
 	if fs.NArg() > 0 {

@@ -78,8 +78,8 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.StringVar(&e.Targets, "to", "", "targets, comma-separated: "+strings.Join(export.Targets, ", ")+" or all")
 	fs.StringVarP(&e.Dir, "output", "o", ".", "folder to write the files into (created if missing)")
 	e.registerTuning(fs)
-	synopsis := "collbench export --to " + strings.Join(export.Targets, "|") + "|all profile.json [-o DIR]"
-	return fileCommand(fs, args, synopsis, stdout, stderr, func() error {
+	synopsis := synopsisOf("export")
+	return fileCommand(fs, args, stdout, stderr, func() error {
 		switch {
 		case fs.NArg() != 1:
 			return usagef("want one profile file (usage: %s)", synopsis)

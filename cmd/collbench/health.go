@@ -81,7 +81,7 @@ var errIncomplete = errors.New("the health check's budget ran out before it was 
 
 // runHealth is collbench health.
 func runHealth(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runMeasuring(ctx, newHealthFlags(), "collbench health [flags]", args, stdout, stderr)
+	return runMeasuring(ctx, newHealthFlags(), args, stdout, stderr)
 }
 
 // measure runs the check, writes the record and turns its verdict into

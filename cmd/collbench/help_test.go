@@ -60,3 +60,22 @@ func TestReferencesFitTheWidth(t *testing.T) {
 	}
 	golden.Check(t, "references_80.golden", b.Bytes())
 }
+
+// Every command's usage line is the command table's: the synopsis is
+// written once.
+func TestUsageLineFromTheCommandTable(t *testing.T) {
+	for _, c := range commands() {
+		if c.run == nil || c.name == "help" || c.name == "version" {
+			continue
+		}
+		code, out, errOut := runCLI(c.name, "-h")
+		first, _, _ := strings.Cut(out, "\n")
+		if code != exitOK || first != "Usage: collbench "+c.synopsis {
+			t.Errorf("%s -h: exit %d, first line %q, want the table's %q %s", c.name, code, first, c.synopsis, errOut)
+		}
+	}
+	code, out, _ := runCLI("allreduce", "-h")
+	if first, _, _ := strings.Cut(out, "\n"); code != exitOK || first != "Usage: collbench allreduce [flags]" {
+		t.Errorf("allreduce -h: exit %d, first line %q", code, first)
+	}
+}

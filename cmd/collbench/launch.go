@@ -34,7 +34,7 @@ func runLaunch(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&lf.rendezvous, "rendezvous", "", "host:port for the job's rendezvous (default: a free loopback port)")
 	fs.Float64Var(&lf.grace, "grace", 10, "seconds the other ranks get to finish after one fails, before they are stopped")
 	fs.BoolVar(&lf.distinct, "distinct-hosts", false, "give each rank its own NCCL_HOSTID, so ranks may share a GPU before NCCL 2.30 (functional runs only)")
-	if code, done := parseFlags(fs, args, "collbench launch -n N [flags] [--] <collective> [flags]", stdout, stderr); done {
+	if code, done := parseFlags(fs, args, stdout, stderr); done {
 		return code
 	}
 	o, err := lf.options(fs.Args())

@@ -25,6 +25,7 @@ import (
 	"github.com/collbench/collbench/chart"
 	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/export"
 	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/run"
 )
@@ -95,20 +96,32 @@ func commands() []command {
 		{"launch", "launch -n N [--] <collective|overlap|profile|health|ab|tune|audit> [flags]", runLaunch},
 		{"overlap", "overlap [flags]", runOverlap},
 		{"profile", "profile [-o profile.json] [--export galvatron,…] [flags]", runProfile},
-		{"export", "export --to TARGET profile.json [-o DIR]", runExport},
-		{"predict", "predict --profile profile.json [--model NAME] [--dp N --tp N --pp N …]", runPredict},
+		{"export", "export --to " + strings.Join(export.Targets, "|") + "|all profile.json [-o DIR]", runExport},
+		{"predict", "predict --profile profile.json [--model NAME | --layers N --hidden N …] [--dp N --tp N --pp N --zero K --sp --ep N] [--rank-strategies]", runPredict},
 		{"compare", "compare base.json new.json [--threshold PCT] [--min-busbw GB/s]", runCompare},
 		{"ab", "ab --arm SPEC --arm SPEC [--rounds N] [-J ab.json] -- <collective> [flags]", runAB},
 		{"tune", "tune [-o tuner.conf] [--plugin PATH] [--budget 20m] -- <collective> [flags]", runTune},
 		{"audit", "audit [--repeats N] [--algorithms ring,tree] [-J audit.json] -- <collective> [flags]", runAudit},
-		{"plot", "plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf]", runPlot},
-		{"report", "report run.json|profile.json|health.json [more.json …] [-o report.html|report.md|table.txt|-]", runReport},
+		{"plot", "plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf] [--metric busbw|time|both]", runPlot},
+		{"report", "report run.json|profile.json|health.json|audit.json [more.json …] [-o report.html|report.md|table.txt|-]", runReport},
 		{"health", "health [-J health.json] [--heatmap pairs.svg] [--expect inter=GB/s …] [--racks FILE]", runHealth},
 		{"references", "references [--references FILE] [--json]", runReferences},
 		{"help", "help <collective>", runHelp},
-		{"doctor", "doctor", runDoctor},
+		{"doctor", "doctor [--json]", runDoctor},
 		{"version", "version", runVersion},
 	}
+}
+
+// synopsisOf is a command's usage line as the command table writes it:
+// the one place a synopsis is written. A collective's is the table's
+// first row with the collective named.
+func synopsisOf(name string) string {
+	for _, c := range commands() {
+		if c.name == name {
+			return "collbench " + c.synopsis
+		}
+	}
+	return "collbench " + name + " [flags]"
 }
 
 // lookup finds the subcommand a command line names; the help and version
@@ -306,8 +319,8 @@ func newFlagSet(name string) *pflag.FlagSet {
 // predict, compare, plot, report) once its flags are parsed: an error is
 // one line on stderr naming the command, unless already printed, and the
 // exit code the error calls for.
-func fileCommand(fs *pflag.FlagSet, args []string, synopsis string, stdout, stderr io.Writer, body func() error) int {
-	if code, done := parseFlags(fs, args, synopsis, stdout, stderr); done {
+func fileCommand(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer, body func() error) int {
+	if code, done := parseFlags(fs, args, stdout, stderr); done {
 		return code
 	}
 	err := body()
@@ -325,18 +338,19 @@ func usagef(format string, a ...any) error { return run.Usagef(format, a...) }
 
 // parseFlags parses a subcommand's own flags. done means the caller
 // returns code at once: the help was printed, or a usage error reported.
-func parseFlags(fs *pflag.FlagSet, args []string, synopsis string, stdout, stderr io.Writer) (code int, done bool) {
+func parseFlags(fs *pflag.FlagSet, args []string, stdout, stderr io.Writer) (code int, done bool) {
 	return parseWith(fs, func() error {
 		if err := fs.Parse(args); err != nil {
 			return err
 		}
 		return finiteFlags(fs)
-	}, synopsis, stdout, stderr)
+	}, stdout, stderr)
 }
 
 // parseWith runs a command's own parse (flags plus checks); done means the caller
 // returns code at once: the help was printed, or a usage error reported.
-func parseWith(fs *pflag.FlagSet, parse func() error, synopsis string, stdout, stderr io.Writer) (code int, done bool) {
+func parseWith(fs *pflag.FlagSet, parse func() error, stdout, stderr io.Writer) (code int, done bool) {
+	synopsis := synopsisOf(fs.Name())
 	fs.SetOutput(io.Discard)
 	err := parse()
 	switch {

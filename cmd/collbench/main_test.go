@@ -346,8 +346,8 @@ func TestHelpAndNearMisses(t *testing.T) {
 		{[]string{"helth"}, exitUsage, "", `collbench: unknown command "helth" (did you mean health?); run 'collbench help' for the list` + "\n"},
 		{[]string{"frobnicate"}, exitUsage, "", `collbench: unknown command "frobnicate"; run 'collbench help' for the list` + "\n"},
 		{[]string{"help", "allreducee"}, exitUsage, "", `collbench help: no command or collective "allreducee" (did you mean allreduce?); run 'collbench help' for the list` + "\n"},
-		{[]string{"help", "profile"}, exitOK, "Usage: collbench profile [-o profile.json] [flags]", ""},
-		{[]string{"help", "health"}, exitOK, "Usage: collbench health [flags]", ""},
+		{[]string{"help", "profile"}, exitOK, "Usage: collbench profile [-o profile.json] [--export galvatron,…] [flags]", ""},
+		{[]string{"help", "health"}, exitOK, "Usage: collbench health [-J health.json] [--heatmap pairs.svg]", ""},
 		{[]string{"help", "allreduce"}, exitOK, "Usage: collbench allreduce", ""},
 		{[]string{"version", "-h"}, exitOK, "Usage: collbench version\n", ""},
 	} {

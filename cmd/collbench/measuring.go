@@ -55,9 +55,9 @@ func parseMeasuring(m measurer, args []string) error {
 // places it in. Errors go to stderr as one line naming the command and,
 // in a job of several processes, this process's ranks, after the job's
 // failure has been put first.
-func runMeasuring(ctx context.Context, m measurer, synopsis string, args []string, stdout, stderr io.Writer) int {
+func runMeasuring(ctx context.Context, m measurer, args []string, stdout, stderr io.Writer) int {
 	fs, jf := m.flags()
-	if code, done := parseWith(fs, func() error { return parseMeasuring(m, args) }, synopsis, stdout, stderr); done {
+	if code, done := parseWith(fs, func() error { return parseMeasuring(m, args) }, stdout, stderr); done {
 		return code
 	}
 	cmd := fs.Name()

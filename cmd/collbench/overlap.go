@@ -62,7 +62,7 @@ func (f *overlapFlags) check() error {
 
 // runOverlap is collbench overlap.
 func runOverlap(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runMeasuring(ctx, newOverlapFlags(), "collbench overlap [flags]", args, stdout, stderr)
+	return runMeasuring(ctx, newOverlapFlags(), args, stdout, stderr)
 }
 
 // measure runs the experiment, printing its table as it goes, and writes

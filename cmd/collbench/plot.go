@@ -22,8 +22,8 @@ func runPlot(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	metric := fs.String("metric", "both", "panels: busbw, time or both")
 	title := fs.String("title", "", "chart title (default: the file names)")
 	only := fs.String("only", "", "plot only the lines whose label matches this regular expression")
-	synopsis := "collbench plot run.json|profile.json [more.json …] [-o busbw.svg|.png|.pdf] [--metric busbw|time|both]"
-	return fileCommand(fs, args, synopsis, stdout, stderr, func() error {
+	synopsis := synopsisOf("plot")
+	return fileCommand(fs, args, stdout, stderr, func() error {
 		if fs.NArg() == 0 {
 			return usagef("want at least one run or profile file (usage: %s)", synopsis)
 		}
@@ -58,8 +58,8 @@ func runReport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs := newFlagSet("report")
 	out := fs.StringP("output", "o", "report.html", "page to write: .html, or .md (charts then go to SVG files beside it); - or a .txt file prints a run's nccl-tests table, or an audit's")
 	title := fs.String("title", "", "page title (default: the file names)")
-	synopsis := "collbench report run.json|profile.json [more.json …] [-o report.html|report.md|table.txt|-]"
-	return fileCommand(fs, args, synopsis, stdout, stderr, func() error {
+	synopsis := synopsisOf("report")
+	return fileCommand(fs, args, stdout, stderr, func() error {
 		if fs.NArg() == 0 {
 			return usagef("want at least one run or profile file (usage: %s)", synopsis)
 		}

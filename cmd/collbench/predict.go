@@ -59,8 +59,7 @@ func newPredictFlags() *predictFlags {
 // runPredict is collbench predict.
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newPredictFlags()
-	synopsis := "collbench predict --profile profile.json [--model NAME | --layers N --hidden N …] [--dp N --tp N --pp N --zero K --sp --ep N] [--rank-strategies]"
-	return fileCommand(f.fs, args, synopsis, stdout, stderr, func() error { return predict(ctx, f, stdout) })
+	return fileCommand(f.fs, args, stdout, stderr, func() error { return predict(ctx, f, stdout) })
 }
 
 func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {

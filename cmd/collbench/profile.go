@@ -78,7 +78,7 @@ func (f *profileFlags) check() error {
 
 // runProfile is collbench profile.
 func runProfile(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return runMeasuring(ctx, newProfileFlags(), "collbench profile [-o profile.json] [flags]", args, stdout, stderr)
+	return runMeasuring(ctx, newProfileFlags(), args, stdout, stderr)
 }
 
 // measure runs the profile, a line per curve and a progress bar on

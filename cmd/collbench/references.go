@@ -46,7 +46,7 @@ func runReferences(ctx context.Context, args []string, stdout, stderr io.Writer)
 	fs := newFlagSet("references")
 	files := fs.StringArray("references", nil, "a site's reference table to list beside the built-in one; repeat for more")
 	asJSON := fs.Bool("json", false, "print the built-in table as JSON, the format --references reads")
-	return fileCommand(fs, args, "collbench references [--references FILE] [--json]", stdout, stderr, func() error {
+	return fileCommand(fs, args, stdout, stderr, func() error {
 		if fs.NArg() > 0 {
 			return usagef("unexpected argument %q", fs.Arg(0))
 		}

@@ -38,8 +38,6 @@ type tuneFlags struct {
 	armTimeout                      float64
 }
 
-const tuneSynopsis = "collbench tune [-o tuner.conf] [--plugin libnccl-tuner-example.so] [flags] -- <collective> [flags]"
-
 // runTune is collbench tune: the sweep under every algorithm, protocol
 // and channel count (the host backend's algorithms and segments there),
 // judged against the library's own choice size by size, written as a
@@ -64,7 +62,7 @@ func runTune(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&f.rendezvous, "rendezvous", "", "host:port where tune's processes meet (default as the collectives')")
 	fs.BoolVarP(&f.quiet, "quiet", "q", false, "no line on stderr as each trial and turn ends")
 	registerArmTimeout(fs, &f.armTimeout)
-	if code, done := parseFlags(fs, args, tuneSynopsis, stdout, stderr); done {
+	if code, done := parseFlags(fs, args, stdout, stderr); done {
 		return code
 	}
 	err := f.run(ctx, fs, stdout, stderr)
@@ -143,7 +141,7 @@ func (f *tuneFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 func (f *tuneFlags) check(sweep []string, procs int) (sp tune.Space, inputs []string, err error) {
 	switch {
 	case len(sweep) == 0:
-		return sp, nil, usagef("no sweep given (usage: %s)", tuneSynopsis)
+		return sp, nil, usagef("no sweep given (usage: %s)", synopsisOf("tune"))
 	case f.rounds < 0 || f.rounds > compare.MaxRounds:
 		return sp, nil, usagef("--rounds must be between 0 (as many as the tests need) and %d (got %d)", compare.MaxRounds, f.rounds)
 	case f.threshold < 0 || f.alpha <= 0 || f.alpha >= 1:
