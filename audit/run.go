@@ -82,12 +82,6 @@ type run struct {
 	seconds float64
 }
 
-// plan is what rank 0 read off the first turn, for every process.
-type plan struct {
-	Backend, NCCLVersion, Failed string
-	Ranks                        int
-}
-
 // Result is an audit's outcome: the record on rank 0 (nil on the
 // others), and on every process whether the library's own choice
 // repeated in every check.
@@ -184,9 +178,9 @@ func (a *auditing) runSettings(ctx context.Context) error {
 		return err
 	}
 	own.seconds = time.Since(start).Seconds()
-	var p plan
+	var p tune.Plan
 	if a.o.Rank == 0 {
-		p = readPlan(doc, failed)
+		p = tune.ReadPlan(doc, failed)
 		own.doc = doc
 	}
 	if err := a.share(ctx, &p); err != nil {
@@ -216,24 +210,6 @@ func (a *auditing) runSettings(ctx context.Context) error {
 		a.settings = append(a.settings, s)
 	}
 	return nil
-}
-
-// readPlan reads the first turn's record.
-func readPlan(doc *document.Run, failed string) plan {
-	switch {
-	case failed != "":
-		return plan{Failed: failed}
-	case doc == nil || len(doc.Results) == 0:
-		return plan{Failed: "measured no size"}
-	}
-	p := plan{Backend: doc.Backend, Ranks: doc.Config.NRanks}
-	if doc.Config.GroupSize > 0 {
-		p.Ranks = doc.Config.GroupSize
-	}
-	if v := doc.NCCLVersion; v != nil && *v > 0 {
-		p.NCCLVersion = fmt.Sprintf("%d.%d.%d", *v/10000, *v%10000/100, *v%100)
-	}
-	return p
 }
 
 // share hands rank 0's v to every process (ab.Share).

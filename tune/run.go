@@ -143,9 +143,10 @@ type arm struct {
 	out     *ab.ArmOutcome         // its rounds, when it was measured
 }
 
-// plan is what rank 0 read off the library's own trial, for every
-// process.
-type plan struct {
+// Plan is what rank 0 reads off the library's own trial (the sweep as
+// it is), for every process: the measurements that try the space
+// (tune, audit) read it alike.
+type Plan struct {
 	Backend     string
 	Ranks       int
 	Nodes       int
@@ -165,9 +166,9 @@ func (t *tuning) planArms(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	var p plan
+	var p Plan
 	if t.o.Rank == 0 {
-		p = t.readPlan(doc, failed)
+		p = ReadPlan(doc, failed)
 		p.Seconds = time.Since(start).Seconds()
 		own.choices = t.readChoices("A", p.Ranks)
 		p.Logged = len(own.choices) > 0
@@ -203,15 +204,16 @@ func (t *tuning) planArms(ctx context.Context) error {
 	return t.checkBudget(p.Seconds*float64(len(t.arms)), p.Seconds)
 }
 
-// readPlan reads the library's own trial (rank 0).
-func (t *tuning) readPlan(doc *document.Run, failed string) plan {
+// ReadPlan reads the library's own trial: its run document, or failed,
+// why it did not run.
+func ReadPlan(doc *document.Run, failed string) Plan {
 	if failed != "" {
-		return plan{Failed: failed}
+		return Plan{Failed: failed}
 	}
 	if doc == nil || len(doc.Results) == 0 {
-		return plan{Failed: "measured no size"}
+		return Plan{Failed: "measured no size"}
 	}
-	p := plan{Backend: doc.Backend, Ranks: doc.Config.NRanks}
+	p := Plan{Backend: doc.Backend, Ranks: doc.Config.NRanks}
 	if doc.Config.GroupSize > 0 {
 		p.Ranks = doc.Config.GroupSize
 	}
@@ -234,7 +236,7 @@ func (t *tuning) readPlan(doc *document.Run, failed string) plan {
 		}
 	}
 	if p.Backend != backendNCCL && p.Backend != backendHost {
-		return plan{Failed: fmt.Sprintf("ran on a backend tune does not know (%q)", p.Backend)}
+		return Plan{Failed: fmt.Sprintf("ran on a backend the settings' space does not know (%q)", p.Backend)}
 	}
 	return p
 }
