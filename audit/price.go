@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -18,11 +19,14 @@ type choice struct {
 	Rounds     int
 }
 
-// repeats says whether every check of the setting labelled so, save
+// repeats says whether the setting ran and every check of it, save
 // those against another setting, found the same bits.
-func (a *auditing) repeats(label string) bool {
+func (a *auditing) repeats(s *run) bool {
+	if s.refused != "" || len(s.dirs) == 0 {
+		return false
+	}
 	for _, c := range a.rec.Checks {
-		if c.Setting == label && c.Kind != document.AuditSettings && c.Differs() {
+		if c.Setting == s.Label && c.Kind != document.AuditSettings && c.Differs() {
 			return false
 		}
 	}
@@ -67,9 +71,11 @@ func (a *auditing) choose(ctx context.Context) (int, error) {
 // first when it did, the others fastest first.
 func (a *auditing) candidates() choice {
 	var ch choice
+	speeds := make([]float64, len(a.settings))
 	for i, s := range a.settings {
-		if s.refused == "" && len(s.dirs) > 0 && a.repeats(s.Label) {
+		if a.repeats(s) {
 			ch.Candidates = append(ch.Candidates, i)
+			speeds[i] = speed(s.doc)
 		}
 	}
 	slices.SortStableFunc(ch.Candidates, func(x, y int) int {
@@ -79,14 +85,7 @@ func (a *auditing) candidates() choice {
 		case y == 0:
 			return 1
 		}
-		sx, sy := speed(a.settings[x].doc), speed(a.settings[y].doc)
-		switch {
-		case sx > sy:
-			return -1
-		case sx < sy:
-			return 1
-		}
-		return 0
+		return cmp.Compare(speeds[y], speeds[x]) // the fastest first
 	})
 	ch.Rounds = a.o.Rounds
 	if ch.Rounds == 0 {
@@ -134,7 +133,7 @@ func (a *auditing) record(chosen int) {
 	for i, s := range a.settings {
 		order[s.Label] = i
 		st := document.AuditSetting{Label: s.Label, Default: i == 0, Env: s.Env, Refused: s.refused,
-			Repeats: s.refused == "" && len(s.dirs) > 0 && a.repeats(s.Label), BusBW: []document.AuditBusBW{}, TrialSeconds: s.seconds}
+			Repeats: a.repeats(s), BusBW: []document.AuditBusBW{}, TrialSeconds: s.seconds}
 		if st.Env == nil {
 			st.Env = []string{}
 		}
@@ -146,7 +145,7 @@ func (a *auditing) record(chosen int) {
 				if x.Name != y.Name {
 					return strings.Compare(x.Name, y.Name)
 				}
-				return int(x.Size - y.Size)
+				return cmp.Compare(x.Size, y.Size)
 			})
 		}
 		a.rec.Settings = append(a.rec.Settings, st)
