@@ -112,17 +112,12 @@ func (f *auditFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr 
 	if err != nil {
 		return err
 	}
-	if j.Rank != 0 {
-		if !res.OwnRepeats {
-			return errDoesNotRepeat
-		}
-		return nil
-	}
-	rec := res.Record
-	report.Audit(stdout, rec)
-	if f.record != "" {
-		if err := fileio.Save(ctx, f.record, stdout, rec.Encode); err != nil {
-			return err
+	if j.Rank == 0 {
+		report.Audit(stdout, res.Record)
+		if f.record != "" {
+			if err := fileio.Save(ctx, f.record, stdout, res.Record.Encode); err != nil {
+				return err
+			}
 		}
 	}
 	if !res.OwnRepeats {

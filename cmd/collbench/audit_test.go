@@ -166,4 +166,14 @@ func TestAuditBadInput(t *testing.T) {
 			t.Errorf("audit %v: exit %d, stderr %q, want one line with %q", c.args, code, errOut, c.want)
 		}
 	}
+	// A telemetry setting collbench cannot honour is refused by every
+	// process of a launched audit before the job meets (the sweep's own
+	// check), not by rank 0's telemetry once the others wait for it.
+	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:1")
+	t.Setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc")
+	code, out, errOut := runCLI("launch", "-n", "2", "audit", "--", "allreduce", "-g", "1", "-b", "1K", "-e", "1K", "--backend", "host")
+	if code != exitUsage || out != "" || strings.Count(errOut, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc") != 1 ||
+		!strings.Contains(errOut, "ranks 0-1 refused their arguments (exit 2)") {
+		t.Errorf("launched audit with OTLP over gRPC: exit %d, stderr:\n%s", code, errOut)
+	}
 }
