@@ -16,6 +16,7 @@ import (
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/golden"
+	"github.com/collbench/collbench/model/profiled"
 )
 
 // load reads a document measured by collbench on the host backend
@@ -318,7 +319,7 @@ func TestProfileDrawsItsFit(t *testing.T) {
 		}
 		drawn++
 		for _, f := range s.Fitted {
-			if want := c.Fit.At(float64(f.Bytes)); math.Abs(f.TimeUS-want) > 1e-9*want {
+			if want := profiled.At(c.Fit, float64(f.Bytes)); math.Abs(f.TimeUS-want) > 1e-9*want {
 				t.Errorf("%s at %d B: fitted %g µs, the fit says %g", s.Label, f.Bytes, f.TimeUS, want)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/model/profiled"
 )
 
 // Point is one message size of a series.
@@ -142,7 +143,7 @@ func fitted(f *document.Fit, pts []Point) []Point {
 	}
 	var out []Point
 	for _, b := range sizes {
-		if t := f.At(float64(b)); t > 0 && !math.IsInf(t, 0) && !math.IsNaN(t) {
+		if t := profiled.At(f, float64(b)); t > 0 && !math.IsInf(t, 0) && !math.IsNaN(t) {
 			out = append(out, Point{Bytes: b, TimeUS: t, BusBW: k * float64(b) / t})
 		}
 	}

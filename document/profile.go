@@ -12,7 +12,6 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/machine"
-	"github.com/collbench/collbench/model"
 	"github.com/collbench/collbench/setting"
 )
 
@@ -213,22 +212,6 @@ func (p *Profile) Curve(op string, n int, layout string) (*ProfileCurve, error) 
 		return c, nil
 	}
 	return nil, fmt.Errorf("the profile has no %s curve over %d ranks (%s); profile with that collective and group size", op, n, layout)
-}
-
-// P2PCurve is the point-to-point curve of n ranks: the first of
-// model.P2POps the profile measured. The error is the first's.
-func (p *Profile) P2PCurve(n int, layout string) (*ProfileCurve, error) {
-	var first error
-	for _, op := range model.P2POps {
-		c, err := p.Curve(op, n, layout)
-		if err == nil {
-			return c, nil
-		}
-		if first == nil {
-			first = err
-		}
-	}
-	return nil, first
 }
 
 // Encode writes the profile as indented JSON.

@@ -2,7 +2,6 @@ package document
 
 import (
 	"github.com/collbench/collbench/bench"
-	"github.com/collbench/collbench/model"
 )
 
 // Stats are the per-iteration statistics of one placement, in µs.
@@ -53,26 +52,7 @@ type Fit struct {
 	Points   int       `json:"points"`
 	Segments []Segment `json:"segments,omitempty"`
 	// AlphaCI and BetaCI are the large-message line's 95 % bootstrap
-	// intervals (model.Bootstrap); profiles before them have none.
+	// intervals (the cost model's bootstrap); profiles before them have none.
 	AlphaCI *[2]float64 `json:"alpha_ci_us,omitempty"`
 	BetaCI  *[2]float64 `json:"beta_ci_us_per_byte,omitempty"`
-}
-
-// FitOf converts a fitted model for the profile.
-func FitOf(f model.Fit) Fit {
-	out := Fit{Model: f.Model, Method: f.Method, Line: Line(f.Line), BusBWInf: f.BusBWInf, NHalf: f.NHalf,
-		R2: f.R2, MaxRel: f.MaxRel, Range: f.Range, Points: f.Points, AlphaCI: &f.AlphaCI, BetaCI: &f.BetaCI}
-	for _, s := range f.Segments {
-		out.Segments = append(out.Segments, Segment{From: s.From, To: s.To, Line: Line(s.Line)})
-	}
-	return out
-}
-
-// At is the recorded model's time in µs for s bytes.
-func (f *Fit) At(s float64) float64 {
-	m := model.Fit{Line: model.Line(f.Line)}
-	for _, seg := range f.Segments {
-		m.Segments = append(m.Segments, model.Segment{From: seg.From, To: seg.To, Line: model.Line(seg.Line)})
-	}
-	return m.At(s)
 }

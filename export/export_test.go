@@ -16,6 +16,7 @@ import (
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/fixture"
 	"github.com/collbench/collbench/internal/golden"
+	"github.com/collbench/collbench/model/profiled"
 )
 
 // Every export of a two-node, 4-GPU-per-node profile, golden-tested.
@@ -271,7 +272,7 @@ func TestAstraSimUnits(t *testing.T) {
 		for _, s := range []float64{1 << 20, 64 << 20, 1 << 30} {
 			bpns := d.BW * (1 << 30) / 1e9
 			simNs := 2*(n-1)*2*d.Latency + 2*(n-1)/n*s/bpns
-			if want := c.Fit.At(s) * 1e3; math.Abs(simNs-want) > 1e-5*want { // 6 significant digits in the file
+			if want := profiled.At(c.Fit, s) * 1e3; math.Abs(simNs-want) > 1e-5*want { // 6 significant digits in the file
 				t.Errorf("tier %d, %g bytes: ASTRA-sim %v ns, profile %v ns", i, s, simNs, want)
 			}
 			// The congestion-aware backend stores and forwards: each of
@@ -280,7 +281,7 @@ func TestAstraSimUnits(t *testing.T) {
 			// twice the bandwidth for the same line.
 			bpns = awareBW[i] * (1 << 30) / 1e9
 			simNs = 2 * (n - 1) * 2 * (awareLat[i] + s/n/bpns)
-			if want := c.Fit.At(s) * 1e3; math.Abs(simNs-want) > 1e-5*want {
+			if want := profiled.At(c.Fit, s) * 1e3; math.Abs(simNs-want) > 1e-5*want {
 				t.Errorf("tier %d, %g bytes: ASTRA-sim congestion-aware %v ns, profile %v ns", i, s, simNs, want)
 			}
 		}
@@ -442,7 +443,7 @@ func TestGalvatronTimesAreMeasured(t *testing.T) {
 	for i, s := range c.Samples {
 		at[s.Bytes] = i
 	}
-	exact := func(b int64) float64 { return c.Fit.At(float64(b)) }
+	exact := func(b int64) float64 { return profiled.At(c.Fit, float64(b)) }
 	c.Samples[at[8<<20]].TimeUs = 0.97 * exact(8<<20)  // noise: kept
 	c.Samples[at[64<<20]].TimeUs = 0.2 * exact(64<<20) // a wild dip: the fit's
 	c.Samples[at[256<<20]].TimeUs = 5 * exact(256<<20) // a wild stall: the fit's

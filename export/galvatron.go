@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/model/profiled"
 	"github.com/collbench/collbench/setting"
 )
 
@@ -47,7 +48,7 @@ func galvatronFiles(p *document.Profile, o Options) ([]exportFile, error) {
 	ppSizes := halvings(world)
 	for i := len(ppSizes) - 1; i >= 0; i-- {
 		n := ppSizes[i]
-		c, err := p.P2PCurve(n, "strided")
+		c, err := profiled.P2PCurve(p, n, "strided")
 		if err != nil {
 			return nil, err
 		}

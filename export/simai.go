@@ -6,6 +6,7 @@ import (
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/model"
+	"github.com/collbench/collbench/model/profiled"
 )
 
 // simaiGroup is one group SimAI 1.x's busbw.yaml describes: its size and
@@ -21,7 +22,7 @@ type simaiGroup struct{ n, stride int }
 // allreduce, allgather and reducescatter describe the expert-data-parallel
 // group SimAI calls DP_EP (the DP/EP ranks holding the same experts,
 // stride TP·EP) and alltoall the EP group itself (EP consecutive DP ranks,
-// stride TP); PP the pipeline chain (Profile.P2PCurve) over PP ranks. A
+// stride TP); PP the pipeline chain (profiled.P2PCurve) over PP ranks. A
 // group that is not one of the profile's layouts, or not measured, is null.
 func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 	w := p.Meta.WorldSize
@@ -48,7 +49,7 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 		name = "collbench"
 	}
 	// bw finds a group's curve with find (p.Curve of a collective, or
-	// p.P2PCurve) and writes its busbw∞.
+	// profiled.P2PCurve) and writes its busbw∞.
 	bw := func(find func(n int, layout string) (*document.ProfileCurve, error), g simaiGroup) string {
 		layout, ok := model.LayoutOf(w, g.n, g.stride)
 		if !ok || g.n < 2 {
@@ -78,7 +79,7 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 		}
 		fmt.Fprintf(&b, "alltoall,: %s\n", bw(curveOf(p, "alltoall"), dim.ata))
 	}
-	fmt.Fprintf(&b, "PP:\nbusbw: %s\n", bw(p.P2PCurve, simaiGroup{pp, w / pp}))
+	fmt.Fprintf(&b, "PP:\nbusbw: %s\n", bw(func(n int, layout string) (*document.ProfileCurve, error) { return profiled.P2PCurve(p, n, layout) }, simaiGroup{pp, w / pp}))
 	return []exportFile{{name: "busbw.yaml", data: []byte(b.String())}}, nil
 }
 

@@ -41,8 +41,44 @@ func Fit(c *document.ProfileCurve) *document.Fit {
 	if err != nil {
 		return nil
 	}
-	f := document.FitOf(m.Fit)
+	f := recorded(m.Fit)
 	return &f
+}
+
+// recorded is a fitted model as the profile records it.
+func recorded(f model.Fit) document.Fit {
+	out := document.Fit{Model: f.Model, Method: f.Method, Line: document.Line(f.Line), BusBWInf: f.BusBWInf, NHalf: f.NHalf,
+		R2: f.R2, MaxRel: f.MaxRel, Range: f.Range, Points: f.Points, AlphaCI: &f.AlphaCI, BetaCI: &f.BetaCI}
+	for _, s := range f.Segments {
+		out.Segments = append(out.Segments, document.Segment{From: s.From, To: s.To, Line: document.Line(s.Line)})
+	}
+	return out
+}
+
+// At is a recorded fit's time in µs for s bytes, the cost model's
+// evaluation of the lines the profile holds.
+func At(f *document.Fit, s float64) float64 {
+	m := model.Fit{Line: model.Line(f.Line)}
+	for _, seg := range f.Segments {
+		m.Segments = append(m.Segments, model.Segment{From: seg.From, To: seg.To, Line: model.Line(seg.Line)})
+	}
+	return m.At(s)
+}
+
+// P2PCurve is the profile's point-to-point curve of n ranks: the first of
+// model.P2POps it measured. The error is the first's.
+func P2PCurve(p *document.Profile, n int, layout string) (*document.ProfileCurve, error) {
+	var first error
+	for _, op := range model.P2POps {
+		c, err := p.Curve(op, n, layout)
+		if err == nil {
+			return c, nil
+		}
+		if first == nil {
+			first = err
+		}
+	}
+	return nil, first
 }
 
 // Network is the profile's curves as a prediction reads them, each fitted
