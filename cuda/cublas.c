@@ -1,9 +1,5 @@
 #include <dlfcn.h>
-#include <stdio.h>
 #include "cublas.h"
-#include "dl.h"
-
-static void* handle;
 
 #define CB_CUBLAS_POINTER(name, sym, params, args) static cublasStatus_t (*p_##name) params;
 CB_CUBLAS_FUNCS(CB_CUBLAS_POINTER)
@@ -14,15 +10,10 @@ CB_CUBLAS_FUNCS(CB_CUBLAS_POINTER)
 CB_CUBLAS_FUNCS(CB_CUBLAS_WRAP)
 #undef CB_CUBLAS_WRAP
 
-int cb_cublas_load(const char* path, char* err, size_t errlen) {
-  if (handle) return 0;
-  void* h = cb_dlopen_checked(path, "cublasGemmEx", "cuBLAS", err, errlen);
-  if (!h) return -1;
+void cb_cublas_resolve(void* h) {
 #define CB_CUBLAS_RESOLVE(name, sym, params, args) p_##name = dlsym(h, sym);
   CB_CUBLAS_FUNCS(CB_CUBLAS_RESOLVE)
 #undef CB_CUBLAS_RESOLVE
-  handle = h;
-  return 0;
 }
 
 // cuBLAS enum values (cublas_api.h, library_types.h).

@@ -8,9 +8,7 @@ package cuda
 import "C"
 
 import (
-	"errors"
 	"fmt"
-	"unsafe"
 
 	"github.com/collbench/collbench/libpath"
 )
@@ -31,15 +29,12 @@ func LoadBLAS(explicit string) (string, error) {
 }
 
 func loadBLAS(explicit string) (string, error) {
-	var errbuf [512]C.char
-	return libpath.Find(libpath.CUBLAS, explicit, func(p string) error {
-		cpath := C.CString(p)
-		defer C.free(unsafe.Pointer(cpath))
-		if C.cb_cublas_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {
-			return errors.New(C.GoString(&errbuf[0]))
-		}
-		return nil
-	})
+	lib, err := libpath.Load(libpath.CUBLAS, explicit)
+	if err != nil {
+		return "", err
+	}
+	C.cb_cublas_resolve(lib.Handle)
+	return lib.Path, nil
 }
 
 // BLASError is a failed cuBLAS call.

@@ -25,7 +25,9 @@ typedef struct cublasContext* cublasHandle_t;
 CB_CUBLAS_FUNCS(CB_CUBLAS_DECLARE)
 #undef CB_CUBLAS_DECLARE
 
-int cb_cublas_load(const char* path, char* err, size_t errlen);
+// cb_cublas_resolve resolves every entry point from the handle of the
+// library libpath opened.
+void cb_cublas_resolve(void* h);
 
 // cb_gemm runs C = A·B (column-major, no transposes) with float scalars
 // 1 and 0 and fp32 accumulation.

@@ -38,18 +38,12 @@ func Load(explicit string) (string, error) {
 }
 
 func load(explicit string) (string, error) {
-	var errbuf [512]C.char
-	path, err := libpath.Find(libpath.CUDA, explicit, func(p string) error {
-		cpath := C.CString(p)
-		defer C.free(unsafe.Pointer(cpath))
-		if C.cb_cuda_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {
-			return errors.New(C.GoString(&errbuf[0]))
-		}
-		return nil
-	})
+	lib, err := libpath.Load(libpath.CUDA, explicit)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrNoDriver, err)
 	}
+	C.cb_cuda_resolve(lib.Handle)
+	path := lib.Path
 	if err := check("cuInit", C.cb_cuInit(0)); err != nil {
 		return path, fmt.Errorf("%w: %s loaded but %w", ErrNoDriver, path, err)
 	}

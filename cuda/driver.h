@@ -22,7 +22,7 @@ typedef unsigned long long CUdeviceptr;
 // the driver exports (the _v2 names are the current ABI). CUDA 13's headers
 // declare only cuEventElapsedTime_v2 (drivers since CUDA 12.8 export it);
 // older drivers' cuEventElapsedTime takes the same arguments and is the
-// fallback (cb_cuda_load).
+// fallback (cb_cuda_resolve).
 #define CB_CUDA_FUNCS(X) \
   X(cuInit, "cuInit", (unsigned int flags), (flags)) \
   X(cuDriverGetVersion, "cuDriverGetVersion", (int* v), (v)) \
@@ -65,9 +65,9 @@ typedef unsigned long long CUdeviceptr;
 CB_CUDA_FUNCS(CB_CUDA_DECLARE)
 #undef CB_CUDA_DECLARE
 
-// cb_cuda_load opens the library at path and resolves every entry point.
-// It returns 0, or -1 with a message in err.
-int cb_cuda_load(const char* path, char* err, size_t errlen);
+// cb_cuda_resolve resolves every entry point from the handle of the
+// library libpath opened.
+void cb_cuda_resolve(void* h);
 // cb_cuda_sym returns a resolved entry point by its name in CB_CUDA_FUNCS
 // (e.g. "cuEventRecord"), or NULL.
 void* cb_cuda_sym(const char* name);

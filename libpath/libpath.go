@@ -1,7 +1,9 @@
 // Package libpath decides where collbench looks for the NVIDIA libraries it
 // loads at run time (libcuda, libnccl, libcublas), so the binary builds and
 // starts on machines that have none of them and finds them wherever CUDA
-// installers, distributions, containers and pip wheels put them.
+// installers, distributions, containers and pip wheels put them; and it
+// opens them (Load), each binding resolving its entry points from the
+// handle.
 package libpath
 
 import (
@@ -36,6 +38,14 @@ type Spec struct {
 	// Hint says how to install the library or point at it, for the error
 	// when it is not found.
 	Hint string
+	// Probes are entry points that prove a file is this library (Load
+	// refuses one without them), and Is names it in that refusal ("an
+	// NCCL library").
+	Probes []string
+	Is     string
+	// Global makes the library's symbols available to libraries loaded
+	// after it (RTLD_GLOBAL), as the CUDA libraries expect of each other.
+	Global bool
 }
 
 // The libraries collbench loads, and where each is looked for.
@@ -43,15 +53,17 @@ var (
 	// NCCL is libnccl: CUDA installs, NCCL's own packages, or the
 	// nvidia-nccl pip wheel next to PyTorch.
 	NCCL = Spec{File: "libnccl.so.2", EnvVar: "COLLBENCH_NCCL_LIB", HomeVars: []string{"NCCL_HOME", "CUDA_HOME"}, WheelDirs: []string{"nccl"},
-		Hint: "set COLLBENCH_NCCL_LIB to its path"}
+		Hint: "set COLLBENCH_NCCL_LIB to its path", Probes: []string{"ncclGetVersion", "ncclCommInitRank"}, Is: "an NCCL library"}
 	// CUDA is the driver library that comes with the NVIDIA driver.
 	CUDA = Spec{File: "libcuda.so.1", EnvVar: "COLLBENCH_CUDA_LIB", HomeVars: []string{"CUDA_DRIVER_HOME"},
-		Hint: "install the NVIDIA driver or set COLLBENCH_CUDA_LIB to the library's path"}
+		Hint:   "install the NVIDIA driver or set COLLBENCH_CUDA_LIB to the library's path",
+		Probes: []string{"cuInit"}, Is: "the CUDA driver library", Global: true}
 	// CUBLAS is cuBLAS: the CUDA toolkit, or the nvidia-cublas pip wheel.
 	// Its GEMM entry point is the same in cuBLAS 12 and 13.
 	CUBLAS = Spec{File: "libcublas.so.13", Older: []string{"libcublas.so.12"}, EnvVar: "COLLBENCH_CUBLAS_LIB",
 		HomeVars: []string{"CUDA_HOME"}, WheelDirs: []string{"cublas", "cu13"},
-		Hint: "install cuBLAS (the CUDA toolkit or pip's nvidia-cublas) or set COLLBENCH_CUBLAS_LIB"}
+		Hint:   "install cuBLAS (the CUDA toolkit or pip's nvidia-cublas) or set COLLBENCH_CUBLAS_LIB",
+		Probes: []string{"cublasGemmEx"}, Is: "cuBLAS", Global: true}
 )
 
 // Candidate is one place to try, with the reason it is on the list so a

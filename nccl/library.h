@@ -63,13 +63,10 @@ CB_NCCL_FUNCS(CB_NCCL_DECLARE)
 const char* cb_ncclGetErrorString(ncclResult_t r);
 const char* cb_ncclGetLastError(ncclComm_t c);
 
-// cb_nccl_load opens the library at path and resolves every entry point.
-// It returns 0, or -1 with a message in err.
-int cb_nccl_load(const char* path, char* err, size_t errlen);
+// cb_nccl_resolve resolves every entry point from the handle of the
+// library libpath opened.
+void cb_nccl_resolve(void* h);
 // cb_nccl_sym returns a resolved entry point by name, or NULL.
 void* cb_nccl_sym(const char* name);
-// cb_nccl_file writes the path of the file the library was loaded from
-// into buf; it returns 0, or -1 when it cannot tell.
-int cb_nccl_file(char* buf, size_t len);
 
 #endif

@@ -22,7 +22,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"sync/atomic"
 	"unsafe"
 
@@ -50,43 +49,18 @@ func Load(explicit string) (path string, err error) {
 }
 
 func load(explicit string) (string, error) {
-	var errbuf [512]C.char
-	path, err := libpath.Find(libpath.NCCL, explicit, func(p string) error {
-		cpath := C.CString(p)
-		defer C.free(unsafe.Pointer(cpath))
-		if C.cb_nccl_load(cpath, &errbuf[0], C.size_t(len(errbuf))) != 0 {
-			return errors.New(C.GoString(&errbuf[0]))
-		}
-		return nil
-	})
+	lib, err := libpath.Load(libpath.NCCL, explicit)
 	if err != nil {
 		return "", fmt.Errorf("%w: %w", ErrNotFound, err)
 	}
-	path = mappedFile(path)
+	C.cb_nccl_resolve(lib.Handle)
+	path := lib.File()
 	var v C.int
 	if err := call("ncclGetVersion", C.cb_ncclGetVersion(&v)); err != nil {
 		return path, err
 	}
 	version.Store(int64(v))
 	return path, nil
-}
-
-// mappedFile is the real file behind the library loaded as name: the
-// loader's own record of it, with symbolic links resolved; name when the
-// loader cannot say.
-func mappedFile(name string) string {
-	var buf [4096]C.char
-	if C.cb_nccl_file(&buf[0], C.size_t(len(buf))) != 0 {
-		return name
-	}
-	file := C.GoString(&buf[0])
-	if real, err := filepath.EvalSymlinks(file); err == nil {
-		file = real
-	}
-	if abs, err := filepath.Abs(file); err == nil {
-		file = abs
-	}
-	return file
 }
 
 // RuntimeVersion is the loaded library's version (0 before Load).
