@@ -9,11 +9,11 @@ import (
 )
 
 // SchemaName and SchemaVersion identify the run document; see docs/json.md.
-// Version 2 added nccl_estimate_us and judgement; version 1 documents are
-// still read.
+// Version 2 added nccl_estimate_us and judgement, version 3 config.unalign,
+// version 4 gpu_memory; every earlier version is still read.
 const (
 	SchemaName    = "collbench.run"
-	SchemaVersion = 3
+	SchemaVersion = 4
 )
 
 // Run is the machine-readable record of a run: the -J file and the
@@ -43,7 +43,26 @@ type Run struct {
 	// Judgement, with --judge, is each size against the wire, published
 	// figures and NCCL's estimate (docs/judge.md).
 	Judgement *judge.Judgement `json:"judgement,omitempty"`
-	Errors    []string         `json:"errors"`
+	// Memory is this process's device memory use (-M), absent without it.
+	Memory *MemoryUse `json:"gpu_memory,omitempty"`
+	Errors []string   `json:"errors"`
+}
+
+// MemoryUse is the device memory a run took, in bytes, as nccl-tests' -M
+// line sums it: the communicators' initialisation, the buffers and the
+// collectives since; Free is the least free memory of any local device
+// at the end.
+type MemoryUse struct {
+	Init       int64 `json:"initialization_bytes"`
+	Buffers    int64 `json:"user_allocated_bytes"`
+	Collective int64 `json:"collective_bytes"`
+	Free       int64 `json:"free_bytes"`
+}
+
+// MemoryUseOf converts the backend's reading, by field.
+func MemoryUseOf(u bench.MemoryUse) *MemoryUse {
+	m := MemoryUse(u)
+	return &m
 }
 
 // Config echoes the settings of the run.

@@ -24,8 +24,12 @@ func (t *Table) MoEPreamble(c document.MoEConfig) {
 // MoEPhase writes one phase's line: the buffers' size (busiest rank of
 // the heaviest draw), the mean and busiest rank's bytes per call, their
 // ratio, and the measurement with its per-iteration median and p99.
-func (t *Table) MoEPhase(p bench.MoEPhase) {
-	o := p.Row.OutOfPlace
+func (t *Table) MoEPhase(p document.MoEPhase) error {
+	row, err := p.Result.Row()
+	if err != nil {
+		return fmt.Errorf("phase %s: %w", p.Name, err)
+	}
+	o := row.OutOfPlace
 	wrong := "   N/A"
 	if o.Checked {
 		wrong = CFormatG(float64(o.Wrong), 6)
@@ -36,16 +40,23 @@ func (t *Table) MoEPhase(p bench.MoEPhase) {
 		}
 		return FloatStr(v, 7)
 	}
-	fmt.Fprintf(t.W, "  %8s  %12d  %12.0f  %12.0f  %9.3f  %7s  %6s  %6s  %6s  %7s  %7s\n", p.Name, p.Row.Size, p.MeanBytes,
+	fmt.Fprintf(t.W, "  %8s  %12d  %12.0f  %12.0f  %9.3f  %7s  %6s  %6s  %6s  %7s  %7s\n", p.Name, row.Size, p.MeanBytes,
 		p.Busiest, p.Imbalance, FloatStr(o.Time, 7), FloatStr(o.AlgBW, 6), FloatStr(o.BusBW, 6), wrong, iter(o.Iter.P50), iter(o.Iter.P99))
+	return nil
 }
 
 // MoEFooter closes the run: the failed checks, then, with several
 // processes, how each phase's per-process times spread.
-func (t *Table) MoEFooter(phases []bench.MoEPhase, procs []string) {
+func (t *Table) MoEFooter(phases []document.MoEPhase, procs []string) error {
+	rows := make([]bench.Row, len(phases))
 	cases := 0
-	for _, p := range phases {
-		if p.Row.OutOfPlace.Wrong > 0 {
+	for i, p := range phases {
+		row, err := p.Result.Row()
+		if err != nil {
+			return fmt.Errorf("phase %s: %w", p.Name, err)
+		}
+		rows[i] = row
+		if row.OutOfPlace.Wrong > 0 {
 			cases++
 		}
 	}
@@ -56,8 +67,8 @@ func (t *Table) MoEFooter(phases []bench.MoEPhase, procs []string) {
 	fmt.Fprintf(t.W, "# %-20s : %d %s\n", "Out of bounds values", cases, status)
 	fmt.Fprintf(t.W, "#\n")
 	var spread strings.Builder
-	for _, p := range phases {
-		proc, lo, hi, ok := p.Row.OutOfPlace.Slowest()
+	for i, p := range phases {
+		proc, lo, hi, ok := rows[i].OutOfPlace.Slowest()
 		if !ok {
 			continue
 		}
@@ -71,4 +82,5 @@ func (t *Table) MoEFooter(phases []bench.MoEPhase, procs []string) {
 	}
 	fmt.Fprintf(t.W, "# Collective test concluded: %s\n", t.Info.TestName)
 	fmt.Fprintf(t.W, "#\n\n")
+	return nil
 }

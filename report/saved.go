@@ -37,35 +37,81 @@ func InfoOf(d *document.Run) Info {
 	return in
 }
 
-// SavedTable prints a saved run as the nccl-tests table its run printed
-// (with the judge columns where judgeColumns says the run showed them):
-// the same preamble, data rows, footer, judgement and spread across
-// processes, byte for byte (what the record does not hold, -M's memory
-// block, -S's timestamps and an uneven all-to-all's per-rank summary
-// lines, is left out).
-func SavedTable(w io.Writer, d *document.Run, judgeColumns bool) error {
-	t := &Table{W: w, Info: InfoOf(d)}
+// TableOf is the table of a run record, its preamble the record's
+// settings, notes and devices (InfoOf). The live table and a saved run's
+// are both this one: the live one is handed each result as it is
+// measured, and closed with the finished record.
+func TableOf(w io.Writer, d *document.Run) *Table {
+	return &Table{W: w, Info: InfoOf(d)}
+}
+
+// Result writes one result row of the record.
+func (t *Table) Result(r document.Result) error {
+	row, err := r.Row()
+	if err != nil {
+		return err
+	}
+	t.Row(row)
+	return nil
+}
+
+// End closes the table with the finished record: the -M line, the
+// footer, the judgement and the spread across processes. A record that
+// ended in an error has no footer, as nccl-tests prints none.
+func (t *Table) End(d *document.Run) error {
+	if len(d.Errors) > 0 {
+		return nil
+	}
+	rows, err := rowsOf(d)
+	if err != nil {
+		return err
+	}
+	if d.Memory != nil {
+		use := bench.MemoryUse(*d.Memory)
+		t.MemoryUse = &use
+	}
 	if d.Judgement != nil {
 		t.Judgement = Printable(d.Judgement.Summary)
-		if judgeColumns {
-			t.Extra = SavedJudgeColumns(d.Judgement)
-		}
-	}
-	rows := make([]bench.Row, len(d.Results))
-	for i, r := range d.Results {
-		row, err := r.Row()
-		if err != nil {
-			return err
-		}
-		rows[i] = row
-	}
-	t.Preamble()
-	for _, r := range rows {
-		t.Row(r)
 	}
 	t.Footer(d.Summary())
 	t.Spread(rows, ProcLabels(d.Config.NProcs, max(1, d.Config.NThreads)*d.Config.NGPUs))
 	return nil
+}
+
+// rowsOf is a record's results as the engine's rows.
+func rowsOf(d *document.Run) ([]bench.Row, error) {
+	rows := make([]bench.Row, len(d.Results))
+	for i, r := range d.Results {
+		row, err := r.Row()
+		if err != nil {
+			return nil, err
+		}
+		rows[i] = row
+	}
+	return rows, nil
+}
+
+// SavedTable prints a saved run as the nccl-tests table its run printed
+// (with the judge columns where judgeColumns says the run showed them):
+// the same preamble, data rows, footer, judgement and spread across
+// processes, byte for byte, being the same printer (what the record does
+// not hold, -S's timestamps and an uneven all-to-all's per-rank summary
+// lines, is left out). A record it cannot read prints nothing.
+func SavedTable(w io.Writer, d *document.Run, judgeColumns bool) error {
+	if _, err := rowsOf(d); err != nil {
+		return err
+	}
+	t := TableOf(w, d)
+	if d.Judgement != nil && judgeColumns {
+		t.Extra = SavedJudgeColumns(d.Judgement)
+	}
+	t.Preamble()
+	for _, r := range d.Results {
+		if err := t.Result(r); err != nil {
+			return err
+		}
+	}
+	return t.End(d)
 }
 
 // Printable is text from a document as a terminal may be given it: every

@@ -112,3 +112,55 @@ func TestPrintable(t *testing.T) {
 		}
 	}
 }
+
+// The live table and a saved run's are one printer: handed the results
+// one by one and closed with the record, it prints what SavedTable
+// prints, -M's line included; a record that ended in an error has no
+// footer either way.
+func TestLiveTableIsTheSavedOne(t *testing.T) {
+	info, rows, sum := sampleRun()
+	record := func(mem *document.MemoryUse, errs []string) *document.Run {
+		doc := &document.Run{Schema: document.SchemaName, Version: document.SchemaVersion, Collbench: info.Version, Collective: "allreduce",
+			Test: info.TestName, Backend: "host", Config: document.Config{NThreads: 1, NGPUs: 2, NRanks: 2, NProcs: 1,
+				Devices: document.DeviceRecords(info.Devices)}, Memory: mem}
+		for _, r := range rows {
+			doc.Results = append(doc.Results, document.MakeResult(r))
+		}
+		doc.Finish(sum)
+		doc.Errors = errs
+		return doc
+	}
+	for _, c := range []struct {
+		name       string
+		doc        *document.Run
+		has, lacks string
+	}{
+		{"memory", record(&document.MemoryUse{Init: 3 << 20, Buffers: 256 << 20, Collective: 1 << 30}, nil),
+			"# GPU memory usage     : Initialization 3.00 MB | User-Allocated 256 MB | Collective 1.00 GB | Total  1.25 GB\n", ""},
+		{"no memory", record(nil, nil), "# Avg bus bandwidth", "GPU memory usage"},
+		{"an error", record(nil, []string{"rank 1 lost"}), "", "# Avg bus bandwidth"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var live, saved bytes.Buffer
+			tb := TableOf(&live, c.doc)
+			tb.Preamble()
+			for _, r := range c.doc.Results {
+				if err := tb.Result(r); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := tb.End(c.doc); err != nil {
+				t.Fatal(err)
+			}
+			if err := SavedTable(&saved, c.doc, false); err != nil {
+				t.Fatal(err)
+			}
+			if live.String() != saved.String() {
+				t.Errorf("live:\n%s\nsaved:\n%s", live.String(), saved.String())
+			}
+			if !bytes.Contains(saved.Bytes(), []byte(c.has)) || (c.lacks != "" && bytes.Contains(saved.Bytes(), []byte(c.lacks))) {
+				t.Errorf("the table should have %q and not %q:\n%s", c.has, c.lacks, saved.String())
+			}
+		})
+	}
+}

@@ -36,23 +36,23 @@ func measurementCases() []measurementCase {
 		Agg: 1, Cycles: 1, Types: []numeric.DataType{numeric.Float32}, Ops: []numeric.RedOp{numeric.Sum}}
 	return []measurementCase{
 		{"sweep", "sweep", func(ctx context.Context, j *Job, step func(), wrote func(error)) error {
-			_, err := j.Sweep(ctx, SweepSpec{Opts: sweep}, SweepHooks{Row: func(bench.Row, int) { step() },
-				Write: func(r *SweepResult) error { wrote(r.Err); return nil }})
+			_, err := j.Sweep(ctx, SweepSpec{Opts: sweep}, SweepHooks{Record: func(document.Result, int) { step() },
+				Write: func(_ *document.Run, err error) error { wrote(err); return nil }})
 			return err
 		}},
 		{"moe", "sweep", func(ctx context.Context, j *Job, step func(), wrote func(error)) error {
 			opts := bench.Options{Iters: 20, Warmup: 1, Agg: 1, Cycles: 1}
 			r := &bench.Routing{Experts: 4, TopK: 2, Tokens: 64, Hidden: 64, Weights: bench.UniformWeights(4), Name: "uniform", Seed: 1}
 			_, err := j.MoE(ctx, MoESpec{Routing: r, Type: numeric.Float32, Draws: 1, Opts: opts}, MoEHooks{
-				Start: func(*Session, *document.MoERun) { step() },
-				Write: func(_ *document.MoERun, _ []bench.MoEPhase, err error) error { wrote(err); return nil }})
+				Record: func(document.MoEPhase, int) { step() },
+				Write:  func(_ *document.MoERun, err error) error { wrote(err); return nil }})
 			return err
 		}},
 		{"overlap", "sweep", func(ctx context.Context, j *Job, step func(), wrote func(error)) error {
 			_, err := j.Overlap(ctx, OverlapSpec{Coll: allreduce, CommType: numeric.Float32, RedOp: numeric.Sum,
 				Sweep: bench.Sweep{Min: 1 << 10, Max: 64 << 10, Factor: 2}, GEMMs: []string{"32,32,32"}, Cover: 1,
 				Target: 20 * time.Millisecond, CommPriority: "normal"},
-				OverlapHooks{Result: func(document.OverlapResult, int) { step() },
+				OverlapHooks{Record: func(document.OverlapResult, int) { step() },
 					Write: func(_ *document.OverlapRun, err error) error { wrote(err); return nil }})
 			return err
 		}},
@@ -60,8 +60,8 @@ func measurementCases() []measurementCase {
 			var err error
 			_, err = j.Profile(ctx, ProfileSpec{Colls: []*bench.Collective{allreduce}, Sweep: bench.Sweep{Min: 1 << 10, Max: 1 << 20, Factor: 2},
 				Type: numeric.Float32, RedOp: numeric.Sum, Layout: []string{"consecutive"}, Iters: 20, MinIters: 1, NoOverlap: true},
-				ProfileHooks{Progress: func(int, string) { step() },
-					Write: func(d *document.Profile, _ bool) error {
+				ProfileHooks{Record: func(document.ProfileCurve, int) { step() },
+					Write: func(d *document.Profile, _ error) error {
 						wrote(errors.New(strings.Join(d.Errors, "; ")))
 						return nil
 					}})
@@ -69,7 +69,7 @@ func measurementCases() []measurementCase {
 		}},
 		{"health", "check", func(ctx context.Context, j *Job, step func(), wrote func(error)) error {
 			_, err := j.Health(ctx, HealthSpec{PairBytes: 64 << 10, ARBytes: 64 << 10, Type: numeric.Float32, Iters: 20, Passes: 3,
-				Criteria: health.Criteria{MinDrop: 0.2, Z: 4}}, HealthHooks{Step: func(string, int) { step() },
+				Criteria: health.Criteria{MinDrop: 0.2, Z: 4}}, HealthHooks{Record: func(string, int) { step() },
 				Write: func(_ *document.Health, err error) error { wrote(err); return nil }})
 			return err
 		}},

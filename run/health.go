@@ -183,22 +183,15 @@ func (s *HealthSpec) check() error {
 	return nil
 }
 
-// HealthHooks hear of a health check as it goes; nil hooks are skipped,
-// and only rank 0 runs them.
-type HealthHooks struct {
-	Before func() error
-	// Start runs when the nodes are known, with how many measurements
-	// are planned.
-	Start func(s *Session, doc *document.Health, planned int) // planned: waves × passes
-	// Step runs after each measurement; done counts them.
-	Step func(what string, done int)
-	// Write renders the outputs, even after a failed check.
-	Write func(doc *document.Health, runErr error) error
-}
+// HealthHooks hear of a health check: its record laid out (with the
+// waves of every pass and the arrival run planned), each step's name as
+// it ends (a wave's figures are judged only once every pass is in, so
+// the step is all there is to hand over), and the finished record.
+type HealthHooks = Hooks[*document.Health, string]
 
 // healthCheck is one check in progress.
 type healthCheck struct {
-	base[HealthSpec, HealthHooks]
+	base[HealthSpec]
 	sess   *Session
 	doc    *document.Health
 	budget bench.Budget
@@ -236,8 +229,7 @@ type healthCheck struct {
 	// suspected is what the screening asks to measure again, read once
 	// (confirm) and judged with its fresh figures (interVerdict).
 	suspected *health.Suspects
-	total     int // the steps planned
-	out       *recording
+	out       *recording[string]
 }
 
 // Health measures the job's GPUs, nodes and links and judges them. It
@@ -245,9 +237,9 @@ type healthCheck struct {
 // failed, else the measurement's. A check that ran and flagged something
 // is not an error: the record's Healthy says so.
 func (j *Job) Health(ctx context.Context, spec HealthSpec, h HealthHooks) (*document.Health, error) {
-	c := &healthCheck{base: base[HealthSpec, HealthHooks]{j, spec, h}, perCall: map[string]time.Duration{},
+	c := &healthCheck{base: base[HealthSpec]{j, spec}, perCall: map[string]time.Duration{},
 		firstCalls: map[string][]time.Duration{}, farCount: map[int]int{}, setAside: map[int]bool{}, cutNoted: map[string]bool{}}
-	return measure(ctx, j, c, h.Before, func() *document.Health { return c.doc })
+	return drive(ctx, j, c, h)
 }
 
 func (c *healthCheck) check(_ context.Context, j *Job) error {
@@ -283,19 +275,19 @@ func (c *healthCheck) opening(_ context.Context, j *Job) (opening, error) {
 	return opening{sweep: bench.Sweep{Min: big, Max: big, Factor: 2}, command: "health", span: "check"}, nil
 }
 
-func (c *healthCheck) begin(ctx context.Context, sess *Session) error {
+func (c *healthCheck) begin(ctx context.Context, sess *Session) (*document.Health, int, error) {
 	j, spec := c.j, &c.spec
 	c.sess = sess
 	if big := max(spec.PairBytes, spec.ARBytes); sess.Sweep.Max < big {
 		// The devices hold less: measure at what they hold.
 		spec.PairBytes, spec.ARBytes = min(spec.PairBytes, sess.Sweep.Max), min(spec.ARBytes, sess.Sweep.Max)
 		if err := spec.sameSettings(sess.Backend.Name(), j.World(), j.transportName(sess.Backend.Name())); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
 	nodes, unracked, err := j.healthNodes(ctx, spec.Racks)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	c.budget = bench.Budget{Limit: spec.Budget, MinIters: min(3, spec.Iters), MaxIters: spec.Iters, Since: j.Began}
 	c.doc = &document.Health{Stamp: document.NewStamp(document.HealthSchemaName, document.HealthSchemaVersion, j.Settings.Version,
@@ -320,7 +312,7 @@ func (c *healthCheck) begin(ctx context.Context, sess *Session) error {
 	}
 	if c.doc.Config.ScreenRounds > 0 {
 		if c.seed, err = c.screenSeed(ctx); err != nil {
-			return err
+			return nil, 0, err
 		}
 		seed := c.seed
 		c.doc.Config.ScreenSeed = &seed
@@ -331,22 +323,15 @@ func (c *healthCheck) begin(ctx context.Context, sess *Session) error {
 		c.left++ // the arrival run
 	}
 	c.budget.Start(c.left)
-	c.total = c.left
-	if c.hooks.Start != nil && j.Rank == 0 {
-		c.hooks.Start(sess, c.doc, c.left)
-	}
-	return nil
+	return c.doc, c.left, nil // the waves of every pass and the arrival run
 }
 
-// planned counts the waves of every pass and the arrival run.
-func (c *healthCheck) planned() int { return c.total }
-
-func (c *healthCheck) measure(ctx context.Context, out *recording) error {
+func (c *healthCheck) measure(ctx context.Context, out *recording[string]) error {
 	c.rec, c.steps, c.out = out.rec, out.steps, out
 	return c.measurePlan(ctx, c.schedule)
 }
 
-func (c *healthCheck) finish(ctx context.Context, out *recording, runErr error) error {
+func (c *healthCheck) finish(ctx context.Context, out *recording[string], runErr error) error {
 	c.doc.Finish()
 	noteErr(&c.doc.Errors, runErr)
 	if runErr == nil {
@@ -359,13 +344,6 @@ func (c *healthCheck) finish(ctx context.Context, out *recording, runErr error) 
 		recordHealth(ctx, out.rec, c.doc)
 	}
 	return nil
-}
-
-func (c *healthCheck) write(runErr error) error {
-	if c.hooks.Write == nil {
-		return nil
-	}
-	return c.hooks.Write(c.doc, runErr)
 }
 
 // healthPlan is what a check measures, as lists of groups of global
@@ -807,14 +785,9 @@ func (c *healthCheck) wave(ctx context.Context, wave []unit, coll *bench.Collect
 	return per, nil
 }
 
-// stepDone counts a wave done and tells the hooks.
+// stepDone counts a wave done and hands its name over.
 func (c *healthCheck) stepDone(what string) {
-	c.done++
-	c.out.step(c.done, what, func() {
-		if c.hooks.Step != nil && c.j.Rank == 0 {
-			c.hooks.Step(what, c.done)
-		}
-	})
+	c.out.hand(what, what)
 }
 
 // measured refuses a wave whose figures include a zero: a timed call

@@ -61,7 +61,7 @@ func TestExpectationsJudged(t *testing.T) {
 		{"5 % short, no noise", 0, 95, false, ""},
 	} {
 		spec := HealthSpec{Criteria: health.DefaultCriteria, Expect: map[string]float64{"inter": 100}, fromBaseline: map[string]bool{"inter": c.fromBas}}
-		hc := &healthCheck{base: base[HealthSpec, HealthHooks]{spec: spec}, doc: &document.Health{Noise: map[string]float64{"inter": c.noise}}}
+		hc := &healthCheck{base: base[HealthSpec]{spec: spec}, doc: &document.Health{Noise: map[string]float64{"inter": c.noise}}}
 		hc.expect("inter", 1, func(int) (document.Finding, float64) { return document.Finding{Kind: "link"}, c.bw })
 		got := ""
 		if len(hc.doc.Findings) == 1 {

@@ -77,12 +77,7 @@ func (c *healthCheck) arrivals(ctx context.Context, allreduce *bench.Collective)
 	}
 	c.doc.Arrivals, c.stragglers = a, stragglers
 	c.steps.done(what, attribute.Int("collbench.health.calls", arrivalCalls))
-	c.done++
-	c.out.step(c.done, what, func() {
-		if c.hooks.Step != nil && c.j.Rank == 0 {
-			c.hooks.Step(what, c.done)
-		}
-	})
+	c.stepDone(what)
 	c.overhead += time.Since(began)
 	return nil
 }

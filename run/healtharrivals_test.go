@@ -33,7 +33,7 @@ func TestArrivalsUnjudgedOnASharedGPU(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			j := &Job{Settings: Settings{RanksPerProc: c.per}}
-			check := &healthCheck{base: base[HealthSpec, HealthHooks]{j: j}, sess: &Session{Comm: c.comm}}
+			check := &healthCheck{base: base[HealthSpec]{j: j}, sess: &Session{Comm: c.comm}}
 			got := check.sharedAcrossProcs()
 			if (c.reason == "") != (got == "") || !strings.Contains(got, c.reason) {
 				t.Errorf("got %q, want %q", got, c.reason)

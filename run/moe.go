@@ -22,35 +22,24 @@ type MoESpec struct {
 	Args []string // the command line, recorded in the document
 }
 
-// MoEHooks hear of the run; nil hooks are skipped, and only rank 0 runs
-// them.
-type MoEHooks struct {
-	// Before runs once the spec is checked and before any process is
-	// contacted.
-	Before func() error
-	// Start runs when the communicators are open.
-	Start func(s *Session, doc *document.MoERun)
-	// Write renders the outputs, even after a failed measurement (runErr
-	// says why).
-	Write func(doc *document.MoERun, phases []bench.MoEPhase, runErr error) error
-}
+// MoEHooks hear of a mixture-of-experts run: its record laid out, each
+// phase (dispatch, combine) once measured, and the finished record.
+type MoEHooks = Hooks[*document.MoERun, document.MoEPhase]
 
 // MoE measures dispatch and combine of spec's routing on the job's
-// communicators. It returns the document (nil when nothing ran) and an
+// communicators. It returns the record (nil when nothing ran) and an
 // error: Write's if it failed, else the measurement's.
 func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoERun, error) {
-	m := &moeRun{base: base[MoESpec, MoEHooks]{j, spec, h}}
-	return measure(ctx, j, m, h.Before, func() *document.MoERun { return m.doc })
+	return drive(ctx, j, &moeRun{base: base[MoESpec]{j, spec}}, h)
 }
 
 // moeRun is a mixture-of-experts layer as Job.drive runs it.
 type moeRun struct {
-	base[MoESpec, MoEHooks]
-	opts   bench.Options
-	size   int64 // the buffers' bytes
-	sess   *Session
-	doc    *document.MoERun
-	phases []bench.MoEPhase
+	base[MoESpec]
+	opts bench.Options
+	size int64 // the buffers' bytes
+	sess *Session
+	doc  *document.MoERun
 }
 
 func (m *moeRun) check(ctx context.Context, j *Job) error {
@@ -92,15 +81,15 @@ func (m *moeRun) opening(context.Context, *Job) (opening, error) {
 		attrs: []attribute.KeyValue{attribute.String("collbench.collective", "alltoallv")}}, nil
 }
 
-func (m *moeRun) begin(_ context.Context, sess *Session) error {
+func (m *moeRun) begin(_ context.Context, sess *Session) (*document.MoERun, int, error) {
 	j, spec, opts := m.j, m.spec, m.opts
 	m.sess = sess
 	if sess.Sweep.Max < m.size {
-		return Usagef("{MoE} needs %d-byte buffers; the devices hold %d (fewer {Tokens} or a smaller {Hidden})", m.size, sess.Sweep.Max)
+		return nil, 0, Usagef("{MoE} needs %d-byte buffers; the devices hold %d (fewer {Tokens} or a smaller {Hidden})", m.size, sess.Sweep.Max)
 	}
 	if check := sess.Comm.Capabilities().Type; check != nil {
 		if err := check(spec.Type); err != nil {
-			return UsageError{err}
+			return nil, 0, UsageError{err}
 		}
 	}
 	r := spec.Routing
@@ -109,38 +98,23 @@ func (m *moeRun) begin(_ context.Context, sess *Session) error {
 		Config: document.MoEConfig{Experts: r.Experts, TopK: r.TopK, Tokens: r.Tokens, Hidden: r.Hidden, Type: spec.Type.String(),
 			Routing: r.Name, Seed: r.Seed, Draws: spec.Draws, NRanks: j.World(), NProcs: j.Size, GroupSize: j.Settings.Grouping.Of(j.World()),
 			Iters: opts.Iters, Warmup: opts.Warmup, Check: opts.Check, Average: int(opts.Average), Devices: document.DeviceRecords(sess.Devices)}}
-	if m.hooks.Start != nil && j.Rank == 0 {
-		m.hooks.Start(sess, m.doc)
-	}
-	return nil
+	return m.doc, 2, nil // dispatch and combine
 }
 
-// planned is the one layer: its dispatch and combine.
-func (m *moeRun) planned() int { return 1 }
-
-func (m *moeRun) measure(_ context.Context, out *recording) error {
+func (m *moeRun) measure(_ context.Context, out *recording[document.MoEPhase]) error {
 	j, groups := m.j, m.j.Settings.Grouping
 	eng := &bench.Engine{Comm: m.sess.Comm, Peers: j.Peers(), Opts: m.opts, CommRanks: groups.Of(j.World()), Groups: groups.Groups(j.World())}
-	var err error
-	m.phases, err = eng.MoE(out.ctx, m.spec.Routing, m.spec.Type, m.spec.Draws)
-	if err == nil {
-		out.step(1, "dispatch and combine", nil)
+	phases, err := eng.MoE(out.ctx, m.spec.Routing, m.spec.Type, m.spec.Draws)
+	for _, p := range phases {
+		rec := document.MakeMoEPhase(p)
+		m.doc.Phases = append(m.doc.Phases, rec)
+		out.hand(rec, p.Name)
 	}
 	return err
 }
 
-func (m *moeRun) finish(_ context.Context, _ *recording, runErr error) error {
-	for _, p := range m.phases {
-		m.doc.Phases = append(m.doc.Phases, document.MakeMoEPhase(p))
-	}
+func (m *moeRun) finish(_ context.Context, _ *recording[document.MoEPhase], runErr error) error {
 	m.doc.Finish()
 	noteErr(&m.doc.Errors, runErr)
 	return nil
-}
-
-func (m *moeRun) write(runErr error) error {
-	if m.hooks.Write == nil {
-		return nil
-	}
-	return m.hooks.Write(m.doc, m.phases, runErr)
 }

@@ -91,33 +91,20 @@ func (o *OverlapSpec) Workloads(onGPU bool) ([]bench.Workload, error) {
 	return out, nil
 }
 
-// OverlapHooks hear of an overlap experiment as it goes; nil hooks are
-// skipped, and only rank 0 runs them.
-type OverlapHooks struct {
-	// Before runs once the spec is checked and before any process is
-	// contacted.
-	Before func() error
-	// Start runs when the communicators are open, with the document to
-	// be filled and how many measurements are planned.
-	Start func(s *Session, doc *document.OverlapRun, planned int)
-	// Result runs as each measurement completes; done counts them.
-	Result func(r document.OverlapResult, done int)
-	// Write renders the outputs, timed as the telemetry's "write" phase,
-	// even after a failed measurement (runErr says why).
-	Write func(doc *document.OverlapRun, runErr error) error
-}
+// OverlapHooks hear of an overlap experiment: its record laid out, each
+// size next to each workload once measured, and the finished record.
+type OverlapHooks = Hooks[*document.OverlapRun, document.OverlapResult]
 
 // Overlap measures the collective at each size next to each workload. It
-// returns the document (nil when nothing ran) and an error: Write's if it
+// returns the record (nil when nothing ran) and an error: Write's if it
 // failed, else the measurement's.
 func (j *Job) Overlap(ctx context.Context, spec OverlapSpec, h OverlapHooks) (*document.OverlapRun, error) {
-	m := &overlapRun{base: base[OverlapSpec, OverlapHooks]{j, spec, h}}
-	return measure(ctx, j, m, h.Before, func() *document.OverlapRun { return m.doc })
+	return drive(ctx, j, &overlapRun{base: base[OverlapSpec]{j, spec}}, h)
 }
 
 // overlapRun is an overlap experiment as Job.drive runs it.
 type overlapRun struct {
-	base[OverlapSpec, OverlapHooks]
+	base[OverlapSpec]
 	sess      *Session
 	workloads []bench.Workload
 	doc       *document.OverlapRun
@@ -151,36 +138,29 @@ func (m *overlapRun) opening(context.Context, *Job) (opening, error) {
 		command: "overlap", span: "sweep", attrs: []attribute.KeyValue{attribute.String("collbench.collective", spec.Coll.Name)}}, nil
 }
 
-func (m *overlapRun) begin(_ context.Context, sess *Session) error {
+func (m *overlapRun) begin(_ context.Context, sess *Session) (*document.OverlapRun, int, error) {
 	j, p, nranks, groups := m.j, m.spec, m.j.World(), m.j.Settings.Grouping
 	m.sess = sess
 	var err error
 	if m.workloads, err = p.Workloads(sess.OnGPU()); err != nil {
-		return err
+		return nil, 0, err
 	}
 	if !sess.OnGPU() && (p.CommPriority != "normal" || p.MaxCTAs > 0 || p.MinCTAs > 0) {
-		return Usagef("{CommPriority} and {MaxCTAs}/{MinCTAs} apply to the nccl backend only")
+		return nil, 0, Usagef("{CommPriority} and {MaxCTAs}/{MinCTAs} apply to the nccl backend only")
 	}
 	m.doc = &document.OverlapRun{Stamp: document.NewStamp(document.OverlapSchemaName, document.OverlapSchemaVersion, j.Settings.Version,
 		sess.Backend.Name(), p.Args),
 		Config: document.OverlapConfig{Collective: p.Coll.Name, Type: p.CommType.String(), RedOp: p.RedOp.String(),
 			NRanks: nranks, NProcs: j.Size, GroupSize: groups.Of(nranks), Layout: groups.Layout(),
 			Cover: p.Cover, TargetUs: p.Target.Seconds() * 1e6, Knobs: p.knobs(), Devices: document.DeviceRecords(sess.Devices)}}
-	if m.hooks.Start != nil && j.Rank == 0 {
-		m.hooks.Start(sess, m.doc, len(p.Sweep.Sizes())*len(m.workloads))
-	}
-	return nil
+	return m.doc, len(p.Sweep.Sizes()) * len(m.workloads), nil // every size next to every workload
 }
 
-// planned is every size next to every workload.
-func (m *overlapRun) planned() int { return len(m.spec.Sweep.Sizes()) * len(m.workloads) }
-
-func (m *overlapRun) measure(ctx context.Context, out *recording) error {
+func (m *overlapRun) measure(ctx context.Context, out *recording[document.OverlapResult]) error {
 	j, p := m.j, m.spec
 	x := bench.Overlap{Comm: m.sess.Comm, Peers: j.Peers(), CommRanks: j.Settings.Grouping.Of(j.World()), Opts: bench.OverlapOptions{
 		Coll: p.Coll, Type: p.CommType, RedOp: p.RedOp, Target: p.Target, Cover: p.Cover, Timeout: j.Limits.Collective,
 		StallFloor: j.Limits.Watchdog}}
-	measured := 0
 	for _, size := range p.Sweep.Sizes() {
 		if size > m.sess.Sweep.Max {
 			break // lowered to what the devices hold; the notes say so
@@ -192,31 +172,19 @@ func (m *overlapRun) measure(ctx context.Context, out *recording) error {
 			}
 			out.steps.done(fmt.Sprintf("size %s next to %s", bench.FormatSize(size), w), attribute.Int64("collbench.message.size", size),
 				attribute.String("collbench.workload", w.String()))
-			out.rec.Overlap(out.ctx, "overlap", p.Coll.Name, size, w.String(), fig.CommSlowdown, fig.ComputeSlowdown)
 			r := document.MakeOverlapResult(size, w, fig)
+			out.rec.Overlap(out.ctx, "overlap", p.Coll.Name, r)
 			m.doc.Add(r)
-			measured++
-			out.step(measured, bench.FormatSize(size)+" next to "+w.String(), func() {
-				if m.hooks.Result != nil && j.Rank == 0 {
-					m.hooks.Result(r, measured)
-				}
-			})
+			out.hand(r, bench.FormatSize(size)+" next to "+w.String())
 		}
 	}
 	return nil
 }
 
-func (m *overlapRun) finish(_ context.Context, _ *recording, runErr error) error {
+func (m *overlapRun) finish(_ context.Context, _ *recording[document.OverlapResult], runErr error) error {
 	m.doc.Finish()
 	noteErr(&m.doc.Errors, runErr)
 	return nil
-}
-
-func (m *overlapRun) write(runErr error) error {
-	if m.hooks.Write == nil {
-		return nil
-	}
-	return m.hooks.Write(m.doc, runErr)
 }
 
 // knobs records what changes the answer: the NCCL_* environment, the

@@ -54,24 +54,10 @@ type ProfileSpec struct {
 	Partial bool
 }
 
-// ProfileHooks hear of a profile as it goes; nil hooks are skipped, and
-// only rank 0 runs them.
-type ProfileHooks struct {
-	// Before runs once the spec is checked and before any process is
-	// contacted.
-	Before func() error
-	// Start runs when the communicators are open, with the number of
-	// points planned.
-	Start func(s *Session, points int)
-	// Log hears a line of progress: a curve done, a probe measured.
-	Log func(format string, a ...any)
-	// Progress hears of every planned point as it is measured or left
-	// out: done so far, and which.
-	Progress func(done int, what string)
-	// Write renders the outputs, timed as the telemetry's "write" phase;
-	// complete says the whole suite ran.
-	Write func(doc *document.Profile, complete bool) error
-}
+// ProfileHooks hear of a profile: its record laid out (with the sizes
+// planned, which the progress counts), each curve once measured and
+// fitted, and the finished record.
+type ProfileHooks = Hooks[*document.Profile, document.ProfileCurve]
 
 // bufferBytes is what the buffers must hold for sizes up to size over
 // every collective and group size: more than size only for an uneven
@@ -220,19 +206,18 @@ func (s *ProfileSpec) Probes(onGPU bool) ([]bench.Probe, time.Duration, error) {
 // with the error inside. It returns the document and an error: Write's if
 // it failed, else the measurement's.
 func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*document.Profile, error) {
-	m := &profileRun{base: base[ProfileSpec, ProfileHooks]{j, spec, h}}
-	return measure(ctx, j, m, h.Before, func() *document.Profile { return m.doc })
+	return drive(ctx, j, &profileRun{base: base[ProfileSpec]{j, spec}}, h)
 }
 
 // profileRun is a profile as Job.drive runs it.
 type profileRun struct {
-	base[ProfileSpec, ProfileHooks]
+	base[ProfileSpec]
 	plan   Plan
 	start  time.Time
 	suite  bench.Suite
 	doc    *document.Profile
-	points int        // planned
-	out    *recording // while measuring
+	points int                               // planned
+	out    *recording[document.ProfileCurve] // while measuring
 	// estimated says the budget's estimate ran before the session opened
 	// (estimateFirst), so begin need not time it again.
 	estimated bool
@@ -283,18 +268,8 @@ func (m *profileRun) opening(ctx context.Context, j *Job) (opening, error) {
 	}, command: "profile", span: "suite"}, nil
 }
 
-// rank0 runs f on rank 0 only, where the hooks run.
-func (m *profileRun) rank0(f func()) {
-	if m.j.Rank == 0 {
-		f()
-	}
-}
-
-// log hands a line of progress to the Log hook and the job's progress.
+// log prints a line of progress: a curve done, a probe measured.
 func (m *profileRun) log(format string, a ...any) {
-	if m.hooks.Log != nil {
-		m.rank0(func() { m.hooks.Log(format, a...) })
-	}
 	m.j.progress().Print(fmt.Sprintf(format, a...))
 }
 
@@ -324,11 +299,11 @@ func (m *profileRun) probeBudget(gpu bool) (probePlan, error) {
 	return probePlan{probes, overlap, budget}, nil
 }
 
-func (m *profileRun) begin(ctx context.Context, sess *Session) error {
+func (m *profileRun) begin(ctx context.Context, sess *Session) (*document.Profile, int, error) {
 	j, spec, p, world := m.j, m.spec, m.plan, m.j.World()
 	pp, err := m.probeBudget(sess.OnGPU())
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	probes, overlap, budget := pp.probes, pp.overlap, pp.budget
 	doc := &document.Profile{Schema: document.ProfileSchemaName, Version: document.ProfileSchemaVersion, Collbench: j.Settings.Version,
@@ -336,11 +311,11 @@ func (m *profileRun) begin(ctx context.Context, sess *Session) error {
 		Curves: []document.ProfileCurve{}, Overlap: []document.ProfileOverlap{}, Errors: []string{}}
 	devs := document.DeviceRecords(sess.Devices)
 	if doc.Meta, err = j.profileMeta(ctx, sess.OnGPU(), devs); err != nil {
-		return err
+		return nil, 0, err
 	}
 	needs := export.Needs(spec.Exports, world, doc.Meta.RanksPerNode)
 	if why := exportsUnmet(spec.Exports, needs, spec, p, world); why != "" {
-		return Usagef("%s", why)
+		return nil, 0, Usagef("%s", why)
 	}
 	doc.Suite = document.SuiteConfig{Type: spec.Type.String(), RedOp: spec.RedOp.String(), GroupSizes: p.GroupSizes, Layouts: spec.Layout,
 		Concurrent: !j.Settings.Grouping.Isolated, Warmup: spec.Warmup, Iters: spec.Iters, MinIters: spec.MinIters, Check: spec.Check,
@@ -350,13 +325,7 @@ func (m *profileRun) begin(ctx context.Context, sess *Session) error {
 	}
 	m.suite = m.curveSuite(needs, budget)
 	m.suite.Probes, m.suite.Overlap, m.suite.Log = probes, overlap, m.log
-	m.suite.Progress = func(done, _ int, what string) {
-		m.out.step(done, what, func() {
-			if m.hooks.Progress != nil {
-				m.rank0(func() { m.hooks.Progress(done, what) })
-			}
-		})
-	}
+	m.suite.Progress = func(done, _ int, what string) { m.out.step(done, what) }
 	m.suite.Open = func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
 		if g.Of(world) == world && !g.Strided && need <= sess.Sweep.Max {
 			return sess.Comm, sess.Sweep.Max, func() {}, nil // the session's own
@@ -370,25 +339,19 @@ func (m *profileRun) begin(ctx context.Context, sess *Session) error {
 	}
 	if m.estimates() && !m.estimated {
 		if err := budgetHolds(ctx, &m.suite, sess.Comm, spec, j.Began, j.Peers(), 0); err != nil {
-			return err
+			return nil, 0, err
 		}
 	}
 	m.doc = doc
 	m.points = len(spec.Colls) * len(p.Groupings) * len(p.Sizes)
-	if m.hooks.Start != nil {
-		m.rank0(func() { m.hooks.Start(sess, m.points) })
-	}
 	for _, n := range sess.Notes {
 		m.log("%s", strings.TrimPrefix(n, "# "))
 	}
 	m.log("%d curves × %d sizes on %d ranks, then %d overlap probe(s)", len(spec.Colls)*len(p.Groupings), len(p.Sizes), world, len(probes))
-	return nil
+	return doc, m.points, nil // every size of every curve
 }
 
-// planned is every size of every curve.
-func (m *profileRun) planned() int { return m.points }
-
-func (m *profileRun) measure(ctx context.Context, out *recording) error {
+func (m *profileRun) measure(ctx context.Context, out *recording[document.ProfileCurve]) error {
 	m.out = out
 	doc, spec, world := m.doc, m.spec, m.j.World()
 	devs := doc.Meta.Devices
@@ -397,36 +360,31 @@ func (m *profileRun) measure(ctx context.Context, out *recording) error {
 			attribute.String("collbench.collective", r.Coll.Name), attribute.Int("collbench.group.size", r.GroupSize),
 			attribute.String("collbench.layout", r.Grouping.Layout()), attribute.Int("collbench.sizes", len(r.Rows)))
 		for _, row := range r.Rows {
-			recordRow(out.ctx, out.rec, r.Coll.Name, r.GroupSize, row)
+			out.rec.Measured(out.ctx, r.Coll.Name, r.GroupSize, document.MakeResult(row))
 		}
 		c := document.NewProfileCurve(r, spec.Type.String(), spec.RedOp.String(), world, devs)
 		c.Fit = profiled.Fit(&c)
 		doc.Curves = append(doc.Curves, c)
+		out.hand(c, "")
 	}, func(r bench.ProbeResult) {
 		if r.LeftOut != "" {
 			doc.Suite.ProbesLeftOut = append(doc.Suite.ProbesLeftOut, r.Probe.Name+": "+r.LeftOut)
 			return
 		}
 		out.steps.done("overlap "+r.Probe.Name, attribute.String("collbench.workload", r.Probe.Workload.String()))
-		out.rec.Overlap(out.ctx, r.Probe.Name, r.Probe.Coll.Name, r.Probe.Size, r.Probe.Workload.String(), r.Figures.CommSlowdown, r.Figures.ComputeSlowdown)
+		res := document.MakeOverlapResult(r.Probe.Size, r.Probe.Workload, r.Figures)
+		out.rec.Overlap(out.ctx, r.Probe.Name, r.Probe.Coll.Name, res)
 		doc.Overlap = append(doc.Overlap, document.ProfileOverlap{Name: r.Probe.Name, Collective: r.Probe.Coll.Name,
-			Type: r.Probe.Type.String(), GroupSize: r.GroupSize, OverlapResult: document.MakeOverlapResult(r.Probe.Size, r.Probe.Workload, r.Figures)})
+			Type: r.Probe.Type.String(), GroupSize: r.GroupSize, OverlapResult: res})
 	})
 }
 
-func (m *profileRun) finish(_ context.Context, _ *recording, runErr error) error {
+func (m *profileRun) finish(_ context.Context, _ *recording[document.ProfileCurve], runErr error) error {
 	suiteOrder(m.doc.Curves, m.suite)
 	m.doc.Finished = time.Now().UTC().Format(time.RFC3339)
 	m.doc.Suite.ElapsedS = time.Since(m.start).Seconds()
 	noteErr(&m.doc.Errors, runErr)
 	return nil
-}
-
-func (m *profileRun) write(runErr error) error {
-	if m.hooks.Write == nil {
-		return nil
-	}
-	return m.hooks.Write(m.doc, runErr == nil)
 }
 
 // profileMeta gathers the job's hosts, their inventory (on GPUs) and the

@@ -3,7 +3,7 @@ package run
 import (
 	"testing"
 
-	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/document"
 )
 
 func TestRowKeeper(t *testing.T) {
@@ -19,17 +19,14 @@ func TestRowKeeper(t *testing.T) {
 	for _, tt := range tests {
 		k := newRowKeeper(tt.cycles, tt.perCycle)
 		for i := 0; i < tt.add; i++ {
-			k.add(bench.Row{Size: int64(i)})
+			k.add(document.Result{Size: int64(i)})
 		}
 		var got []int64
-		for i, r := range k.rows {
-			if k.results[i].Size != r.Size {
-				t.Errorf("row %d and result %d disagree", r.Size, k.results[i].Size)
-			}
+		for _, r := range k.results {
 			got = append(got, r.Size)
 		}
-		if k.seen() != tt.add || len(got) != len(tt.wantSizes) {
-			t.Fatalf("%+v: kept %v, seen %d", tt, got, k.seen())
+		if k.n != tt.add || len(got) != len(tt.wantSizes) {
+			t.Fatalf("%+v: kept %v, seen %d", tt, got, k.n)
 		}
 		for i := range got {
 			if got[i] != tt.wantSizes[i] {

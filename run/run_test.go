@@ -27,16 +27,16 @@ func TestLibraryRuns(t *testing.T) {
 		Agg: 1, Cycles: 1, Check: 1, Types: []numeric.DataType{numeric.Float32}, Ops: []numeric.RedOp{numeric.Sum}, Average: 1}
 	var rows, wrote int
 	res, err := j.Sweep(ctx, SweepSpec{Opts: opts}, SweepHooks{
-		Row:   func(bench.Row, int) { rows++ },
-		Write: func(*SweepResult) error { wrote++; return nil },
+		Record: func(document.Result, int) { rows++ },
+		Write:  func(*document.Run, error) error { wrote++; return nil },
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rows != 3 || wrote != 1 || len(res.Doc.Results) != 3 || res.Summary.ErrorCases != 0 || res.Doc.Config.NRanks != 2 {
-		t.Fatalf("sweep: %d rows, %d writes, %d results, %d errors, %d ranks", rows, wrote, len(res.Doc.Results), res.Summary.ErrorCases, res.Doc.Config.NRanks)
+	if rows != 3 || wrote != 1 || len(res.Results) != 3 || res.Summary().ErrorCases != 0 || res.Config.NRanks != 2 {
+		t.Fatalf("sweep: %d rows, %d writes, %d results, %d errors, %d ranks", rows, wrote, len(res.Results), res.Summary().ErrorCases, res.Config.NRanks)
 	}
-	for _, r := range res.Doc.Results {
+	for _, r := range res.Results {
 		if r.OutOfPlace.NWrong == nil || *r.OutOfPlace.NWrong != 0 {
 			t.Errorf("size %d not checked, or wrong: %v", r.Size, r.OutOfPlace.NWrong)
 		}
@@ -45,8 +45,8 @@ func TestLibraryRuns(t *testing.T) {
 	var got *document.Profile
 	doc, err := j.Profile(ctx, ProfileSpec{Colls: []*bench.Collective{allreduce}, Sweep: bench.Sweep{Min: 1 << 10, Max: 8 << 10, Factor: 2},
 		Type: numeric.Float32, RedOp: numeric.Sum, Layout: []string{"consecutive"}, Iters: 2, MinIters: 1, NoOverlap: true},
-		ProfileHooks{Write: func(d *document.Profile, complete bool) error {
-			if !complete {
+		ProfileHooks{Write: func(d *document.Profile, runErr error) error {
+			if runErr != nil {
 				t.Error("a complete profile written as incomplete")
 			}
 			got = d

@@ -49,45 +49,20 @@ type SweepSpec struct {
 	MinBusBW float64
 }
 
-// SweepHooks hear of a sweep as it goes; nil hooks are skipped.
-type SweepHooks struct {
-	// Before runs on rank 0 once the spec is checked and before any
-	// process is contacted: the place to refuse an output that cannot be
-	// written.
-	Before func() error
-	// Start runs when the communicators are open, with the options as
-	// the engine will run them and the rows it will hand over.
-	Start func(s *Session, opts bench.Options, planned int)
-	// Row runs as each row completes; seen counts the rows so far.
-	Row func(r bench.Row, seen int)
-	// Write renders the outputs; it runs on rank 0 only, timed as the
-	// telemetry's "write" phase, even after a failed measurement.
-	Write func(r *SweepResult) error
-}
-
-// SweepResult is what a sweep measured.
-type SweepResult struct {
-	Doc     *document.Run
-	Summary bench.Summary
-	Rows    []bench.Row // the rows kept: all of them, or the latest cycle with -N 0
-	// Err is the measurement's failure, explained by the job's (also in
-	// Doc.Errors); nil when it completed.
-	Err error
-	// Memory is this process's device memory use, with -M.
-	Memory *bench.MemoryUse
-}
+// SweepHooks hear of a sweep: its record (the run document) laid out,
+// each result row as it is measured, and the finished record.
+type SweepHooks = Hooks[*document.Run, document.Result]
 
 // Sweep measures one collective over its sizes on the job's
-// communicators. It returns the result (nil when nothing was measured)
+// communicators. It returns the record (nil when nothing was measured)
 // and an error: Write's if it failed, else the measurement's.
-func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*SweepResult, error) {
-	m := &sweepRun{base: base[SweepSpec, SweepHooks]{j, spec, h}}
-	return measure(ctx, j, m, h.Before, func() *SweepResult { return m.res })
+func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*document.Run, error) {
+	return drive(ctx, j, &sweepRun{base: base[SweepSpec]{j, spec}}, h)
 }
 
 // sweepRun is a sweep as Job.drive runs it.
 type sweepRun struct {
-	base[SweepSpec, SweepHooks]
+	base[SweepSpec]
 	opts     bench.Options
 	sess     *Session
 	reporter bench.MemoryReporter
@@ -95,7 +70,6 @@ type sweepRun struct {
 	eng      *bench.Engine
 	kept     *rowKeeper
 	sum      bench.Summary
-	res      *SweepResult
 }
 
 func (m *sweepRun) check(_ context.Context, j *Job) error {
@@ -131,7 +105,7 @@ func (m *sweepRun) opening(_ context.Context, j *Job) (opening, error) {
 	}, command: coll.Name, span: "sweep", attrs: []attribute.KeyValue{attribute.String("collbench.collective", coll.Name)}}, nil
 }
 
-func (m *sweepRun) begin(_ context.Context, sess *Session) error {
+func (m *sweepRun) begin(_ context.Context, sess *Session) (*document.Run, int, error) {
 	j, spec, opts, coll := m.j, m.spec, m.opts, m.opts.Coll
 	nranks, groups := j.World(), j.Settings.Grouping
 	m.sess = sess
@@ -142,7 +116,7 @@ func (m *sweepRun) begin(_ context.Context, sess *Session) error {
 	}{{spec.Register != 0, "{Register}"}, {spec.CTAPolicy != 0, "{CTAPolicy}"}, {spec.StreamNull, "{StreamNull}"}, {spec.InitThreads > 0, "{Parallel}"},
 		{spec.MinCTAs != 0 || spec.MaxCTAs != 0, "{MinCTAs}/{MaxCTAs}"}, {opts.Estimate, "NCCL's estimate (ncclGroupSimulateEnd)"}} {
 		if f.set && !sess.OnGPU() {
-			return Usagef("%s applies to the nccl backend only", f.name)
+			return nil, 0, Usagef("%s applies to the nccl backend only", f.name)
 		}
 	}
 	if opts.Estimate {
@@ -152,16 +126,16 @@ func (m *sweepRun) begin(_ context.Context, sess *Session) error {
 	}
 	reporter, reports := sess.Comm.(bench.MemoryReporter)
 	if spec.MemoryReport && !reports {
-		return Usagef("{MemoryReport} reports GPU memory; the %s backend has none", sess.Backend.Name())
+		return nil, 0, Usagef("{MemoryReport} reports GPU memory; the %s backend has none", sess.Backend.Name())
 	}
 	m.reporter = reporter
 	caps := sess.Comm.Capabilities()
 	if err := opts.Runs(caps); err != nil {
-		return Usagef("the %s backend %w", sess.Backend.Name(), err)
+		return nil, 0, Usagef("the %s backend %w", sess.Backend.Name(), err)
 	}
 	opts, err := filterSupport(opts, caps, spec.AllTypes, spec.AllOps)
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	m.opts = opts
 
@@ -183,33 +157,24 @@ func (m *sweepRun) begin(_ context.Context, sess *Session) error {
 	}
 	m.eng = &bench.Engine{Comm: sess.Comm, Peers: j.Peers(), Opts: opts, CommRanks: groups.Of(nranks), Groups: groups.Groups(nranks)}
 	m.kept = newRowKeeper(opts.Cycles, m.eng.PlannedRows())
-	if m.hooks.Start != nil && j.Rank == 0 {
-		m.hooks.Start(sess, opts, m.eng.PlannedRows())
-	}
-	return nil
+	return m.doc, m.eng.PlannedRows(), nil
 }
 
-// planned is the rows the sweep hands over.
-func (m *sweepRun) planned() int { return m.eng.PlannedRows() }
-
-func (m *sweepRun) measure(ctx context.Context, out *recording) error {
+func (m *sweepRun) measure(ctx context.Context, out *recording[document.Result]) error {
 	coll := m.opts.Coll
 	var err error
 	m.sum, err = m.eng.Run(ctx, func(r bench.Row) {
+		res := document.MakeResult(r)
 		out.steps.done("size "+bench.FormatSize(r.Size), attribute.Int64("collbench.message.size", r.Size),
 			attribute.String("collbench.dtype", r.Type.String()), attribute.String("collbench.redop", r.Op.String()))
-		recordRow(out.ctx, out.rec, coll.Name, m.eng.CommRanks, r)
-		m.kept.add(r)
-		out.step(m.kept.seen(), bench.FormatSize(r.Size), func() {
-			if m.hooks.Row != nil && m.j.Rank == 0 {
-				m.hooks.Row(r, m.kept.seen())
-			}
-		})
+		out.rec.Measured(out.ctx, coll.Name, m.eng.CommRanks, res)
+		m.kept.add(res)
+		out.hand(res, bench.FormatSize(r.Size))
 	})
 	return err
 }
 
-func (m *sweepRun) finish(_ context.Context, _ *recording, runErr error) error {
+func (m *sweepRun) finish(_ context.Context, _ *recording[document.Result], runErr error) error {
 	doc := m.doc
 	doc.Results = m.kept.results
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)
@@ -219,20 +184,12 @@ func (m *sweepRun) finish(_ context.Context, _ *recording, runErr error) error {
 		doc.Judgement = judgeDoc(m.sess.Judger, doc)
 	}
 	noteErr(&doc.Errors, runErr)
-	m.res = &SweepResult{Doc: doc, Summary: m.sum, Rows: m.kept.rows, Err: runErr}
 	if m.spec.MemoryReport && runErr == nil {
 		use, err := m.reporter.MemoryUse()
 		if err != nil {
 			return setting.Errorf("reading GPU memory ({MemoryReport}): %w", err)
 		}
-		m.res.Memory = &use
+		doc.Memory = document.MemoryUseOf(use)
 	}
 	return nil
-}
-
-func (m *sweepRun) write(error) error {
-	if m.hooks.Write == nil {
-		return nil
-	}
-	return m.hooks.Write(m.res)
 }

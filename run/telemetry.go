@@ -7,7 +7,6 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 
-	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/telemetry"
 )
 
@@ -50,21 +49,6 @@ func writeAndFlush(ctx context.Context, rec *telemetry.Recorder, runErr error, l
 	end(time.Now(), err)
 	closeTelemetry(rec, errors.Join(runErr, err), logf)
 	return err
-}
-
-// recordRow sends one row of a sweep: both placements where measured.
-func recordRow(ctx context.Context, rec *telemetry.Recorder, coll string, groupSize int, r bench.Row) {
-	for _, pl := range []struct {
-		name string
-		p    bench.Placement
-	}{{"out_of_place", r.OutOfPlace}, {"in_place", r.InPlace}} {
-		m := telemetry.Measurement{Collective: coll, Bytes: r.Size, DType: r.Type.String(), RedOp: r.Op.String(),
-			GroupSize: groupSize, Placement: pl.name, TimeUS: pl.p.Time, Samples: pl.p.Iter.Times, AlgBW: pl.p.AlgBW, BusBW: pl.p.BusBW}
-		if b := pl.p.Bitwise; b != nil {
-			m.BitDiff = &b.Bits
-		}
-		rec.Measured(ctx, m)
-	}
 }
 
 // phases turns callbacks that fire as each step ends into spans that

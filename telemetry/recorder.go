@@ -23,6 +23,8 @@ import (
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/collbench/collbench/document"
 )
 
 // Options describe the job whose figures are sent.
@@ -243,64 +245,61 @@ func (r *Recorder) Span(ctx context.Context, name string, start time.Time, attrs
 	}
 }
 
-// Measurement is one size of one collective.
-type Measurement struct {
-	Collective string
-	Bytes      int64
-	DType      string
-	RedOp      string
-	GroupSize  int
-	Placement  string    // out_of_place or in_place
-	TimeUS     float64   // the reported time per call
-	Samples    []float64 // per-iteration times in µs, when measured
-	AlgBW      float64   // GB/s
-	BusBW      float64   // GB/s
-	// BitDiff is the bits the bitwise check found different, nil when
-	// none ran.
-	BitDiff *int64
-}
-
-// Measured records one size: every per-iteration sample (or the reported
-// time) into the duration histogram, and the bandwidths into the gauges.
-func (r *Recorder) Measured(ctx context.Context, m Measurement) {
-	if r == nil || m.TimeUS <= 0 {
+// Measured records one result row of a collective run over groupSize
+// ranks, each placement measured: every per-iteration sample (or the
+// reported time) into the duration histogram, the bandwidths into the
+// gauges, and the bitwise check's differing bits where it ran. The row is
+// the record the run document holds, so the file and the telemetry say
+// the same.
+func (r *Recorder) Measured(ctx context.Context, collective string, groupSize int, row document.Result) {
+	if r == nil {
 		return
 	}
-	set := metric.WithAttributeSet(attribute.NewSet(r.common,
-		attribute.String("collbench.collective", m.Collective),
-		attribute.Int64("collbench.message.size", m.Bytes),
-		attribute.String("collbench.dtype", m.DType),
-		attribute.String("collbench.redop", m.RedOp),
-		attribute.Int("collbench.group.size", m.GroupSize),
-		attribute.String("collbench.placement", m.Placement),
-	))
-	if len(m.Samples) > 0 {
-		for _, us := range m.Samples {
-			r.duration.Record(ctx, us*1e-6, set)
+	for _, pl := range []struct {
+		name string
+		m    document.Measure
+		iter document.Stats
+	}{{"out_of_place", row.OutOfPlace, row.OOPIter}, {"in_place", row.InPlace, row.IPIter}} {
+		if pl.m.Time <= 0 {
+			continue
 		}
-	} else {
-		r.duration.Record(ctx, m.TimeUS*1e-6, set)
-	}
-	r.busBW.Record(ctx, m.BusBW*1e9, set)
-	r.algBW.Record(ctx, m.AlgBW*1e9, set)
-	if m.BitDiff != nil {
-		r.bitDiff.Record(ctx, float64(*m.BitDiff), set)
+		set := metric.WithAttributeSet(attribute.NewSet(r.common,
+			attribute.String("collbench.collective", collective),
+			attribute.Int64("collbench.message.size", row.Size),
+			attribute.String("collbench.dtype", row.Type),
+			attribute.String("collbench.redop", row.RedOp),
+			attribute.Int("collbench.group.size", groupSize),
+			attribute.String("collbench.placement", pl.name),
+		))
+		if len(pl.iter.Times) > 0 {
+			for _, us := range pl.iter.Times {
+				r.duration.Record(ctx, us*1e-6, set)
+			}
+		} else {
+			r.duration.Record(ctx, pl.m.Time*1e-6, set)
+		}
+		r.busBW.Record(ctx, pl.m.BusBW*1e9, set)
+		r.algBW.Record(ctx, pl.m.AlgBW*1e9, set)
+		if b := pl.m.Bitwise; b != nil {
+			r.bitDiff.Record(ctx, float64(b.Bits), set)
+		}
 	}
 }
 
-// Overlap records one overlap measurement's slowdowns.
-func (r *Recorder) Overlap(ctx context.Context, name, collective string, bytes int64, workload string, comm, compute float64) {
+// Overlap records one overlap measurement's slowdowns: r, the record the
+// overlap run or the profile's probe holds, named probe.
+func (r *Recorder) Overlap(ctx context.Context, probe, collective string, res document.OverlapResult) {
 	if r == nil {
 		return
 	}
 	set := metric.WithAttributeSet(attribute.NewSet(r.common,
-		attribute.String("collbench.probe", name),
+		attribute.String("collbench.probe", probe),
 		attribute.String("collbench.collective", collective),
-		attribute.Int64("collbench.message.size", bytes),
-		attribute.String("collbench.workload", workload),
+		attribute.Int64("collbench.message.size", res.Size),
+		attribute.String("collbench.workload", res.Workload),
 	))
-	r.commX.Record(ctx, comm, set)
-	r.compX.Record(ctx, compute, set)
+	r.commX.Record(ctx, res.CommSlowdown, set)
+	r.compX.Record(ctx, res.ComputeSlowdown, set)
 }
 
 // Close ends the root span (failed when err is not nil) and flushes

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/otlpreceiver"
 )
 
@@ -76,8 +77,8 @@ func TestOffSendsNothing(t *testing.T) {
 		t.Fatalf("Start without configuration = %v, %v; want nil, nil", r, err)
 	}
 	ctx, end := r.Span(context.Background(), "sweep", time.Now())
-	r.Measured(ctx, Measurement{Collective: "allreduce", Bytes: 1, TimeUS: 1})
-	r.Overlap(ctx, "p", "allreduce", 1, "gemm", 1, 1)
+	r.Measured(ctx, "allreduce", 2, document.Result{Size: 1, OutOfPlace: document.Measure{Time: 1}})
+	r.Overlap(ctx, "p", "allreduce", document.OverlapResult{Size: 1, Workload: "gemm", CommSlowdown: 1, ComputeSlowdown: 1})
 	end(time.Now(), nil)
 	if err := r.Close(nil); err != nil {
 		t.Fatal(err)
@@ -105,11 +106,12 @@ func TestExportReachesReceiver(t *testing.T) {
 	sweepCtx, endSweep := r.Span(context.Background(), "sweep", started.Add(500*time.Millisecond))
 	_, endSize := r.Span(sweepCtx, "size 1M", started.Add(600*time.Millisecond))
 	bitDiff := int64(3)
-	r.Measured(sweepCtx, Measurement{Collective: "allreduce", Bytes: 1 << 20, DType: "float", RedOp: "sum", GroupSize: 2,
-		Placement: "out_of_place", TimeUS: 100, Samples: []float64{90, 100, 110}, AlgBW: 10.5, BusBW: 10.5, BitDiff: &bitDiff})
+	r.Measured(sweepCtx, "allreduce", 2, document.Result{Size: 1 << 20, Type: "float", RedOp: "sum",
+		OutOfPlace: document.Measure{Time: 100, AlgBW: 10.5, BusBW: 10.5, Bitwise: &document.BitwiseMeasure{Bits: bitDiff}},
+		OOPIter:    document.Stats{Times: []float64{90, 100, 110}}})
 	endSize(started.Add(700*time.Millisecond), nil)
 	endSweep(time.Now(), errors.New("boom"))
-	r.Overlap(sweepCtx, "galvatron", "allreduce", 1<<20, "gemm 256", 1.5, 1.25)
+	r.Overlap(sweepCtx, "galvatron", "allreduce", document.OverlapResult{Size: 1 << 20, Workload: "gemm 256", CommSlowdown: 1.5, ComputeSlowdown: 1.25})
 	if err := r.Close(nil); err != nil {
 		t.Fatalf("Close: %v", err)
 	}
@@ -191,7 +193,7 @@ func TestCollectorDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Measured(context.Background(), Measurement{Collective: "allreduce", Bytes: 8, TimeUS: 5})
+	r.Measured(context.Background(), "allreduce", 2, document.Result{Size: 8, OutOfPlace: document.Measure{Time: 5}})
 	begin := time.Now()
 	if err := r.Close(nil); err == nil {
 		t.Error("Close reported no error with the collector down")

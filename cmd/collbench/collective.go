@@ -61,15 +61,17 @@ func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdo
 		spec.Judge = &run.JudgeSpec{Tables: tables}
 	}
 	var table *report.Table
-	res, err := j.Sweep(ctx, spec, run.SweepHooks{
+	var rowErr error // a result the table could not print
+	doc, err := j.Sweep(ctx, spec, run.SweepHooks{
 		Before: checkFiles(append(f.Traffic.Files(), f.references...), f.jsonFile),
-		Start: func(s *run.Session, opts bench.Options, planned int) {
-			table = &report.Table{W: stdout, Info: report.Info{Version: version, Backend: s.Backend.Name(), TestName: coll.Label(),
-				NThreads: f.Threads, NGPUs: f.NGPUs, MinBytes: opts.Sweep.Min, MaxBytes: opts.Sweep.Max, StepFactor: opts.Sweep.Factor,
-				StepBytes: opts.Sweep.Step, Warmup: opts.Warmup, Iters: opts.Iters, Agg: opts.Agg, Check: opts.Check, Bitwise: opts.Bitwise,
-				Graph: opts.Graph, Blocking: opts.Blocking, CPUTime: opts.CPUTime, Devices: s.Devices, Notes: s.Notes,
-				Unalign: opts.Unalign, Timestamps: f.Timestamps != 0,
-				Coll: opts.Coll, Ranks: j.Settings.Grouping.Of(j.World()), RankSummary: f.Traffic != nil && f.Traffic.Summary}}
+		Start: func(s *run.Session, doc *document.Run, _ int) {
+			table = report.TableOf(stdout, doc)
+			// What the record does not hold: the clock of -S, and an
+			// uneven all-to-all's traffic for its per-rank summary.
+			table.Info.Timestamps = f.Timestamps != 0
+			if f.Traffic != nil && f.Traffic.Summary {
+				table.Info.Coll, table.Info.RankSummary = spec.Opts.Coll, true
+			}
 			if f.columns == "judge" && s.Judger != nil {
 				table.Extra = report.JudgeColumns(s.Judger, run.JudgeRow)
 			}
@@ -77,37 +79,39 @@ func measureSweep(ctx context.Context, f *flags, j *run.Job, argv []string, stdo
 				table.Preamble()
 			}
 		},
-		Row: func(r bench.Row, _ int) {
-			if f.format == "table" {
-				table.Row(r)
+		Record: func(r document.Result, _ int) {
+			if f.format == "table" && rowErr == nil {
+				rowErr = table.Result(r)
 			}
 		},
-		Write: func(r *run.SweepResult) error { return writeRun(ctx, f, r, table, j.Size, stdout) },
+		Write: func(doc *document.Run, _ error) error {
+			if rowErr != nil {
+				return rowErr
+			}
+			return writeRun(ctx, f, doc, table, stdout)
+		},
 	})
-	if res == nil {
+	if doc == nil {
 		return false, err
 	}
-	return res.Summary.ErrorCases > 0 || res.Summary.BitwiseCases > 0 || !res.Summary.BandwidthOK(), err
+	s := doc.Summary()
+	return s.ErrorCases > 0 || s.BitwiseCases > 0 || !s.BandwidthOK(), err
 }
 
-// writeRun prints the footer or the document and saves the -J file.
-func writeRun(ctx context.Context, f *flags, r *run.SweepResult, table *report.Table, nprocs int, out io.Writer) error {
+// writeRun closes the table or prints the document, and saves the -J
+// file.
+func writeRun(ctx context.Context, f *flags, doc *document.Run, table *report.Table, out io.Writer) error {
 	switch f.format {
 	case "table":
-		if r.Err == nil && table != nil {
-			table.MemoryUse = r.Memory
-			if r.Doc.Judgement != nil {
-				table.Judgement = r.Doc.Judgement.Summary
-			}
-			table.Footer(r.Summary)
-			table.Spread(r.Rows, report.ProcLabels(nprocs, f.PerProc()))
+		if err := table.End(doc); err != nil {
+			return err
 		}
 	case "csv":
-		if err := report.WriteCSV(out, r.Doc); err != nil {
+		if err := report.WriteCSV(out, doc); err != nil {
 			return err
 		}
 	}
-	return emitJSON(ctx, f.format, f.jsonFile, out, r.Doc.Encode)
+	return emitJSON(ctx, f.format, f.jsonFile, out, doc.Encode)
 }
 
 // measureMoE times a mixture-of-experts layer's dispatch and combine and
@@ -118,10 +122,9 @@ func measureMoE(ctx context.Context, f *flags, j *run.Job, argv []string, stdout
 		return false, err
 	}
 	table := &report.Table{W: stdout}
-	failed := false
-	_, err = j.MoE(ctx, spec, run.MoEHooks{
+	doc, err := j.MoE(ctx, spec, run.MoEHooks{
 		Before: checkFiles(f.Traffic.Files(), f.jsonFile),
-		Start: func(s *run.Session, doc *document.MoERun) {
+		Start: func(s *run.Session, doc *document.MoERun, _ int) {
 			c := doc.Config
 			table.Info = report.Info{Version: version, Backend: s.Backend.Name(), TestName: "alltoallv_perf", NThreads: f.Threads,
 				NGPUs: f.NGPUs, MinBytes: s.Sweep.Max, MaxBytes: s.Sweep.Max, StepBytes: f.StepBytes, Warmup: c.Warmup, Iters: c.Iters, Agg: f.Agg, Check: c.Check, Devices: s.Devices, Notes: s.Notes}
@@ -129,20 +132,29 @@ func measureMoE(ctx context.Context, f *flags, j *run.Job, argv []string, stdout
 				table.MoEPreamble(c)
 			}
 		},
-		Write: func(doc *document.MoERun, phases []bench.MoEPhase, runErr error) error {
-			for _, p := range phases {
-				failed = failed || p.Row.OutOfPlace.Wrong > 0
-			}
+		Write: func(doc *document.MoERun, runErr error) error {
 			if f.format == "table" {
-				for _, p := range phases {
-					table.MoEPhase(p)
+				for _, p := range doc.Phases {
+					if err := table.MoEPhase(p); err != nil {
+						return err
+					}
 				}
 				if runErr == nil {
-					table.MoEFooter(phases, report.ProcLabels(j.Size, f.PerProc()))
+					if err := table.MoEFooter(doc.Phases, report.ProcLabels(j.Size, f.PerProc())); err != nil {
+						return err
+					}
 				}
 			}
 			return emitJSON(ctx, f.format, f.jsonFile, stdout, doc.Encode)
 		},
 	})
+	failed := false
+	if doc != nil {
+		for _, p := range doc.Phases {
+			if w := p.Result.OutOfPlace.NWrong; w != nil && *w > 0 {
+				failed = true
+			}
+		}
+	}
 	return failed, err
 }

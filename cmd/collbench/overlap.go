@@ -79,7 +79,7 @@ func (f *overlapFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 				report.OverlapHeader(stdout, doc, s.Notes)
 			}
 		},
-		Result: func(r document.OverlapResult, _ int) {
+		Record: func(r document.OverlapResult, _ int) {
 			if f.format == "table" {
 				report.OverlapRow(stdout, r)
 			}

@@ -107,7 +107,9 @@ func (f *profileFlags) measure(ctx context.Context, j *run.Job, argv []string, s
 			}
 			return f.exports.checkDir()
 		},
-		Write: func(doc *document.Profile, complete bool) error { return f.write(ctx, doc, stdout, stderr, complete) },
+		Write: func(doc *document.Profile, runErr error) error {
+			return f.write(ctx, doc, stdout, stderr, runErr == nil)
+		},
 	})
 	if err != nil || doc == nil || f.partial {
 		return false, err
