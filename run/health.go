@@ -340,9 +340,7 @@ func (c *healthCheck) finish(ctx context.Context, out *recording[string], runErr
 			c.judgePublished(levelJudgers(c.sess.topology(c.j.Settings.NCCLLib), c.spec.Judge.Tables))
 		}
 	}
-	if c.j.Rank == 0 {
-		recordHealth(ctx, out.rec, c.doc)
-	}
+	recordHealth(ctx, out.rec, c.doc) // the recorder is rank 0's alone
 	return nil
 }
 
