@@ -11,31 +11,32 @@ import (
 	"github.com/collbench/collbench/telemetry"
 )
 
-// measurement is one kind of run the job drives: a sweep, a
-// mixture-of-experts layer, an overlap experiment, a profile or a health
-// check. Job.drive takes every one through the same steps, so the
-// watchdog, telemetry, the caller's hooks (on rank 0 only), the
-// explanation of a failure and the writing of outputs behave alike for
-// all; a measurement says only what differs. Doc is its record (the file
-// it writes), Rec each record it hands over as it ends.
-type measurement[Doc, Rec any] interface {
-	// check refuses, before any process is contacted, what cannot run.
-	check(ctx context.Context, j *Job) error
-	// opening is what the communicators must hold; it runs once the
-	// caller had its say (before), and may pick the backend.
-	opening(ctx context.Context, j *Job) (opening, error)
-	// begin runs once the communicators are open: what the backend
+// Measurement is one kind of run a job drives: a sweep, a
+// mixture-of-experts layer, an overlap experiment, a profile, or one a
+// package of its own defines (the health check). Drive takes every one
+// through the same steps, so the watchdog, telemetry, the caller's hooks
+// (on rank 0 only), the explanation of a failure and the writing of
+// outputs behave alike for all; a measurement says only what differs.
+// Doc is its record (the file it writes), Rec each record it hands over
+// as it ends.
+type Measurement[Doc, Rec any] interface {
+	// Check refuses, before any process is contacted, what cannot run.
+	Check(ctx context.Context, j *Job) error
+	// Opening is what the communicators must hold; it runs once the
+	// caller had its say (Before), and may pick the backend.
+	Opening(ctx context.Context, j *Job) (Opening, error)
+	// Begin runs once the communicators are open: what the backend
 	// cannot run is refused here, and the record is laid out and
 	// returned, with the number of steps the progress will count.
-	begin(ctx context.Context, s *Session) (doc Doc, planned int, err error)
-	// measure runs it, handing each record to out (the caller's hook,
+	Begin(ctx context.Context, s *Session) (doc Doc, planned int, err error)
+	// Measure runs it, handing each record to out (the caller's hook,
 	// the progress line and telemetry).
-	measure(ctx context.Context, out *recording[Rec]) error
-	// finish completes the record with the outcome, on every rank; err
+	Measure(ctx context.Context, out *Recording[Rec]) error
+	// Finish completes the record with the outcome, on every rank; err
 	// is the measurement's failure, explained by the job's, which the
 	// record's errors take. An error it returns ends the run without
 	// outputs.
-	finish(ctx context.Context, out *recording[Rec], err error) error
+	Finish(ctx context.Context, out *Recording[Rec], err error) error
 }
 
 // Hooks are what a caller hears of a measurement, each on rank 0 only
@@ -60,42 +61,52 @@ type Hooks[Doc, Rec any] struct {
 	Write func(doc Doc, runErr error) error
 }
 
-// recording is where a measurement's records go: the caller's Record
+// Recording is where a measurement's records go: the caller's Record
 // hook (rank 0), the job's progress, and the telemetry recorder (nil
 // records nothing) with the measurement's span and a span per phase as
 // each ends.
-type recording[Rec any] struct {
+type Recording[Rec any] struct {
 	rec      *telemetry.Recorder
 	ctx      context.Context // under the measurement's span
 	steps    *phases
 	progress Progress
 	hook     func(Rec, int) // the caller's, on rank 0; nil elsewhere
 	handed   int            // records handed over
-	done     int            // steps the progress line counted
 }
 
-// hand gives one record to the caller's hook, with the progress line out
+// Hand gives one record to the caller's hook, with the progress line out
 // of its way, and counts it on the progress line as what; a measurement
 // whose progress counts steps of its own (a profile's sizes) gives no
-// what, and counts them with step.
-func (r *recording[Rec]) hand(rec Rec, what string) {
+// what, and counts them with Step.
+func (r *Recording[Rec]) Hand(rec Rec, what string) {
 	r.handed++
 	r.progress.Clear()
 	if r.hook != nil {
 		r.hook(rec, r.handed)
 	}
 	if what != "" {
-		r.done = r.handed
-		r.progress.Update(r.done, what)
+		r.progress.Update(r.handed, what)
 	}
 }
 
-// step counts progress that hands no record (a profile's sizes within a
+// Step counts progress that hands no record (a profile's sizes within a
 // curve): done so far, the last one what.
-func (r *recording[Rec]) step(done int, what string) {
-	r.done = done
+func (r *Recording[Rec]) Step(done int, what string) {
 	r.progress.Update(done, what)
 }
+
+// Phase ends a span of the measurement's telemetry, named name: from
+// where the last one ended (or the measurement began) to now.
+func (r *Recording[Rec]) Phase(name string, attrs ...attribute.KeyValue) {
+	r.steps.done(name, attrs...)
+}
+
+// Telemetry is the recorder the records go to: nil on every rank but 0,
+// or without an endpoint, when its methods do nothing.
+func (r *Recording[Rec]) Telemetry() *telemetry.Recorder { return r.rec }
+
+// Context is the context under the measurement's span.
+func (r *Recording[Rec]) Context() context.Context { return r.ctx }
 
 // base is what every measurement holds: its job and its spec.
 type base[S any] struct {
@@ -110,21 +121,21 @@ func noteErr(errs *[]string, err error) {
 	}
 }
 
-// opening is what a measurement's communicators must hold: the sizes,
+// Opening is what a measurement's communicators must hold: the sizes,
 // whether results are checked, any backend's settings and the nccl
 // backend's.
-type opening struct {
-	sweep  bench.Sweep
-	check  bool
-	adjust func(*bench.Setup)
-	tuning gpu.Tuning // the nccl backend's own settings
-	// command names the run in telemetry; span is the phase that
+type Opening struct {
+	Sweep  bench.Sweep
+	Check  bool
+	Adjust func(*bench.Setup)
+	Tuning gpu.Tuning // the nccl backend's own settings
+	// Command names the run in telemetry; Span is the phase that
 	// measures, with its attributes.
-	command, span string
-	attrs         []attribute.KeyValue
+	Command, Span string
+	Attrs         []attribute.KeyValue
 }
 
-// drive runs one measurement: checked, the caller's Before on rank 0,
+// Drive runs one measurement: checked, the caller's Before on rank 0,
 // the communicators opened under the watchdog, telemetry started, the
 // record laid out (Start), the measurement under its span handing over
 // its records (Record), every process waited for, a failure explained by
@@ -132,9 +143,9 @@ type opening struct {
 // outputs written (Write) on rank 0. It returns the record (the zero
 // value when the measurement never began) and an error: Write's if it
 // failed, else the measurement's.
-func drive[Doc, Rec any](ctx context.Context, j *Job, m measurement[Doc, Rec], h Hooks[Doc, Rec]) (Doc, error) {
+func Drive[Doc, Rec any](ctx context.Context, j *Job, m Measurement[Doc, Rec], h Hooks[Doc, Rec]) (Doc, error) {
 	var none Doc
-	if err := m.check(ctx, j); err != nil {
+	if err := m.Check(ctx, j); err != nil {
 		return none, err
 	}
 	rank0 := j.Rank == 0
@@ -144,18 +155,18 @@ func drive[Doc, Rec any](ctx context.Context, j *Job, m measurement[Doc, Rec], h
 		}
 	}
 	started := time.Now()
-	o, err := m.opening(ctx, j)
+	o, err := m.Opening(ctx, j)
 	if err != nil {
 		return none, err
 	}
 	outer := ctx // the signal context, before the job's failure is joined to it
-	ctx, sess, err := j.Open(ctx, o.sweep, o.check, o.adjust, o.tuning)
+	ctx, sess, err := j.Open(ctx, o.Sweep, o.Check, o.Adjust, o.Tuning)
 	if err != nil {
 		return none, err
 	}
 	defer sess.Close()
-	rec := sess.startTelemetry(ctx, o.command, started)
-	doc, planned, err := m.begin(ctx, sess)
+	rec := sess.startTelemetry(ctx, o.Command, started)
+	doc, planned, err := m.Begin(ctx, sess)
 	if err != nil {
 		closeTelemetry(rec, err, j.logf)
 		return none, err
@@ -165,13 +176,13 @@ func drive[Doc, Rec any](ctx context.Context, j *Job, m measurement[Doc, Rec], h
 	}
 	j.sayOnTheCPU()
 	progress := j.progress()
-	progress.Begin(o.command, planned)
-	spanCtx, end := rec.Span(ctx, o.span, time.Now(), o.attrs...)
-	out := &recording[Rec]{rec: rec, ctx: spanCtx, steps: newPhases(spanCtx, rec), progress: progress}
+	progress.Begin(o.Command, planned)
+	spanCtx, end := rec.Span(ctx, o.Span, time.Now(), o.Attrs...)
+	out := &Recording[Rec]{rec: rec, ctx: spanCtx, steps: newPhases(spanCtx, rec), progress: progress}
 	if rank0 {
 		out.hook = h.Record
 	}
-	runErr := m.measure(ctx, out)
+	runErr := m.Measure(ctx, out)
 	progress.Clear()
 	if runErr == nil && j.Multi() {
 		// Nobody leaves before everybody is done, so a finished rank is
@@ -180,7 +191,7 @@ func drive[Doc, Rec any](ctx context.Context, j *Job, m measurement[Doc, Rec], h
 	}
 	end(time.Now(), runErr)
 	runErr = j.Explain(outer, runErr)
-	if err := m.finish(ctx, out, runErr); err != nil {
+	if err := m.Finish(ctx, out, runErr); err != nil {
 		closeTelemetry(rec, err, j.logf)
 		return doc, err
 	}

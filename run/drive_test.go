@@ -1,4 +1,4 @@
-package run
+package run_test
 
 import (
 	"context"
@@ -18,7 +18,9 @@ import (
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/health"
+	"github.com/collbench/collbench/healthcheck"
 	"github.com/collbench/collbench/internal/otlpreceiver"
+	"github.com/collbench/collbench/run"
 )
 
 // measurementCase runs one kind of measurement small, on the host
@@ -27,7 +29,7 @@ import (
 type measurementCase struct {
 	name string
 	span string // the span the measurement runs under
-	run  func(ctx context.Context, j *Job, step func(), wrote func(error)) error
+	run  func(ctx context.Context, j *run.Job, step func(), wrote func(error)) error
 }
 
 func measurementCases() []measurementCase {
@@ -35,41 +37,41 @@ func measurementCases() []measurementCase {
 	sweep := bench.Options{Coll: allreduce, Sweep: bench.Sweep{Min: 1 << 10, Max: 64 << 10, Factor: 2}, Iters: 20, Warmup: 1,
 		Agg: 1, Cycles: 1, Types: []numeric.DataType{numeric.Float32}, Ops: []numeric.RedOp{numeric.Sum}}
 	return []measurementCase{
-		{"sweep", "sweep", func(ctx context.Context, j *Job, step func(), wrote func(error)) error {
-			_, err := j.Sweep(ctx, SweepSpec{Opts: sweep}, SweepHooks{Record: func(document.Result, int) { step() },
+		{"sweep", "sweep", func(ctx context.Context, j *run.Job, step func(), wrote func(error)) error {
+			_, err := j.Sweep(ctx, run.SweepSpec{Opts: sweep}, run.SweepHooks{Record: func(document.Result, int) { step() },
 				Write: func(_ *document.Run, err error) error { wrote(err); return nil }})
 			return err
 		}},
-		{"moe", "sweep", func(ctx context.Context, j *Job, step func(), wrote func(error)) error {
+		{"moe", "sweep", func(ctx context.Context, j *run.Job, step func(), wrote func(error)) error {
 			opts := bench.Options{Iters: 20, Warmup: 1, Agg: 1, Cycles: 1}
 			r := &bench.Routing{Experts: 4, TopK: 2, Tokens: 64, Hidden: 64, Weights: bench.UniformWeights(4), Name: "uniform", Seed: 1}
-			_, err := j.MoE(ctx, MoESpec{Routing: r, Type: numeric.Float32, Draws: 1, Opts: opts}, MoEHooks{
+			_, err := j.MoE(ctx, run.MoESpec{Routing: r, Type: numeric.Float32, Draws: 1, Opts: opts}, run.MoEHooks{
 				Record: func(document.MoEPhase, int) { step() },
 				Write:  func(_ *document.MoERun, err error) error { wrote(err); return nil }})
 			return err
 		}},
-		{"overlap", "sweep", func(ctx context.Context, j *Job, step func(), wrote func(error)) error {
-			_, err := j.Overlap(ctx, OverlapSpec{Coll: allreduce, CommType: numeric.Float32, RedOp: numeric.Sum,
+		{"overlap", "sweep", func(ctx context.Context, j *run.Job, step func(), wrote func(error)) error {
+			_, err := j.Overlap(ctx, run.OverlapSpec{Coll: allreduce, CommType: numeric.Float32, RedOp: numeric.Sum,
 				Sweep: bench.Sweep{Min: 1 << 10, Max: 64 << 10, Factor: 2}, GEMMs: []string{"32,32,32"}, Cover: 1,
 				Target: 20 * time.Millisecond, CommPriority: "normal"},
-				OverlapHooks{Record: func(document.OverlapResult, int) { step() },
+				run.OverlapHooks{Record: func(document.OverlapResult, int) { step() },
 					Write: func(_ *document.OverlapRun, err error) error { wrote(err); return nil }})
 			return err
 		}},
-		{"profile", "suite", func(ctx context.Context, j *Job, step func(), wrote func(error)) error {
+		{"profile", "suite", func(ctx context.Context, j *run.Job, step func(), wrote func(error)) error {
 			var err error
-			_, err = j.Profile(ctx, ProfileSpec{Colls: []*bench.Collective{allreduce}, Sweep: bench.Sweep{Min: 1 << 10, Max: 1 << 20, Factor: 2},
+			_, err = j.Profile(ctx, run.ProfileSpec{Colls: []*bench.Collective{allreduce}, Sweep: bench.Sweep{Min: 1 << 10, Max: 1 << 20, Factor: 2},
 				Type: numeric.Float32, RedOp: numeric.Sum, Layout: []string{"consecutive"}, Iters: 20, MinIters: 1, NoOverlap: true},
-				ProfileHooks{Record: func(document.ProfileCurve, int) { step() },
+				run.ProfileHooks{Record: func(document.ProfileCurve, int) { step() },
 					Write: func(d *document.Profile, _ error) error {
 						wrote(errors.New(strings.Join(d.Errors, "; ")))
 						return nil
 					}})
 			return err
 		}},
-		{"health", "check", func(ctx context.Context, j *Job, step func(), wrote func(error)) error {
-			_, err := j.Health(ctx, HealthSpec{PairBytes: 64 << 10, ARBytes: 64 << 10, Type: numeric.Float32, Iters: 20, Passes: 3,
-				Criteria: health.Criteria{MinDrop: 0.2, Z: 4}}, HealthHooks{Record: func(string, int) { step() },
+		{"health", "check", func(ctx context.Context, j *run.Job, step func(), wrote func(error)) error {
+			_, err := healthcheck.Run(ctx, j, healthcheck.Spec{PairBytes: 64 << 10, ARBytes: 64 << 10, Type: numeric.Float32, Iters: 20, Passes: 3,
+				Criteria: health.Criteria{MinDrop: 0.2, Z: 4}}, healthcheck.Hooks{Record: func(string, int) { step() },
 				Write: func(_ *document.Health, err error) error { wrote(err); return nil }})
 			return err
 		}},
@@ -96,7 +98,7 @@ func TestEveryMeasurementTheSameSteps(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			rcv := otlpreceiver.Start()
 			defer rcv.Close()
-			j, err := NewJob(Settings{RanksPerProc: 2, Backend: "host", Version: "test", OTLPEndpoint: rcv.URL()}, noEnv, t.Logf)
+			j, err := run.NewJob(run.Settings{RanksPerProc: 2, Backend: "host", Version: "test", OTLPEndpoint: rcv.URL()}, func(string) string { return "" }, t.Logf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +163,7 @@ func TestLostPeerExplainedByEveryMeasurement(t *testing.T) {
 			go func() { peer.Wait(); close(waited) }()
 			defer func() { peer.Process.Kill(); <-waited }()
 			v0 := vars(0)
-			j, err := NewJob(Settings{RanksPerProc: 1, Backend: "host", Timeout: 20 * time.Second}, func(k string) string { return v0[k] }, t.Logf)
+			j, err := run.NewJob(run.Settings{RanksPerProc: 1, Backend: "host", Timeout: 20 * time.Second}, func(k string) string { return v0[k] }, t.Logf)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -195,7 +197,7 @@ func TestPeerRank(t *testing.T) {
 	}
 	for _, c := range measurementCases() {
 		if c.name == name {
-			j, err := NewJob(Settings{RanksPerProc: 1, Backend: "host", Timeout: 20 * time.Second}, os.Getenv, t.Logf)
+			j, err := run.NewJob(run.Settings{RanksPerProc: 1, Backend: "host", Timeout: 20 * time.Second}, os.Getenv, t.Logf)
 			if err != nil {
 				t.Fatal(err)
 			}

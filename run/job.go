@@ -291,10 +291,10 @@ func (j *Job) exchange() func(ctx context.Context, mine []byte) ([][]byte, error
 	return j.client.AllGather
 }
 
-// advertise is the address other hosts reach this process at: the local
+// Advertise is the address other hosts reach this process at: the local
 // end of its connection to the rendezvous, which is on the interface that
 // routes to the job.
-func (j *Job) advertise() string {
+func (j *Job) Advertise() string {
 	if !j.Multi() {
 		return ""
 	}

@@ -23,7 +23,7 @@ type JudgeSpec struct {
 // before the sweep), the job's nodes and ranks per node from the devices.
 // Nodes are taken to be alike.
 func (j *Job) judger(s *Session, spec *JudgeSpec, coll string) *judge.Judger {
-	return runJudger(s.topology(j.Settings.NCCLLib), spec.Tables, coll)
+	return runJudger(s.Topology(j.Settings.NCCLLib), spec.Tables, coll)
 }
 
 // runJudger judges a run of coll on topo: against the bottleneck of the
@@ -53,8 +53,9 @@ func judgeDoc(jd *judge.Judger, doc *document.Run) *judge.Judgement {
 	return &out
 }
 
-// topology is what the judgement knows of the session's job.
-func (s *Session) topology(ncclLib string) judge.Topology {
+// Topology is what the judgement knows of the session's job, its NCCL
+// loaded from ncclLib where the run names one.
+func (s *Session) Topology(ncclLib string) judge.Topology {
 	t := judge.Topology{Backend: s.Backend.Name(), NICs: judge.ReadNICs("/")}
 	hosts := map[string]bool{}
 	var mine []bench.Device

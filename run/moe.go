@@ -30,10 +30,10 @@ type MoEHooks = Hooks[*document.MoERun, document.MoEPhase]
 // communicators. It returns the record (nil when nothing ran) and an
 // error: Write's if it failed, else the measurement's.
 func (j *Job) MoE(ctx context.Context, spec MoESpec, h MoEHooks) (*document.MoERun, error) {
-	return drive(ctx, j, &moeRun{base: base[MoESpec]{j, spec}}, h)
+	return Drive(ctx, j, &moeRun{base: base[MoESpec]{j, spec}}, h)
 }
 
-// moeRun is a mixture-of-experts layer as Job.drive runs it.
+// moeRun is a mixture-of-experts layer as Drive runs it.
 type moeRun struct {
 	base[MoESpec]
 	opts bench.Options
@@ -42,7 +42,7 @@ type moeRun struct {
 	doc  *document.MoERun
 }
 
-func (m *moeRun) check(ctx context.Context, j *Job) error {
+func (m *moeRun) Check(ctx context.Context, j *Job) error {
 	spec := m.spec
 	nranks, groups := j.World(), j.Settings.Grouping
 	if err := groups.Validate(nranks); err != nil {
@@ -76,12 +76,12 @@ func (m *moeRun) check(ctx context.Context, j *Job) error {
 	return nil
 }
 
-func (m *moeRun) opening(context.Context, *Job) (opening, error) {
-	return opening{sweep: m.opts.Sweep, check: m.opts.Check > 0, command: "alltoallv", span: "sweep",
-		attrs: []attribute.KeyValue{attribute.String("collbench.collective", "alltoallv")}}, nil
+func (m *moeRun) Opening(context.Context, *Job) (Opening, error) {
+	return Opening{Sweep: m.opts.Sweep, Check: m.opts.Check > 0, Command: "alltoallv", Span: "sweep",
+		Attrs: []attribute.KeyValue{attribute.String("collbench.collective", "alltoallv")}}, nil
 }
 
-func (m *moeRun) begin(_ context.Context, sess *Session) (*document.MoERun, int, error) {
+func (m *moeRun) Begin(_ context.Context, sess *Session) (*document.MoERun, int, error) {
 	j, spec, opts := m.j, m.spec, m.opts
 	m.sess = sess
 	if sess.Sweep.Max < m.size {
@@ -101,19 +101,19 @@ func (m *moeRun) begin(_ context.Context, sess *Session) (*document.MoERun, int,
 	return m.doc, 2, nil // dispatch and combine
 }
 
-func (m *moeRun) measure(_ context.Context, out *recording[document.MoEPhase]) error {
+func (m *moeRun) Measure(_ context.Context, out *Recording[document.MoEPhase]) error {
 	j, groups := m.j, m.j.Settings.Grouping
 	eng := &bench.Engine{Comm: m.sess.Comm, Peers: j.Peers(), Opts: m.opts, CommRanks: groups.Of(j.World()), Groups: groups.Groups(j.World())}
 	phases, err := eng.MoE(out.ctx, m.spec.Routing, m.spec.Type, m.spec.Draws)
 	for _, p := range phases {
 		rec := document.MakeMoEPhase(p)
 		m.doc.Phases = append(m.doc.Phases, rec)
-		out.hand(rec, p.Name)
+		out.Hand(rec, p.Name)
 	}
 	return err
 }
 
-func (m *moeRun) finish(_ context.Context, _ *recording[document.MoEPhase], runErr error) error {
+func (m *moeRun) Finish(_ context.Context, _ *Recording[document.MoEPhase], runErr error) error {
 	m.doc.Finish()
 	noteErr(&m.doc.Errors, runErr)
 	return nil

@@ -99,10 +99,10 @@ type OverlapHooks = Hooks[*document.OverlapRun, document.OverlapResult]
 // returns the record (nil when nothing ran) and an error: Write's if it
 // failed, else the measurement's.
 func (j *Job) Overlap(ctx context.Context, spec OverlapSpec, h OverlapHooks) (*document.OverlapRun, error) {
-	return drive(ctx, j, &overlapRun{base: base[OverlapSpec]{j, spec}}, h)
+	return Drive(ctx, j, &overlapRun{base: base[OverlapSpec]{j, spec}}, h)
 }
 
-// overlapRun is an overlap experiment as Job.drive runs it.
+// overlapRun is an overlap experiment as Drive runs it.
 type overlapRun struct {
 	base[OverlapSpec]
 	sess      *Session
@@ -110,7 +110,7 @@ type overlapRun struct {
 	doc       *document.OverlapRun
 }
 
-func (m *overlapRun) check(_ context.Context, j *Job) error {
+func (m *overlapRun) Check(_ context.Context, j *Job) error {
 	nranks, groups, spec := j.World(), j.Settings.Grouping, m.spec
 	if err := spec.check(); err != nil {
 		return err
@@ -127,18 +127,18 @@ func (m *overlapRun) check(_ context.Context, j *Job) error {
 	return nil
 }
 
-func (m *overlapRun) opening(context.Context, *Job) (opening, error) {
+func (m *overlapRun) Opening(context.Context, *Job) (Opening, error) {
 	spec := m.spec
 	// The workloads' defaults depend on the backend; errors are found
 	// before any process is contacted by resolving them for the host.
 	if _, err := spec.Workloads(false); err != nil {
-		return opening{}, err
+		return Opening{}, err
 	}
-	return opening{sweep: spec.Sweep, tuning: gpu.Tuning{MinCTAs: spec.MinCTAs, MaxCTAs: spec.MaxCTAs, HighPriority: spec.CommPriority == "high"},
-		command: "overlap", span: "sweep", attrs: []attribute.KeyValue{attribute.String("collbench.collective", spec.Coll.Name)}}, nil
+	return Opening{Sweep: spec.Sweep, Tuning: gpu.Tuning{MinCTAs: spec.MinCTAs, MaxCTAs: spec.MaxCTAs, HighPriority: spec.CommPriority == "high"},
+		Command: "overlap", Span: "sweep", Attrs: []attribute.KeyValue{attribute.String("collbench.collective", spec.Coll.Name)}}, nil
 }
 
-func (m *overlapRun) begin(_ context.Context, sess *Session) (*document.OverlapRun, int, error) {
+func (m *overlapRun) Begin(_ context.Context, sess *Session) (*document.OverlapRun, int, error) {
 	j, p, nranks, groups := m.j, m.spec, m.j.World(), m.j.Settings.Grouping
 	m.sess = sess
 	var err error
@@ -156,7 +156,7 @@ func (m *overlapRun) begin(_ context.Context, sess *Session) (*document.OverlapR
 	return m.doc, len(p.Sweep.Sizes()) * len(m.workloads), nil // every size next to every workload
 }
 
-func (m *overlapRun) measure(ctx context.Context, out *recording[document.OverlapResult]) error {
+func (m *overlapRun) Measure(ctx context.Context, out *Recording[document.OverlapResult]) error {
 	j, p := m.j, m.spec
 	x := bench.Overlap{Comm: m.sess.Comm, Peers: j.Peers(), CommRanks: j.Settings.Grouping.Of(j.World()), Opts: bench.OverlapOptions{
 		Coll: p.Coll, Type: p.CommType, RedOp: p.RedOp, Target: p.Target, Cover: p.Cover, Timeout: j.Limits.Collective,
@@ -170,18 +170,18 @@ func (m *overlapRun) measure(ctx context.Context, out *recording[document.Overla
 			if err != nil {
 				return fmt.Errorf("%s of %d bytes next to %s: %w", p.Coll.Name, size, w, err)
 			}
-			out.steps.done(fmt.Sprintf("size %s next to %s", bench.FormatSize(size), w), attribute.Int64("collbench.message.size", size),
+			out.Phase(fmt.Sprintf("size %s next to %s", bench.FormatSize(size), w), attribute.Int64("collbench.message.size", size),
 				attribute.String("collbench.workload", w.String()))
 			r := document.MakeOverlapResult(size, w, fig)
 			out.rec.Overlap(out.ctx, "overlap", p.Coll.Name, r)
 			m.doc.Add(r)
-			out.hand(r, bench.FormatSize(size)+" next to "+w.String())
+			out.Hand(r, bench.FormatSize(size)+" next to "+w.String())
 		}
 	}
 	return nil
 }
 
-func (m *overlapRun) finish(_ context.Context, _ *recording[document.OverlapResult], runErr error) error {
+func (m *overlapRun) Finish(_ context.Context, _ *Recording[document.OverlapResult], runErr error) error {
 	m.doc.Finish()
 	noteErr(&m.doc.Errors, runErr)
 	return nil

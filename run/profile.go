@@ -206,10 +206,10 @@ func (s *ProfileSpec) Probes(onGPU bool) ([]bench.Probe, time.Duration, error) {
 // with the error inside. It returns the document and an error: Write's if
 // it failed, else the measurement's.
 func (j *Job) Profile(ctx context.Context, spec ProfileSpec, h ProfileHooks) (*document.Profile, error) {
-	return drive(ctx, j, &profileRun{base: base[ProfileSpec]{j, spec}}, h)
+	return Drive(ctx, j, &profileRun{base: base[ProfileSpec]{j, spec}}, h)
 }
 
-// profileRun is a profile as Job.drive runs it.
+// profileRun is a profile as Drive runs it.
 type profileRun struct {
 	base[ProfileSpec]
 	plan   Plan
@@ -217,29 +217,29 @@ type profileRun struct {
 	suite  bench.Suite
 	doc    *document.Profile
 	points int                               // planned
-	out    *recording[document.ProfileCurve] // while measuring
+	out    *Recording[document.ProfileCurve] // while measuring
 	// estimated says the budget's estimate ran before the session opened
 	// (estimateFirst), so begin need not time it again.
 	estimated bool
 }
 
-func (m *profileRun) check(_ context.Context, j *Job) error {
+func (m *profileRun) Check(_ context.Context, j *Job) error {
 	var err error
 	m.plan, err = m.spec.Plan(j.World(), j.Settings.Grouping.Isolated)
 	return err
 }
 
-func (m *profileRun) opening(ctx context.Context, j *Job) (opening, error) {
+func (m *profileRun) Opening(ctx context.Context, j *Job) (Opening, error) {
 	spec, p, world := m.spec, m.plan, j.World()
 	// A budget that cannot hold the overlap probes is refused before the
 	// buffers are allocated (a gigabyte each by default, seconds to make).
-	backend, _, err := j.backend()
+	backend, _, err := j.Backend()
 	if err != nil {
-		return opening{}, err
+		return Opening{}, err
 	}
-	pp, err := m.probeBudget(onGPU(backend))
+	pp, err := m.probeBudget(OnGPU(backend))
 	if err != nil {
-		return opening{}, err
+		return Opening{}, err
 	}
 	// Routed traffic is drawn here, where an interruption can stop it,
 	// not when the buffers are sized (for the whole job) or the curves run.
@@ -247,25 +247,25 @@ func (m *profileRun) opening(ctx context.Context, j *Job) (opening, error) {
 	for _, c := range spec.Colls {
 		for _, n := range sizes {
 			if err := c.Traffic.CheckDraws(n); err != nil {
-				return opening{}, Usagef("{MoE}: %v", err)
+				return Opening{}, Usagef("{MoE}: %v", err)
 			}
 		}
 	}
 	for _, c := range spec.Colls {
 		for _, n := range sizes {
 			if err := c.Traffic.Prepare(ctx, n); err != nil {
-				return opening{}, err
+				return Opening{}, err
 			}
 		}
 	}
 	m.start = time.Now()
 	if m.estimated, err = m.estimateFirst(ctx, pp.budget); err != nil {
-		return opening{}, err
+		return Opening{}, err
 	}
 	sizing := bench.Sweep{Min: p.Sizes[0], Max: p.Sizes[len(p.Sizes)-1], Factor: spec.Sweep.Factor}
-	return opening{sweep: sizing, adjust: func(s *bench.Setup) {
+	return Opening{Sweep: sizing, Adjust: func(s *bench.Setup) {
 		s.BufferBytes = func(size int64) int64 { return spec.bufferBytes(size, []int{world}) }
-	}, command: "profile", span: "suite"}, nil
+	}, Command: "profile", Span: "suite"}, nil
 }
 
 // log prints a line of progress: a curve done, a probe measured.
@@ -299,7 +299,7 @@ func (m *profileRun) probeBudget(gpu bool) (probePlan, error) {
 	return probePlan{probes, overlap, budget}, nil
 }
 
-func (m *profileRun) begin(ctx context.Context, sess *Session) (*document.Profile, int, error) {
+func (m *profileRun) Begin(ctx context.Context, sess *Session) (*document.Profile, int, error) {
 	j, spec, p, world := m.j, m.spec, m.plan, m.j.World()
 	pp, err := m.probeBudget(sess.OnGPU())
 	if err != nil {
@@ -325,7 +325,7 @@ func (m *profileRun) begin(ctx context.Context, sess *Session) (*document.Profil
 	}
 	m.suite = m.curveSuite(needs, budget)
 	m.suite.Probes, m.suite.Overlap, m.suite.Log = probes, overlap, m.log
-	m.suite.Progress = func(done, _ int, what string) { m.out.step(done, what) }
+	m.suite.Progress = func(done, _ int, what string) { m.out.Step(done, what) }
 	m.suite.Open = func(ctx context.Context, g bench.Grouping, need int64) (bench.Comm, int64, func(), error) {
 		if g.Of(world) == world && !g.Strided && need <= sess.Sweep.Max {
 			return sess.Comm, sess.Sweep.Max, func() {}, nil // the session's own
@@ -351,12 +351,12 @@ func (m *profileRun) begin(ctx context.Context, sess *Session) (*document.Profil
 	return doc, m.points, nil // every size of every curve
 }
 
-func (m *profileRun) measure(ctx context.Context, out *recording[document.ProfileCurve]) error {
+func (m *profileRun) Measure(ctx context.Context, out *Recording[document.ProfileCurve]) error {
 	m.out = out
 	doc, spec, world := m.doc, m.spec, m.j.World()
 	devs := doc.Meta.Devices
 	return m.suite.Run(ctx, func(r bench.CurveResult) {
-		out.steps.done(fmt.Sprintf("curve %s n=%d %s", r.Coll.Name, r.GroupSize, r.Grouping.Layout()),
+		out.Phase(fmt.Sprintf("curve %s n=%d %s", r.Coll.Name, r.GroupSize, r.Grouping.Layout()),
 			attribute.String("collbench.collective", r.Coll.Name), attribute.Int("collbench.group.size", r.GroupSize),
 			attribute.String("collbench.layout", r.Grouping.Layout()), attribute.Int("collbench.sizes", len(r.Rows)))
 		for _, row := range r.Rows {
@@ -365,13 +365,13 @@ func (m *profileRun) measure(ctx context.Context, out *recording[document.Profil
 		c := document.NewProfileCurve(r, spec.Type.String(), spec.RedOp.String(), world, devs)
 		c.Fit = profiled.Fit(&c)
 		doc.Curves = append(doc.Curves, c)
-		out.hand(c, "")
+		out.Hand(c, "")
 	}, func(r bench.ProbeResult) {
 		if r.LeftOut != "" {
 			doc.Suite.ProbesLeftOut = append(doc.Suite.ProbesLeftOut, r.Probe.Name+": "+r.LeftOut)
 			return
 		}
-		out.steps.done("overlap "+r.Probe.Name, attribute.String("collbench.workload", r.Probe.Workload.String()))
+		out.Phase("overlap "+r.Probe.Name, attribute.String("collbench.workload", r.Probe.Workload.String()))
 		res := document.MakeOverlapResult(r.Probe.Size, r.Probe.Workload, r.Figures)
 		out.rec.Overlap(out.ctx, r.Probe.Name, r.Probe.Coll.Name, res)
 		doc.Overlap = append(doc.Overlap, document.ProfileOverlap{Name: r.Probe.Name, Collective: r.Probe.Coll.Name,
@@ -379,7 +379,7 @@ func (m *profileRun) measure(ctx context.Context, out *recording[document.Profil
 	})
 }
 
-func (m *profileRun) finish(_ context.Context, _ *recording[document.ProfileCurve], runErr error) error {
+func (m *profileRun) Finish(_ context.Context, _ *Recording[document.ProfileCurve], runErr error) error {
 	suiteOrder(m.doc.Curves, m.suite)
 	m.doc.Finished = time.Now().UTC().Format(time.RFC3339)
 	m.doc.Suite.ElapsedS = time.Since(m.start).Seconds()

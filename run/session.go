@@ -50,14 +50,14 @@ func (j *Job) Open(ctx context.Context, sweep bench.Sweep, check bool, adjust fu
 	if err := j.connect(ctx); err != nil {
 		return ctx, nil, err
 	}
-	backend, notes, err := j.backend()
+	backend, notes, err := j.Backend()
 	if err != nil {
 		return ctx, nil, err
 	}
 	if g, ok := backend.(gpu.Backend); ok {
 		backend = g.Tuned(tuning)
 	}
-	if !onGPU(backend) && j.Settings.Devices != "" {
+	if !OnGPU(backend) && j.Settings.Devices != "" {
 		return ctx, nil, Usagef("{Devices} applies to the nccl backend only")
 	}
 	devs, err := deviceList(j.Settings.Devices, j.Settings.RanksPerProc, j.LocalRank, j.getenv)
@@ -88,10 +88,10 @@ func (j *Job) Open(ctx context.Context, sweep bench.Sweep, check bool, adjust fu
 func (s *Session) Close() { s.close() }
 
 // OnGPU says whether the session runs on the nccl backend.
-func (s *Session) OnGPU() bool { return onGPU(s.Backend) }
+func (s *Session) OnGPU() bool { return OnGPU(s.Backend) }
 
-// onGPU says whether b is the nccl backend.
-func onGPU(b bench.Backend) bool {
+// OnGPU says whether b is the nccl backend.
+func OnGPU(b bench.Backend) bool {
 	_, ok := b.(gpu.Backend)
 	return ok
 }
@@ -127,7 +127,7 @@ func (s *Session) Regroup(ctx context.Context, g bench.Grouping, bytes int64) (b
 func (s *Session) open(ctx context.Context, g bench.Grouping, sweep bench.Sweep, check bool, adjust func(*bench.Setup)) (bench.Comm, []bench.Device, bench.Sweep, string, error) {
 	j, per := s.job, s.job.Settings.RanksPerProc
 	setup := bench.Setup{JobRanks: j.World(), FirstRank: j.Rank * per, LocalRanks: per, HostProcs: j.LocalSize, Devices: s.local,
-		Groups: g, Exchange: j.exchange(), Addr: j.advertise()}
+		Groups: g, Exchange: j.exchange(), Addr: j.Advertise()}
 	if adjust != nil {
 		adjust(&setup)
 	}
@@ -195,10 +195,15 @@ type pickedBackend struct {
 	notes   []string
 }
 
-// backend chooses the job's backend once (probing the GPU stack for auto
+// UseBackend makes the job run on b, a backend the caller built (a Go
+// program's own, or a test's), instead of one its settings choose. It
+// comes before the first measurement.
+func (j *Job) UseBackend(b bench.Backend) { j.picked = &pickedBackend{backend: b} }
+
+// Backend chooses the job's backend once (probing the GPU stack for auto
 // and nccl), so a measurement that must know it before opening its
 // communicators (collbench health's default sizes) does not probe twice.
-func (j *Job) backend() (bench.Backend, []string, error) {
+func (j *Job) Backend() (bench.Backend, []string, error) {
 	if j.picked == nil {
 		b, notes, err := pickBackend(j.Settings.Backend, j.Settings.NCCLLib, j.Settings.Transport, j.getenv)
 		if err != nil {

@@ -166,7 +166,7 @@ func TestAutoRefusesTheCPUOnAGPUMachine(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer j.Close()
-	b, _, err := j.backend()
+	b, _, err := j.Backend()
 	j.sayOnTheCPU()
 	j.sayOnTheCPU()
 	if err != nil || b.Name() != "host" || len(said) != 1 || !strings.Contains(said[0], "no NVIDIA GPU here: running on the CPU") {

@@ -57,10 +57,10 @@ type SweepHooks = Hooks[*document.Run, document.Result]
 // communicators. It returns the record (nil when nothing was measured)
 // and an error: Write's if it failed, else the measurement's.
 func (j *Job) Sweep(ctx context.Context, spec SweepSpec, h SweepHooks) (*document.Run, error) {
-	return drive(ctx, j, &sweepRun{base: base[SweepSpec]{j, spec}}, h)
+	return Drive(ctx, j, &sweepRun{base: base[SweepSpec]{j, spec}}, h)
 }
 
-// sweepRun is a sweep as Job.drive runs it.
+// sweepRun is a sweep as Drive runs it.
 type sweepRun struct {
 	base[SweepSpec]
 	opts     bench.Options
@@ -72,7 +72,7 @@ type sweepRun struct {
 	sum      bench.Summary
 }
 
-func (m *sweepRun) check(_ context.Context, j *Job) error {
+func (m *sweepRun) Check(_ context.Context, j *Job) error {
 	nranks, groups := j.World(), j.Settings.Grouping
 	if err := groups.Validate(nranks); err != nil {
 		return Usagef("{GroupSize}: %v", err)
@@ -89,11 +89,11 @@ func (m *sweepRun) check(_ context.Context, j *Job) error {
 	return nil
 }
 
-func (m *sweepRun) opening(_ context.Context, j *Job) (opening, error) {
+func (m *sweepRun) Opening(_ context.Context, j *Job) (Opening, error) {
 	spec, opts, coll, n := m.spec, m.opts, m.opts.Coll, j.Settings.Grouping.Of(j.World())
 	tuning := gpu.Tuning{Register: spec.Register, CTAPolicy: spec.CTAPolicy, StreamNull: spec.StreamNull, InitThreads: spec.InitThreads,
 		MinCTAs: spec.MinCTAs, MaxCTAs: spec.MaxCTAs, P2PPeers: coll.P2PPeers}
-	return opening{sweep: opts.Sweep, check: opts.Check > 0, tuning: tuning, adjust: func(s *bench.Setup) {
+	return Opening{Sweep: opts.Sweep, Check: opts.Check > 0, Tuning: tuning, Adjust: func(s *bench.Setup) {
 		s.Pad = 8 * int64(opts.Unalign) // the largest element, as nccl-tests pads
 		s.BufferBytes = func(size int64) int64 {
 			var need int64
@@ -102,10 +102,10 @@ func (m *sweepRun) opening(_ context.Context, j *Job) (opening, error) {
 			}
 			return need
 		}
-	}, command: coll.Name, span: "sweep", attrs: []attribute.KeyValue{attribute.String("collbench.collective", coll.Name)}}, nil
+	}, Command: coll.Name, Span: "sweep", Attrs: []attribute.KeyValue{attribute.String("collbench.collective", coll.Name)}}, nil
 }
 
-func (m *sweepRun) begin(_ context.Context, sess *Session) (*document.Run, int, error) {
+func (m *sweepRun) Begin(_ context.Context, sess *Session) (*document.Run, int, error) {
 	j, spec, opts, coll := m.j, m.spec, m.opts, m.opts.Coll
 	nranks, groups := j.World(), j.Settings.Grouping
 	m.sess = sess
@@ -160,21 +160,21 @@ func (m *sweepRun) begin(_ context.Context, sess *Session) (*document.Run, int, 
 	return m.doc, m.eng.PlannedRows(), nil
 }
 
-func (m *sweepRun) measure(ctx context.Context, out *recording[document.Result]) error {
+func (m *sweepRun) Measure(ctx context.Context, out *Recording[document.Result]) error {
 	coll := m.opts.Coll
 	var err error
 	m.sum, err = m.eng.Run(ctx, func(r bench.Row) {
 		res := document.MakeResult(r)
-		out.steps.done("size "+bench.FormatSize(r.Size), attribute.Int64("collbench.message.size", r.Size),
+		out.Phase("size "+bench.FormatSize(r.Size), attribute.Int64("collbench.message.size", r.Size),
 			attribute.String("collbench.dtype", r.Type.String()), attribute.String("collbench.redop", r.Op.String()))
 		out.rec.Measured(out.ctx, coll.Name, m.eng.CommRanks, res)
 		m.kept.add(res)
-		out.hand(res, bench.FormatSize(r.Size))
+		out.Hand(res, bench.FormatSize(r.Size))
 	})
 	return err
 }
 
-func (m *sweepRun) finish(_ context.Context, _ *recording[document.Result], runErr error) error {
+func (m *sweepRun) Finish(_ context.Context, _ *Recording[document.Result], runErr error) error {
 	doc := m.doc
 	doc.Results = m.kept.results
 	doc.EndTime = time.Now().UTC().Format(time.RFC3339)

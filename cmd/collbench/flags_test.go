@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/healthcheck"
 	"github.com/collbench/collbench/run"
 )
 
@@ -67,8 +68,8 @@ func TestFlagDefaultsAreTheLibrarys(t *testing.T) {
 			t.Errorf("%s's job flags default to %+v; the library's defaults are %+v", name, job, run.DefaultJobRequest())
 		}
 	}
-	if h := newHealthFlags(); !reflect.DeepEqual(h.HealthRequest, run.DefaultHealthRequest()) {
-		t.Errorf("health's flags default to %+v; the library's defaults are %+v", h.HealthRequest, run.DefaultHealthRequest())
+	if h := newHealthFlags(); !reflect.DeepEqual(h.Request, healthcheck.DefaultRequest()) {
+		t.Errorf("health's flags default to %+v; the library's defaults are %+v", h.Request, healthcheck.DefaultRequest())
 	}
 	if o := newOverlapFlags(); !reflect.DeepEqual(o.OverlapRequest, run.DefaultOverlapRequest()) {
 		t.Errorf("overlap's flags default to %+v; the library's defaults are %+v", o.OverlapRequest, run.DefaultOverlapRequest())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/collbench/collbench/chart"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/healthcheck"
 	"github.com/collbench/collbench/report"
 	"github.com/collbench/collbench/run"
 )
@@ -16,7 +17,7 @@ import (
 // healthFlags are collbench health's flags.
 type healthFlags struct {
 	jobFlags
-	run.HealthRequest
+	healthcheck.Request
 	fs                        *pflag.FlagSet
 	format, jsonFile, heatmap string
 	judge                     bool
@@ -24,8 +25,8 @@ type healthFlags struct {
 }
 
 func newHealthFlags() *healthFlags {
-	f := &healthFlags{fs: newFlagSet("health"), HealthRequest: run.DefaultHealthRequest()}
-	fs, r := f.fs, &f.HealthRequest
+	f := &healthFlags{fs: newFlagSet("health"), Request: healthcheck.DefaultRequest()}
+	fs, r := f.fs, &f.Request
 	fs.Var(size(&r.PairBytes), "pair-size", "send/recv size between pairs of GPUs and of nodes (default 128M on GPUs, 4M on the host)")
 	fs.Var(size(&r.ARBytes), "allreduce-size", "all-reduce size inside nodes and over the job (default as --pair-size)")
 	fs.StringVarP(&r.DType, "datatype", "d", r.DType, "data type")
@@ -98,7 +99,7 @@ func (f *healthFlags) measure(ctx context.Context, j *run.Job, argv []string, st
 		}
 		spec.Judge = &run.JudgeSpec{Tables: tables}
 	}
-	doc, err := j.Health(ctx, spec, run.HealthHooks{
+	doc, err := healthcheck.Run(ctx, j, spec, healthcheck.Hooks{
 		Before: checkFiles(append([]string{f.Baseline, f.RacksFile}, f.references...), f.jsonFile, f.heatmap),
 		Write: func(doc *document.Health, runErr error) error {
 			if f.format == "table" && runErr == nil {

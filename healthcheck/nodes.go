@@ -1,4 +1,4 @@
-package run
+package healthcheck
 
 import (
 	"context"
@@ -9,9 +9,10 @@ import (
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/health"
+	"github.com/collbench/collbench/run"
 )
 
-// healthNodes finds the job's nodes: processes are on one node when they
+// nodesOf finds the job's nodes: processes are on one node when they
 // share a host name and the address they reach the rendezvous from (two
 // containers or network namespaces may share a host name, never an
 // address). Nodes are in the order of their first rank. proc maps a
@@ -21,15 +22,15 @@ import (
 // the SLURM_TOPOLOGY_ADDR its first process saw); a rack is kept only when
 // every node has one, and unracked names the nodes that kept the others
 // from theirs.
-func (j *Job) healthNodes(ctx context.Context, racks health.RackOf) (nodes []document.HealthNode, unracked []string, err error) {
+func nodesOf(ctx context.Context, j *run.Job, racks health.RackOf) (nodes []document.HealthNode, unracked []string, err error) {
 	host, _ := os.Hostname()
 	if i := strings.IndexByte(host, '.'); i >= 0 {
 		host = host[:i]
 	}
-	mine := host + "\x00" + j.advertise() + "\x00" + os.Getenv("SLURM_TOPOLOGY_ADDR")
+	mine := host + "\x00" + j.Advertise() + "\x00" + os.Getenv("SLURM_TOPOLOGY_ADDR")
 	ids := []string{mine}
 	if j.Multi() {
-		parts, err := j.client.AllGather(ctx, []byte(mine))
+		parts, err := j.AllGather(ctx, []byte(mine))
 		if err != nil {
 			return nil, nil, fmt.Errorf("finding the job's nodes: %w", err)
 		}

@@ -1,4 +1,4 @@
-package run
+package healthcheck
 
 import (
 	"math"
@@ -36,7 +36,7 @@ func TestScreenRounds(t *testing.T) {
 		{4, 0, false, 0}, {21, 0, false, 0}, {22, 0, false, 20}, {1000, 0, false, 20},
 		{1000, 0, true, 0}, {8, 3, false, 3}, {8, 7, false, 0}, {1000, 5, false, 5},
 	} {
-		s := HealthSpec{ScreenRounds: c.asked, AllPairs: c.all}
+		s := Spec{ScreenRounds: c.asked, AllPairs: c.all}
 		if got := s.screenRounds(c.nodes); got != c.want {
 			t.Errorf("%d nodes, --screen-rounds %d, --all-pairs %v: %d rounds, want %d", c.nodes, c.asked, c.all, got, c.want)
 		}
@@ -60,8 +60,8 @@ func TestExpectationsJudged(t *testing.T) {
 		{"80 % short, 20 % noise, from the baseline", 0.20, 20, true, "baseline"},
 		{"5 % short, no noise", 0, 95, false, ""},
 	} {
-		spec := HealthSpec{Criteria: health.DefaultCriteria, Expect: map[string]float64{"inter": 100}, fromBaseline: map[string]bool{"inter": c.fromBas}}
-		hc := &healthCheck{base: base[HealthSpec]{spec: spec}, doc: &document.Health{Noise: map[string]float64{"inter": c.noise}}}
+		spec := Spec{Criteria: health.DefaultCriteria, Expect: map[string]float64{"inter": 100}, fromBaseline: map[string]bool{"inter": c.fromBas}}
+		hc := &healthCheck{spec: spec, doc: &document.Health{Noise: map[string]float64{"inter": c.noise}}}
 		hc.expect("inter", 1, func(int) (document.Finding, float64) { return document.Finding{Kind: "link"}, c.bw })
 		got := ""
 		if len(hc.doc.Findings) == 1 {

@@ -1,4 +1,4 @@
-package run
+package healthcheck
 
 import (
 	"fmt"

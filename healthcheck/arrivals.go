@@ -1,4 +1,4 @@
-package run
+package healthcheck
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func (c *healthCheck) arrivals(ctx context.Context, allreduce *bench.Collective)
 		stragglers = nil
 	}
 	c.doc.Arrivals, c.stragglers = a, stragglers
-	c.steps.done(what, attribute.Int("collbench.health.calls", arrivalCalls))
+	c.out.Phase(what, attribute.Int("collbench.health.calls", arrivalCalls))
 	c.stepDone(what)
 	c.overhead += time.Since(began)
 	return nil

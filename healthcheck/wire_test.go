@@ -1,24 +1,13 @@
-package run
+package healthcheck
 
 import (
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/internal/fixture"
 	"github.com/collbench/collbench/judge"
 )
-
-// twoH100Nodes is a recorded topology: two nodes of 8 H100s on 18
-// NVLinks each, with 8 NDR ports (50 GB/s each way) per node.
-func twoH100Nodes() judge.Topology {
-	t := judge.Topology{Backend: "nccl", Nodes: 2, RanksPerNode: 8}
-	for i := 0; i < 8; i++ {
-		t.GPUs = append(t.GPUs, judge.GPU{Bus: fmt.Sprintf("0000:%02x:00", 0x18+i), Name: "NVIDIA H100 80GB HBM3", SM: "9.0", NVLinks: 18, PCIeGen: 5, PCIeWidth: 16})
-		t.NICs = append(t.NICs, judge.NIC{Name: fmt.Sprintf("mlx5_%d port 1", i), GBps: 50, Rate: "400 Gb/sec"})
-	}
-	return t
-}
 
 // Each level gets the link it crosses; a node's all-reduce LOW against
 // the published 8×H100 figure is flagged against it; every finding says
@@ -33,7 +22,7 @@ func TestHealthJudgedAgainstWireAndPublished(t *testing.T) {
 		Complete: true,
 		Findings: []document.Finding{{Kind: "link", Where: "a ↔ b", Nodes: []int{0, 1}, BusBW: 20, Reference: 45, Against: "peers", Drop: 0.55}}}
 	c := &healthCheck{doc: d}
-	c.judgePublished(levelJudgers(twoH100Nodes(), []judge.Table{judge.Builtin()}))
+	c.judgePublished(levelJudgers(fixture.TwoH100Nodes(), []judge.Table{judge.Builtin()}))
 
 	want := map[string]string{"intra": "NVLink4 ×18", "node": "NVLink4 ×18", "inter": "network 8× 400 Gb/sec, shared by 8 rank pairs at once", "job": "network 8× 400 Gb/sec"}
 	if len(d.Judged) != 4 {
@@ -60,18 +49,5 @@ func TestHealthJudgedAgainstWireAndPublished(t *testing.T) {
 	}
 	if node.WireShare < 0.55 || node.WireShare > 0.56 {
 		t.Errorf("node b's share of NVLink %v, want 250/450", node.WireShare)
-	}
-}
-
-// A run over two nodes of 8 H100s is judged against the network, its
-// bottleneck, and against the published two-node figures of NVLink4
-// systems: the system is its nodes' link, not the bottleneck's.
-func TestRunJudgerTwoNodes(t *testing.T) {
-	j := runJudger(twoH100Nodes(), []judge.Table{judge.Builtin()}, "allreduce")
-	if l := j.Limit(); l == nil || l.What != "network 8× 400 Gb/sec" {
-		t.Errorf("limit %+v, want the nodes' network", l)
-	}
-	if r := j.Row(judge.Row{Size: 8 << 30, BusBW: 330}); r.Reference == nil || r.Verdict != judge.Normal {
-		t.Errorf("8 GiB at 330 GB/s: %+v, want judged normal against a two-node figure", r)
 	}
 }

@@ -1,4 +1,4 @@
-package run
+package healthcheck
 
 import (
 	"fmt"
@@ -47,7 +47,7 @@ var findingLevel = map[string]string{"gpu": "intra", "gpu-link": "intra", "node-
 func (c *healthCheck) judgePublished(judgers map[string]*judge.Judger) {
 	d := c.doc
 	measured := map[string]bool{"intra": len(d.Intra) > 0, "node": len(d.NodeAR) > 0, "inter": len(d.Inter) > 0, "job": d.Job != nil}
-	for _, level := range HealthLevels {
+	for _, level := range Levels {
 		if j := judgers[level]; measured[level] {
 			d.Judged = append(d.Judged, document.HealthLevel{Level: level, Limit: j.Limit(), NoLimit: j.NoLimit()})
 		}

@@ -1,4 +1,4 @@
-package run
+package healthcheck
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/health"
+	"github.com/collbench/collbench/run"
 )
 
 // regroupLog counts what a regrouping backend was asked to do.
@@ -142,16 +143,16 @@ func TestHealthRegroupsEveryWave(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			joint, want := c.joint, c.want
-			j, err := NewJob(Settings{RanksPerProc: 4, Backend: "host", Version: "test"}, noEnv, t.Logf)
+			j, err := run.NewJob(run.Settings{RanksPerProc: 4, Backend: "host", Version: "test"}, noEnv, t.Logf)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer j.Close()
 			log := &regroupLog{}
-			j.picked = &pickedBackend{backend: regroupingHost{log: log, joint: joint, free: c.free}}
+			j.UseBackend(regroupingHost{log: log, joint: joint, free: c.free})
 			var rec *document.Health
-			_, err = j.Health(t.Context(), HealthSpec{PairBytes: 16 << 10, ARBytes: 16 << 10, Type: numeric.Float32, Iters: 5, Passes: 2,
-				Criteria: health.Criteria{MinDrop: 0.5, Z: 10}}, HealthHooks{Write: func(d *document.Health, err error) error {
+			_, err = Run(t.Context(), j, Spec{PairBytes: 16 << 10, ARBytes: 16 << 10, Type: numeric.Float32, Iters: 5, Passes: 2,
+				Criteria: health.Criteria{MinDrop: 0.5, Z: 10}}, Hooks{Write: func(d *document.Health, err error) error {
 				rec = d
 				return err
 			}})
@@ -177,15 +178,15 @@ func TestHealthRegroupsEveryWave(t *testing.T) {
 // destroyed (a destroy waits for peers that may be gone), then closed, and
 // the error names the phase.
 func TestHealthAbortsIdleWavesOnFailure(t *testing.T) {
-	j, err := NewJob(Settings{RanksPerProc: 4, Backend: "host", Version: "test"}, noEnv, t.Logf)
+	j, err := run.NewJob(run.Settings{RanksPerProc: 4, Backend: "host", Version: "test"}, noEnv, t.Logf)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer j.Close()
 	log := &regroupLog{}
-	j.picked = &pickedBackend{backend: regroupingHost{log: log, joint: true, free: 1 << 40, fail: 4}}
-	_, err = j.Health(t.Context(), HealthSpec{PairBytes: 16 << 10, ARBytes: 16 << 10, Type: numeric.Float32, Iters: 5, Passes: 2,
-		Criteria: health.Criteria{MinDrop: 0.5, Z: 10}}, HealthHooks{Write: func(*document.Health, error) error { return nil }})
+	j.UseBackend(regroupingHost{log: log, joint: true, free: 1 << 40, fail: 4})
+	_, err = Run(t.Context(), j, Spec{PairBytes: 16 << 10, ARBytes: 16 << 10, Type: numeric.Float32, Iters: 5, Passes: 2,
+		Criteria: health.Criteria{MinDrop: 0.5, Z: 10}}, Hooks{Write: func(*document.Health, error) error { return nil }})
 	if err == nil || !strings.Contains(err.Error(), "no memory left for the wave") || !strings.Contains(err.Error(), "GPU pairs") {
 		t.Fatalf("got %v, want the failed wave's error naming its phase", err)
 	}
@@ -193,3 +194,6 @@ func TestHealthAbortsIdleWavesOnFailure(t *testing.T) {
 		t.Errorf("regrouped %d, aborted %d, closed %d, %d left open; want 4, 3, 3, 0", log.regroups, log.aborts, log.closes, log.live)
 	}
 }
+
+// noEnv is an environment without any launcher: a job of one process.
+func noEnv(string) string { return "" }

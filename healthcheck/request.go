@@ -1,4 +1,4 @@
-package run
+package healthcheck
 
 import (
 	"bytes"
@@ -12,11 +12,12 @@ import (
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/health"
+	"github.com/collbench/collbench/run"
 )
 
-// HealthRequest is a health check as a person states it.
-type HealthRequest struct {
-	PairBytes, ARBytes int64 // 0: the backend's default (HealthBytes)
+// Request is a health check as a person states it.
+type Request struct {
+	PairBytes, ARBytes int64 // 0: the backend's default (DefaultBytes)
 	DType              string
 	Warmup, Iters      int
 	Passes             int
@@ -41,27 +42,27 @@ type HealthRequest struct {
 	RacksFile, RackPattern string
 }
 
-// DefaultHealthRequest is collbench health's defaults; docs/health.md
+// DefaultRequest is collbench health's defaults; docs/health.md
 // says how they were chosen.
-func DefaultHealthRequest() HealthRequest {
-	return HealthRequest{DType: "float", Warmup: 5, Iters: 20, Passes: 2,
+func DefaultRequest() Request {
+	return Request{DType: "float", Warmup: 5, Iters: 20, Passes: 2,
 		MinDrop: health.DefaultCriteria.MinDrop, Z: health.DefaultCriteria.Z}
 }
 
 // Spec checks the request and builds the check: the baseline file (read
 // up to limit bytes) gives the expectations --expect does not.
-func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (HealthSpec, error) {
+func (r Request) Spec(ctx context.Context, args []string, limit int64) (Spec, error) {
 	t, err := numeric.ParseDataType(r.DType)
 	if err != nil {
-		return HealthSpec{}, Usagef("{DataType}: %v", err)
+		return Spec{}, run.Usagef("{DataType}: %v", err)
 	}
-	s := HealthSpec{PairBytes: r.PairBytes, ARBytes: r.ARBytes, Type: t, Warmup: r.Warmup, Iters: r.Iters, Passes: r.Passes,
+	s := Spec{PairBytes: r.PairBytes, ARBytes: r.ARBytes, Type: t, Warmup: r.Warmup, Iters: r.Iters, Passes: r.Passes,
 		Budget: r.Budget, Criteria: health.Criteria{MinDrop: r.MinDrop, Z: r.Z}, Expect: map[string]float64{},
 		Baseline: r.Baseline, Bisect: r.Bisect, Args: args, ScreenRounds: r.ScreenRounds, AllPairs: r.AllPairs}
 	if r.ScreenSeed != "" {
 		seed, err := strconv.ParseUint(strings.TrimSpace(r.ScreenSeed), 0, 64)
 		if err != nil {
-			return HealthSpec{}, Usagef("{ScreenSeed} %q: want a whole number from 0 to %d", r.ScreenSeed, uint64(math.MaxUint64))
+			return Spec{}, run.Usagef("{ScreenSeed} %q: want a whole number from 0 to %d", r.ScreenSeed, uint64(math.MaxUint64))
 		}
 		s.ScreenSeed = &seed
 	}
@@ -70,11 +71,11 @@ func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (He
 			level, val, ok := strings.Cut(part, "=")
 			gbps, err := strconv.ParseFloat(strings.TrimSpace(val), 64)
 			if !ok || err != nil {
-				return HealthSpec{}, Usagef("{Expect} %q: want level=GB/s, e.g. inter=45", part)
+				return Spec{}, run.Usagef("{Expect} %q: want level=GB/s, e.g. inter=45", part)
 			}
 			level = strings.TrimSpace(level)
 			if was, twice := s.Expect[level]; twice {
-				return HealthSpec{}, Usagef("{Expect} gives %s twice (%g and %g GB/s); give one", level, was, gbps)
+				return Spec{}, run.Usagef("{Expect} gives %s twice (%g and %g GB/s); give one", level, was, gbps)
 			}
 			s.Expect[level] = gbps
 		}
@@ -82,26 +83,26 @@ func (r HealthRequest) Spec(ctx context.Context, args []string, limit int64) (He
 	if r.RacksFile != "" {
 		data, err := fileio.Read(ctx, r.RacksFile, limit)
 		if err != nil {
-			return HealthSpec{}, Usagef("racks file: %v", err)
+			return Spec{}, run.Usagef("racks file: %v", err)
 		}
 		if s.Racks.Labels, err = health.ParseRackLabels(bytes.NewReader(data)); err != nil {
-			return HealthSpec{}, Usagef("racks file %s: %v", r.RacksFile, err)
+			return Spec{}, run.Usagef("racks file %s: %v", r.RacksFile, err)
 		}
 	}
 	if r.RackPattern != "" {
 		var err error
 		if s.Racks.Pattern, err = health.ParseRackPattern(r.RackPattern); err != nil {
-			return HealthSpec{}, Usagef("rack pattern: %v", err)
+			return Spec{}, run.Usagef("rack pattern: %v", err)
 		}
 	}
 	if r.Baseline != "" {
 		base, err := document.Load(ctx, r.Baseline, limit, document.DecodeHealth)
 		if err != nil {
-			return HealthSpec{}, err
+			return Spec{}, err
 		}
 		s.base = base
 		s.fromBaseline = map[string]bool{}
-		for level, v := range HealthExpectations(base) {
+		for level, v := range Expectations(base) {
 			if _, given := s.Expect[level]; !given {
 				s.Expect[level] = v
 				s.fromBaseline[level] = true

@@ -1,10 +1,11 @@
-package run
+package healthcheck
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/run"
 )
 
 // sharingComm is a Comm whose ranks share devices as listed.
@@ -32,8 +33,8 @@ func TestArrivalsUnjudgedOnASharedGPU(t *testing.T) {
 		{"two processes of two ranks", 2, sharingComm{shared: [][]int{{1, 2}}}, "ranks 1-2 of 2 processes share one GPU"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			j := &Job{Settings: Settings{RanksPerProc: c.per}}
-			check := &healthCheck{base: base[HealthSpec]{j: j}, sess: &Session{Comm: c.comm}}
+			j := &run.Job{Settings: run.Settings{RanksPerProc: c.per}}
+			check := &healthCheck{j: j, sess: &run.Session{Comm: c.comm}}
 			got := check.sharedAcrossProcs()
 			if (c.reason == "") != (got == "") || !strings.Contains(got, c.reason) {
 				t.Errorf("got %q, want %q", got, c.reason)
