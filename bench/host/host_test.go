@@ -8,6 +8,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/internal/tier"
 )
 
 func open(t testing.TB, n int, bufBytes int64) bench.Comm {
@@ -45,14 +46,15 @@ func runEngine(t *testing.T, comm bench.Comm, n int, o bench.Options) (bench.Sum
 // (odd ones included, and sizes that do not split evenly): all results
 // exact, over shared memory and over TCP.
 func TestCollectivesVerify(t *testing.T) {
-	for _, tr := range []Transport{TransportSharedMemory, TransportTCP} {
+	for _, tr := range tier.Cases([]Transport{TransportSharedMemory, TransportTCP}, []Transport{TransportSharedMemory}) {
 		t.Run(tr.String(), func(t *testing.T) { verifyCollectives(t, tr) })
 	}
 }
 
 func verifyCollectives(t *testing.T, tr Transport) {
-	types := []numeric.DataType{numeric.Int8, numeric.Uint32, numeric.Int64, numeric.Float16,
-		numeric.Float32, numeric.Float64, numeric.Bfloat16, numeric.Float8e4m3, numeric.Float8e5m2}
+	types := tier.Cases([]numeric.DataType{numeric.Int8, numeric.Uint32, numeric.Int64, numeric.Float16,
+		numeric.Float32, numeric.Float64, numeric.Bfloat16, numeric.Float8e4m3, numeric.Float8e5m2},
+		[]numeric.DataType{numeric.Int8, numeric.Float16, numeric.Float32, numeric.Bfloat16, numeric.Float8e4m3})
 	for _, coll := range bench.Collectives {
 		ranks := []int{1, 2, 3, 5}
 		if coll.PowerOfTwo {
@@ -82,10 +84,11 @@ func verifyCollectives(t *testing.T, tr Transport) {
 // Segmented pipelines and rings with messages larger than a segment, and
 // the blocking and aggregation modes.
 func TestLargeMessagesAndModes(t *testing.T) {
-	for _, mode := range []struct {
+	type mode struct {
 		blocking bench.Blocking
 		agg      int
-	}{{0, 1}, {0, 3}, {1, 1}, {2, 2}, {3, 1}} {
+	}
+	for _, mode := range tier.Cases([]mode{{0, 1}, {0, 3}, {1, 1}, {2, 2}, {3, 1}}, []mode{{0, 3}, {2, 2}}) {
 		for _, coll := range []string{"allreduce", "reduce", "broadcast", "reducescatter"} {
 			t.Run(fmt.Sprintf("%s/z%d/m%d", coll, mode.blocking, mode.agg), func(t *testing.T) {
 				c, _ := bench.LookupCollective(coll)

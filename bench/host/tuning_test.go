@@ -10,6 +10,7 @@ import (
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/numeric"
+	"github.com/collbench/collbench/internal/tier"
 	"github.com/collbench/collbench/tuner"
 )
 
@@ -32,7 +33,7 @@ func TestEveryChoiceVerifies(t *testing.T) {
 	for _, name := range []string{"allreduce", "allgather", "reducescatter", "broadcast", "reduce"} {
 		coll, _ := bench.LookupCollective(name)
 		for _, algo := range Algorithms(coll.ID) {
-			for _, seg := range []int64{64, 1008, DefaultSegment} {
+			for _, seg := range tier.Cases([]int64{64, 1008, DefaultSegment}, []int64{1008}) {
 				ranks := []int{2, 3, 5}
 				if algo == AlgoDoubling {
 					ranks = []int{2, 4, 8}

@@ -17,6 +17,7 @@ import (
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/internal/schemacheck"
+	"github.com/collbench/collbench/internal/tier"
 )
 
 // abRowRE matches one arm's line of the ab table: size, arm, median,
@@ -46,6 +47,7 @@ func abVerdicts(out string) map[string]map[string]string {
 // TCP did not; exit 1 when the second arm is the slower one. The record
 // has every round of both arms.
 func TestABTellsArmsApart(t *testing.T) {
+	tier.System(t, "ab rounds")
 	selfEnv(t)
 	shortRaceExit(t)
 	dir := t.TempDir()
@@ -118,6 +120,7 @@ func shortRaceExit(t *testing.T) {
 // 20; ten rounds each, so that a loaded machine's drift is spread over
 // both arms.
 func TestABIdenticalArmsAgree(t *testing.T) {
+	tier.System(t, "ab rounds")
 	selfEnv(t)
 	shortRaceExit(t)
 	differ := 0
@@ -143,6 +146,7 @@ func TestABIdenticalArmsAgree(t *testing.T) {
 // slower, and the rounds were raised to what the table's tests need.
 // (compare's TestManyIdenticalArmsAgree repeats this for 100 arms.)
 func TestABManyArmsNoFalseVerdict(t *testing.T) {
+	tier.System(t, "ab rounds")
 	selfEnv(t)
 	shortRaceExit(t)
 	args := []string{"ab", "-q", "--alpha", "0.001"}
@@ -171,6 +175,7 @@ func TestABManyArmsNoFalseVerdict(t *testing.T) {
 // its round, in one line of its own; the other arms finish and are
 // judged. With one arm left, the rounds stop and the table says so.
 func TestABArmsThatFail(t *testing.T) {
+	tier.System(t, "ab rounds")
 	selfEnv(t)
 	dir := t.TempDir()
 	fifo, notELF := filepath.Join(dir, "fifo"), filepath.Join(dir, "libnccl.so.2")
@@ -321,6 +326,7 @@ func TestABBadInput(t *testing.T) {
 // no arm process left behind; -J keeps the turns that ended, saying where
 // the run was cut.
 func TestABInterrupt(t *testing.T) {
+	tier.System(t, "ab rounds")
 	path := filepath.Join(t.TempDir(), "ab.json")
 	p := startRank(t, 0, 1, nil, nil, "ab", "--arm", "-g 2", "--arm", "AB_ARM=2 -g 2", "--rounds", "7", "-J", path, "--",
 		"allreduce", "-b", "64K", "-e", "8M", "-f", "2", "-n", "200")
@@ -359,6 +365,7 @@ func TestABInterrupt(t *testing.T) {
 // the next start, one whose creator still runs stays, and a SIGKILL now
 // leaves one that the next start removes.
 func TestABFoldersDoNotPileUp(t *testing.T) {
+	tier.System(t, "ab rounds")
 	selfEnv(t)
 	tmp := t.TempDir()
 	t.Setenv("TMPDIR", tmp)
@@ -421,6 +428,7 @@ func mine(dir string, planted []string) string {
 // hang an arm (a FIFO, read again every turn, whether named by a flag or
 // by nccl-tests' variable) is refused before anything runs.
 func TestABStalledArm(t *testing.T) {
+	tier.System(t, "ab rounds")
 	selfEnv(t)
 	shortRaceExit(t)
 	mark := fmt.Sprintf("AB_STALL=%d", os.Getpid())

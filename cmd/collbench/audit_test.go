@@ -11,6 +11,7 @@ import (
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/schemacheck"
+	"github.com/collbench/collbench/internal/tier"
 )
 
 // readAudit reads and validates an audit record.
@@ -56,6 +57,7 @@ func differing(rec document.AuditRun, kind, setting string) []document.AuditChec
 // chosen, its price measured against the own choice in rounds. Nothing
 // differs run to run. Exit 1: the own choice does not repeat.
 func TestAuditOnHost(t *testing.T) {
+	tier.System(t, "audit rounds")
 	selfEnv(t)
 	rec := filepath.Join(t.TempDir(), "audit.json")
 	code, out, errOut := runCLI("audit", "-q", "--rounds", "3", "-J", rec, "--", "allreduce", "-g", "4", "-b", "128K", "-e", "512K", "-f", "2",
@@ -118,6 +120,7 @@ func TestAuditOnHost(t *testing.T) {
 // chosen, and repeating costs nothing: no rounds, exit 0. Two processes
 // under launch compare their own ranks' outputs and agree.
 func TestAuditRepeatsWhereTheOrderIsFixed(t *testing.T) {
+	tier.System(t, "audit rounds")
 	selfEnv(t)
 	rec := filepath.Join(t.TempDir(), "audit.json")
 	code, out, errOut := runCLI("launch", "-n", "2", "audit", "-q", "--algorithms", "ring", "-J", rec, "--", "allreduce", "-g", "2",

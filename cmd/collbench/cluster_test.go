@@ -20,6 +20,7 @@ import (
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/internal/tier"
 	"github.com/collbench/collbench/launch"
 )
 
@@ -194,6 +195,7 @@ func checkTable(t *testing.T, what, out string) {
 // every result right; only rank 0 prints the table, with every rank in
 // its device list.
 func TestLaunchEveryCollective(t *testing.T) {
+	tier.System(t, "every collective launched")
 	selfEnv(t)
 	for _, c := range bench.Collectives {
 		code, out, errOut := runCLI("launch", "-n", "4", "--", c.Name, "-b", "8", "-e", "64K", "-f", "8", "-n", "2", "-r", "-1")
@@ -290,6 +292,7 @@ func TestLaunchSeveralRanksPerProcess(t *testing.T) {
 // installs it) and is skipped elsewhere.
 func mpirunPath(t *testing.T) string {
 	t.Helper()
+	tier.System(t, "OpenMPI's mpirun")
 	mpirun, err := exec.LookPath("mpirun")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -336,6 +339,7 @@ func TestMpirunEveryCollective(t *testing.T) {
 // deadline), and rank 0's results file blames the same rank. -T bounds
 // one short batch, so a loaded machine does not look like a hang.
 func TestFaults(t *testing.T) {
+	tier.System(t, "faults injected into launched jobs")
 	const deadline = 3 // -T seconds
 	sweep := []string{"allreduce", "-b", "64K", "-e", "1M", "-f", "2", "-n", "2", "-N", "0", "-T", fmt.Sprint(deadline)}
 	cases := []struct {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/collbench/collbench/internal/tier"
 )
 
 // scripts/cpu-peers.sh runs every CPU collective library it finds beside
@@ -17,9 +19,7 @@ import (
 // that every side ran and gave a figure, at one size of each collective.
 // .ci/run installs every peer, so in CI all five must be there.
 func TestCPUPeersScript(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds collbench and starts every peer")
-	}
+	tier.System(t, "builds collbench and starts every peer")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "../../scripts/cpu-peers.sh", "4", "64K", "64K")

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/collbench/collbench/internal/tier"
 )
 
 // scripts/gpu-check.sh on the host backend (--host), with collbench under
@@ -17,6 +19,7 @@ import (
 // archive is written. The ratios themselves are a GPU's business; on a
 // shared machine they are noise, so they may fail here.
 func TestGPUCheckScriptOnHost(t *testing.T) {
+	tier.System(t, "a script")
 	bin := builtBinary(t)
 	out := filepath.Join(t.TempDir(), "gpu-check")
 	cmd := exec.Command("bash", "../../scripts/gpu-check.sh", "--host", "--collbench", bin, "--out", out, "--deadline", "600")
@@ -56,6 +59,7 @@ func TestGPUCheckScriptOnHost(t *testing.T) {
 // proof and the sweep with the file loaded all pass, and the loaded
 // sweep's own log shows the file's row taking effect at 1 KiB.
 func TestGPUTuneScriptOnHost(t *testing.T) {
+	tier.System(t, "a script")
 	bin := builtBinary(t)
 	out := filepath.Join(t.TempDir(), "gpu-tune")
 	cmd := exec.Command("bash", "../../scripts/gpu-tune.sh", "--host", "--collbench", bin, "--out", out)

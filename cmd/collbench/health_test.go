@@ -17,6 +17,7 @@ import (
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/schemacheck"
+	"github.com/collbench/collbench/internal/tier"
 )
 
 // fabric is hosts as network namespaces, each joined to a bridge in a
@@ -598,6 +599,7 @@ func TestHealthSickHost(t *testing.T) {
 // call, and is named a straggler. Its slow CPU may slow its links too, so
 // other findings may name it or a link of it, but none leaves it out.
 func TestHealthStraggler(t *testing.T) {
+	tier.System(t, "a straggler process")
 	f := newFabric(t, 4)
 	args := []string{"--pair-size", "256K", "--allreduce-size", "256K", "-n", "5", "-w", "1", "--min-drop", "0.5"}
 	code, out, d := f.health(1, args...)

@@ -14,12 +14,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/collbench/collbench/internal/tier"
 )
 
 // realLauncher finds a launcher from Debian's archive; .ci/run installs
 // each, so in CI a missing one fails the test, elsewhere it is skipped.
 func realLauncher(t *testing.T, name, pkg string) string {
 	t.Helper()
+	tier.System(t, "a real launcher")
 	path, err := exec.LookPath(name)
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -94,6 +97,7 @@ func TestTorchrun(t *testing.T) {
 // the test.
 func slurmCluster(t *testing.T) []string {
 	t.Helper()
+	tier.System(t, "a Slurm cluster")
 	for _, prog := range []string{"munged", "slurmctld", "slurmd", "srun", "sbatch", "sinfo"} {
 		pkg := "slurm-wlm"
 		if prog == "munged" {
@@ -260,6 +264,7 @@ func TestSlurm(t *testing.T) {
 // Operator's own MPIJob schema (scripts/k8s-validate.sh), and the check is
 // real: a manifest with a misspelt field or a wrong type is refused.
 func TestK8sManifest(t *testing.T) {
+	tier.System(t, "a script")
 	validate := func(file string) (int, string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // kubeconform builds on first use
 		defer cancel()

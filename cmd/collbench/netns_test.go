@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/collbench/collbench/internal/tier"
 )
 
 // netnsPair makes two network namespaces joined by a veth pair, standing
@@ -31,6 +33,7 @@ func ip(t *testing.T, args ...string) {
 
 func newNetnsPair(t *testing.T) *netnsPair {
 	t.Helper()
+	tier.System(t, "network namespaces")
 	if os.Geteuid() != 0 {
 		if os.Getenv("CI") != "" {
 			t.Fatal("network namespaces need root")

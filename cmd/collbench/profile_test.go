@@ -14,6 +14,7 @@ import (
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/schemacheck"
+	"github.com/collbench/collbench/internal/tier"
 )
 
 // collbench profile across 4 processes: a profile that matches its
@@ -108,9 +109,7 @@ func TestProfileLaunched(t *testing.T) {
 // Galvatron's four files from a one-process profile of two ranks, 1 MiB
 // to 128 MiB (the 8 sizes its loader asks for).
 func TestProfileGalvatron(t *testing.T) {
-	if testing.Short() {
-		t.Skip("moves 128 MiB messages")
-	}
+	tier.System(t, "moves 128 MiB messages")
 	dir := t.TempDir()
 	code, _, errOut := runCLI("profile", "-g", "2", "-b", "1M", "-e", "128M", "-d", "double", "-n", "1", "--min-iters", "1", "-w", "0",
 		"--colls", "allreduce,alltoall,sendrecv", "--overlap-gemm", "64,64,64", "--overlap-bytes", "64K", "--overlap-target", "0.02", "-q", "-o", filepath.Join(dir, "p.json"),

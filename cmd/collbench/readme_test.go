@@ -12,6 +12,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/collbench/collbench/internal/tier"
 )
 
 // readmeExample is one "$ command" of a console block in README.md and
@@ -116,9 +118,7 @@ var (
 // once per test process.
 func builtBinary(t *testing.T) string {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
+	tier.System(t, "builds the binary")
 	builtOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "collbench-bin-")
 		if err != nil {
@@ -208,9 +208,7 @@ func TestMatchShown(t *testing.T) {
 // A build without cgo stops with a message that says cgo is needed,
 // before go-nvml's own errors.
 func TestBuildWithoutCgoSaysWhy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the compiler")
-	}
+	tier.System(t, "runs the compiler")
 	cmd := exec.Command("go", "build", "-o", os.DevNull, ".")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	out, err := cmd.CombinedOutput()
@@ -246,9 +244,7 @@ func quickStartCFlags(t *testing.T) string {
 // nothing. A define that changes every run makes the go command compile it
 // afresh rather than take it from the build cache.
 func TestFirstBuildQuiet(t *testing.T) {
-	if testing.Short() {
-		t.Skip("compiles go-nvml's cgo package")
-	}
+	tier.System(t, "compiles go-nvml's cgo package")
 	flags := quickStartCFlags(t)
 	cmd := exec.Command("go", "build", "-o", os.DevNull, "github.com/NVIDIA/go-nvml/pkg/nvml")
 	cmd.Env = append(os.Environ(), fmt.Sprintf("CGO_CFLAGS=%s -DCOLLBENCH_FRESH_BUILD=%d", flags, time.Now().UnixNano()))

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/collbench/collbench/internal/otlpreceiver"
+	"github.com/collbench/collbench/internal/tier"
 )
 
 // A sweep with --otlp-endpoint sends its figures and phases to a real
@@ -143,6 +144,7 @@ func TestTelemetryFromHealth(t *testing.T) {
 // whether each setting repeated, to the collector OTEL_EXPORTER_OTLP_*
 // names; its turns' sweeps send their own figures beside them.
 func TestTelemetryFromAudit(t *testing.T) {
+	tier.System(t, "audit rounds")
 	selfEnv(t)
 	rcv := otlpreceiver.Start()
 	defer rcv.Close()

@@ -10,6 +10,7 @@ import (
 	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/schemacheck"
+	"github.com/collbench/collbench/internal/tier"
 	"github.com/collbench/collbench/tuner"
 )
 
@@ -24,6 +25,7 @@ import (
 // record follows docs/tune.schema.json; the measured rows are in
 // optimize_config.py's columns.
 func TestTuneOnHost(t *testing.T) {
+	tier.System(t, "tune rounds")
 	selfEnv(t)
 	shortRaceExit(t)
 	t.Setenv(host.DoublingMaxVar, "0")
@@ -97,6 +99,7 @@ func TestTuneOnHost(t *testing.T) {
 // Under a launcher every process of tune takes rank 0's plan: the arms,
 // the rounds and the file under proof; one table, one file.
 func TestTuneUnderLaunch(t *testing.T) {
+	tier.System(t, "tune rounds")
 	selfEnv(t)
 	shortRaceExit(t)
 	t.Setenv(host.DoublingMaxVar, "0")
