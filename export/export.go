@@ -341,9 +341,10 @@ func CheckBandwidthRef(how string) error {
 	return err
 }
 
-// busbw is a curve's bus bandwidth under the reference: at a point, from
-// the measured times (outliers replaced by the fit, see measured) as
-// timeAt interpolates them.
+// busbw is a curve's bus bandwidth under the reference, read from the
+// curve every consumer charges (model.Curve: outliers replaced by the
+// fit, made non-decreasing): at a point as it interpolates, its fit's
+// busbw∞, or the mean over its sizes.
 func (r bandwidthRef) busbw(c *document.ProfileCurve) (float64, error) {
 	m, err := profiled.Curve(c)
 	if err != nil {
@@ -354,10 +355,10 @@ func (r bandwidthRef) busbw(c *document.ProfileCurve) (float64, error) {
 		return m.Fit.BusBWInf, nil
 	case "average":
 		var sum float64
-		for _, s := range c.Samples {
-			sum += s.BusBW
+		for _, b := range m.Bytes {
+			sum += m.BusBW(b)
 		}
-		return sum / float64(len(c.Samples)), nil
+		return sum / float64(len(m.Bytes)), nil
 	}
 	return m.BusBW(float64(r.size)), nil
 }

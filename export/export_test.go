@@ -633,3 +633,45 @@ func TestWriteKeepsItsInput(t *testing.T) {
 		t.Error("the file a link led to was replaced")
 	}
 }
+
+// --galvatron-bw average is the mean bus bandwidth of the curve, the one
+// every consumer charges, over its sizes: a size the fit sets aside as a
+// stall counts at the fit's time, not at its raw sample's (which moved
+// the average by up to 8.8 %).
+func TestGalvatronAverageReadsTheCurve(t *testing.T) {
+	p := fixture.Profile(t, 1, 2)
+	c, err := p.Curve("allreduce", 2, "consecutive")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range c.Samples {
+		if c.Samples[i].Bytes == 256<<20 {
+			c.Samples[i].TimeUs *= 5 // a wild stall
+			c.Samples[i].BusBW /= 5
+		}
+	}
+	p = reread(t, p)
+	c, _ = p.Curve("allreduce", 2, "consecutive")
+	dir := t.TempDir()
+	if _, err := Write(context.Background(), p, "galvatron", dir, Options{GalvatronBW: "average"}); err != nil {
+		t.Fatal(err)
+	}
+	var ar map[string]float64
+	readJSON(t, filepath.Join(dir, "allreduce_bandwidth_1nodes_2gpus_per_node.json"), &ar)
+	curve, err := profiled.Curve(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var onCurve, raw float64
+	for i, b := range curve.Bytes {
+		onCurve += curve.BusBW(b) / float64(len(curve.Bytes))
+		raw += c.Samples[i].BusBW / float64(len(c.Samples))
+	}
+	got := ar["allreduce_size_2_consec_1"]
+	if !within(got, mibPerMs(onCurve), 1e-5) {
+		t.Errorf("average %v MiB/ms, want the curve's %v (raw samples give %v)", got, mibPerMs(onCurve), mibPerMs(raw))
+	}
+	if within(onCurve, raw, 0.01) {
+		t.Fatalf("the stall should move the raw average: %v against %v", raw, onCurve)
+	}
+}

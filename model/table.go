@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"sort"
 )
 
@@ -19,7 +20,8 @@ type Curve struct {
 	Bytes     []float64 // ascending
 	// Times are µs: the measured medians, an outlier replaced by the
 	// fit's time, then made non-decreasing (a larger message never takes
-	// less time; a dip is noise).
+	// less time; a dip is noise) by the closest non-decreasing times in
+	// relative terms (Monotone), not by carrying a high one forward.
 	Times []float64
 	Fit   Fit
 	// Line is the one line t = α + β·S that stands for the curve in a
@@ -30,7 +32,7 @@ type Curve struct {
 
 // NewCurve builds a curve from measured points: it sorts and fits them,
 // replaces the outliers of the fit by its time, makes the times
-// non-decreasing in size, and finds the curve's single line.
+// non-decreasing in size (Monotone), and finds the curve's single line.
 func NewCurve(op string, groupSize int, layout string, busFactor float64, pts []Point) (*Curve, error) {
 	pts = append([]Point(nil), pts...)
 	sort.Slice(pts, func(i, j int) bool { return pts[i].Bytes < pts[j].Bytes })
@@ -43,22 +45,59 @@ func NewCurve(op string, groupSize int, layout string, busFactor float64, pts []
 	for i, p := range pts {
 		got[i], fitted[i] = p.Time, fit.At(p.Bytes)
 	}
-	floor := 0.0
+	kept := make([]float64, len(pts))
 	for i, out := range Outliers(got, fitted) {
-		t := got[i]
+		kept[i] = got[i]
 		if out {
-			t = fitted[i]
+			kept[i] = fitted[i]
 		}
-		floor = max(floor, t)
 		c.Bytes = append(c.Bytes, pts[i].Bytes)
-		c.Times = append(c.Times, floor)
 	}
+	c.Times = Monotone(kept)
 	if len(fit.Segments) > 0 {
 		if c.Line, err = FitLine(c.Points()); err != nil {
 			return nil, fmt.Errorf("%s over %d ranks (%s): %w", op, groupSize, layout, err)
 		}
 	}
 	return c, nil
+}
+
+// Monotone is the non-decreasing sequence closest to times in the least
+// squares of their logarithms: adjacent sizes that disagree (a larger
+// one measured faster) are pooled into their geometric mean, block by
+// block (pool adjacent violators). A noisy size then moves its
+// neighbours by the share its noise deserves, where carrying the
+// highest time forward would charge every larger size the one noisy
+// figure (a reduce-scatter of 4 MiB charged 73.3 ms for 36.6 measured).
+// Times must be positive.
+func Monotone(times []float64) []float64 {
+	type block struct {
+		sum float64 // of the logarithms
+		n   int
+	}
+	mean := func(b block) float64 { return b.sum / float64(b.n) }
+	var blocks []block
+	for _, t := range times {
+		blocks = append(blocks, block{math.Log(t), 1})
+		for len(blocks) > 1 && mean(blocks[len(blocks)-2]) > mean(blocks[len(blocks)-1]) {
+			last := blocks[len(blocks)-1]
+			blocks = blocks[:len(blocks)-1]
+			blocks[len(blocks)-1].sum += last.sum
+			blocks[len(blocks)-1].n += last.n
+		}
+	}
+	out := make([]float64, 0, len(times))
+	for _, b := range blocks {
+		if b.n == 1 { // as measured, to the last bit
+			out = append(out, times[len(out)])
+			continue
+		}
+		t := math.Exp(mean(b))
+		for range b.n {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // Points is the curve's table as points.
