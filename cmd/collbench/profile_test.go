@@ -21,6 +21,7 @@ import (
 // schema, every curve fitted, the exports written; then export and
 // predict read it back.
 func TestProfileLaunched(t *testing.T) {
+	tier.System(t, "a profile of 21 curves over 4 launched processes")
 	selfEnv(t)
 	dir := t.TempDir()
 	file, exports := filepath.Join(dir, "profile.json"), filepath.Join(dir, "exports")

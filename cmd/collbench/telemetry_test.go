@@ -54,6 +54,7 @@ func TestTelemetryFromSweep(t *testing.T) {
 // A profile launched as two processes takes the endpoint from
 // OTEL_EXPORTER_OTLP_ENDPOINT; one process (rank 0) reports for the job.
 func TestTelemetryFromLaunchedProfile(t *testing.T) {
+	tier.System(t, "a profile over launched processes")
 	selfEnv(t)
 	rcv := otlpreceiver.Start()
 	defer rcv.Close()
