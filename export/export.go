@@ -1,5 +1,5 @@
 // Package export writes a profile in the formats planners and simulators
-// read (Galvatron, Calculon, ASTRA-sim, SimAI), fitting the cost
+// read (Galvatron, Calculon, ASTRA-sim, SimAI, AIConfigurator), fitting the cost
 // models each needs from the profile's curves. docs/exports.md says what
 // every file holds and which versions read it.
 package export
@@ -25,7 +25,7 @@ import (
 )
 
 // Targets are the planners and simulators a profile exports to.
-var Targets = []string{"galvatron", "calculon", "astra-sim", "simai"}
+var Targets = []string{"galvatron", "calculon", "astra-sim", "simai", "aiconfigurator"}
 
 // dropped are targets collbench no longer writes, and why: asking for one
 // says so instead of calling it unknown.
@@ -196,6 +196,8 @@ func Write(ctx context.Context, p *document.Profile, target, dir string, o Optio
 			current, err = simaiAnalyticalFiles(p, o.simaiTP(p))
 			files = append(files, current...)
 		}
+	case "aiconfigurator":
+		files, err = aiconfiguratorFiles(p)
 	default:
 		return nil, fmt.Errorf("unknown export target %q (want %s)", target, strings.Join(Targets, ", "))
 	}
@@ -379,10 +381,11 @@ func halvings(world int) []int {
 // fileNames are the names (shell patterns, relative to the folder) each
 // target writes, whatever the profile.
 var fileNames = map[string][]string{
-	"galvatron": {"allreduce_bandwidth_*", "p2p_bandwidth_*", "sp_time_*", "overlap_coefficient.json"},
-	"calculon":  {"calculon_networks.json"},
-	"astra-sim": {"astra_network.yml", "astra_network_congestion_aware.yml", "astra_system.json", "astra_remote_memory.json", "astra_network.json"},
-	"simai":     {"busbw.yaml", "simai_analytical.args", simaiRatioDir + "*"},
+	"galvatron":      {"allreduce_bandwidth_*", "p2p_bandwidth_*", "sp_time_*", "overlap_coefficient.json"},
+	"calculon":       {"calculon_networks.json"},
+	"astra-sim":      {"astra_network.yml", "astra_network_congestion_aware.yml", "astra_system.json", "astra_remote_memory.json", "astra_network.json"},
+	"simai":          {"busbw.yaml", "simai_analytical.args", simaiRatioDir + "*"},
+	"aiconfigurator": {"nccl_perf.txt"},
 }
 
 // Collides says which of targets would write a file at path when exporting

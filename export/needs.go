@@ -96,6 +96,12 @@ func Needs(targets []string, world, perNode int) []Need {
 			opt("allreduce", world, "consecutive")
 			opt("pipeline", 2, "strided")
 			opt("sendrecv", 2, "strided")
+		case "aiconfigurator":
+			for _, op := range aiconfiguratorOps {
+				for _, n := range halvings(world) {
+					add(Need{Target: t, Op: op.coll, Size: n, Layout: "consecutive", Optional: n != world})
+				}
+			}
 		}
 	}
 	return out
