@@ -675,3 +675,35 @@ func TestGalvatronAverageReadsTheCurve(t *testing.T) {
 		t.Fatalf("the stall should move the raw average: %v against %v", raw, onCurve)
 	}
 }
+
+// On one node SimAI 1.1 times every all-reduce, the data-parallel one
+// included, with TP's allreduce value (Layer.cc: all_gpus ==
+// gpus_per_server), and reads null as −1, which wrapped every such time
+// negative with TP 1. With TP 1 on one node the TP line carries the DP
+// group's busbw, the one group those all-reduces run over.
+func TestSimAIOneNodeTPOneCarriesDP(t *testing.T) {
+	p := fixture.Profile(t, 1, 4)
+	dir := t.TempDir()
+	if _, err := Write(context.Background(), p, "simai", dir, Options{TP: 1}); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(filepath.Join(dir, "busbw.yaml"))
+	lines := strings.Split(string(data), "\n")
+	value := func(section, key string) string {
+		in := false
+		for _, l := range lines {
+			if strings.HasSuffix(l, ":") && !strings.Contains(l, ",") {
+				in = l == section+":"
+				continue
+			}
+			if k, v, ok := strings.Cut(l, ": "); ok && in && k == key {
+				return v
+			}
+		}
+		return ""
+	}
+	tp, dp := value("TP", "allreduce,"), value("DP", "allreduce,")
+	if tp == "null" || tp != dp || dp == "" {
+		t.Errorf("TP allreduce %q, DP allreduce %q: want the DP group's busbw in both\n%s", tp, dp, data)
+	}
+}

@@ -75,7 +75,14 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 	}{{"TP", tpG, tpG}, {"DP", dpG, dpG}, {"EP", edpG, epG}} {
 		fmt.Fprintf(&b, "%s:\n", dim.name)
 		for _, coll := range []string{"allreduce", "allgather", "reducescatter"} {
-			fmt.Fprintf(&b, "%s,: %s\n", coll, bw(curveOf(p, coll), dim.reduce))
+			g := dim.reduce
+			if dim.name == "TP" && coll == "allreduce" && tp == 1 && w == p.Meta.RanksPerNode {
+				// SimAI 1.1 times every all-reduce on one node, DP's
+				// included, with this value (Layer.cc), and a null as −1
+				// made those times negative.
+				g = dpG
+			}
+			fmt.Fprintf(&b, "%s,: %s\n", coll, bw(curveOf(p, coll), g))
 		}
 		fmt.Fprintf(&b, "alltoall,: %s\n", bw(curveOf(p, "alltoall"), dim.ata))
 	}
