@@ -193,7 +193,7 @@ func Write(ctx context.Context, p *document.Profile, target, dir string, o Optio
 	case "simai":
 		if files, err = simaiFiles(p, o); err == nil {
 			var current []exportFile
-			current, err = simaiAnalyticalFiles(p, o.simaiTP(p))
+			current, err = simaiAnalyticalFiles(p, o)
 			files = append(files, current...)
 		}
 	case "aiconfigurator":

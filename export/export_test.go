@@ -707,3 +707,70 @@ func TestSimAIOneNodeTPOneCarriesDP(t *testing.T) {
 		t.Errorf("TP allreduce %q, DP allreduce %q: want the DP group's busbw in both\n%s", tp, dp, data)
 	}
 }
+
+// With TP and EP groups smaller than a node, current SimAI times a TP
+// all-reduce with -nv, a TP all-gather or reduce-scatter with -nv and
+// nic_ratio.csv, and an EP all-to-all with -nv and ata_ratio.csv, each
+// over its own group's ranks: so -nv is the TP group's all-reduce and
+// each table the ratio of its own group's curve, and SimAI charges each
+// call what its group measured (it charged the node's figures: TP
+// all-reduce ×1.114, EP all-to-all ×1.21–1.52 on the kept host profile).
+func TestSimAIAnalyticalGroups(t *testing.T) {
+	p := fixture.ProfileWith(t, 1, 4, func(op string) float64 { return map[string]float64{"alltoall": 3}[op] + 1 })
+	// Groups of 2 run at a third of the node's speed, so a table built
+	// from the node's curves charges them wrong.
+	for i := range p.Curves {
+		if p.Curves[i].Group.Size == 2 {
+			for j := range p.Curves[i].Samples {
+				p.Curves[i].Samples[j].TimeUs *= 3
+			}
+		}
+	}
+	p = reread(t, p)
+	dir := t.TempDir()
+	if _, err := Write(context.Background(), p, "simai", dir, Options{TP: 2, EP: 2}); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := os.ReadFile(filepath.Join(dir, "simai_analytical.args"))
+	fields := strings.Fields(string(args))
+	nv := 0.0
+	for i := range fields {
+		if fields[i] == "-nv" {
+			nv, _ = strconv.ParseFloat(fields[i+1], 64)
+		}
+	}
+	for _, c := range []struct{ op, table, layout string }{
+		{"allreduce", "", "consecutive"}, {"allgather", "nic_ratio.csv", "consecutive"}, {"reducescatter", "nic_ratio.csv", "consecutive"},
+		{"alltoall", "ata_ratio.csv", "strided"}, // the EP group: 2 data-parallel ranks, TP apart
+	} {
+		table := ""
+		if c.table != "" {
+			b, err := os.ReadFile(filepath.Join(dir, simaiRatioDir, c.table))
+			if err != nil {
+				t.Fatal(err)
+			}
+			table = string(b)
+		}
+		curve, err := p.Curve(c.op, 2, c.layout)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := profiled.Curve(curve)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range curve.Samples {
+			if s.Bytes < simaiSmallest {
+				continue
+			}
+			got, want := simaiTime(t, table, nv, c.op, 2, float64(s.Bytes)), m.Time(float64(s.Bytes))
+			tol := 1e-5 // six digits in the files
+			if c.op == "allreduce" {
+				want = float64(s.Bytes) * m.Line.Beta // SimAI charges the line's bandwidth, no latency
+			}
+			if !within(got, want, tol) {
+				t.Errorf("%s over 2 (%s), %d B: SimAI %.3f µs, the group's curve %.3f µs", c.op, c.layout, s.Bytes, got, want)
+			}
+		}
+	}
+}

@@ -26,23 +26,9 @@ type simaiGroup struct{ n, stride int }
 // group that is not one of the profile's layouts, or not measured, is null.
 func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 	w := p.Meta.WorldSize
-	tp, dp, ep, pp := o.simaiTP(p), o.DP, o.EP, o.PP
-	if dp == 0 {
-		dp = w / tp
-	}
-	if ep == 0 {
-		ep = dp
-	}
-	if pp == 0 {
-		pp = min(2, w)
-	}
-	for name, n := range map[string]int{"TP": tp, "DP": dp, "EP": ep, "PP": pp} {
-		if n < 1 || n > w || w%n != 0 {
-			return nil, fmt.Errorf("%s size %d does not divide the world size %d", name, n, w)
-		}
-	}
-	if tp*dp > w || dp%ep != 0 {
-		return nil, fmt.Errorf("TP %d × DP %d must fit the world of %d, and EP %d must divide DP", tp, dp, w, ep)
+	tp, dp, ep, pp, err := o.simaiGroups(p)
+	if err != nil {
+		return nil, err
 	}
 	name := o.Name
 	if name == "" {
@@ -95,11 +81,34 @@ func curveOf(p *document.Profile, coll string) func(n int, layout string) (*docu
 	return func(n int, layout string) (*document.ProfileCurve, error) { return p.Curve(coll, n, layout) }
 }
 
-// simaiTP is the TP group size SimAI's files describe: the option, or
-// the ranks of a node.
-func (o Options) simaiTP(p *document.Profile) int {
-	if o.TP == 0 {
-		return p.Meta.RanksPerNode
+// simaiGroups are the group sizes SimAI's files describe: TP (the
+// option, or the ranks of a node), DP (world/TP), EP (DP) and PP (2),
+// each the option where given; an error where they do not fit the world.
+func (o Options) simaiGroups(p *document.Profile) (tp, dp, ep, pp int, err error) {
+	w := p.Meta.WorldSize
+	tp, dp, ep, pp = o.TP, o.DP, o.EP, o.PP
+	if tp == 0 {
+		tp = p.Meta.RanksPerNode
 	}
-	return o.TP
+	if dp == 0 && tp > 0 {
+		dp = w / tp
+	}
+	if ep == 0 {
+		ep = dp
+	}
+	if pp == 0 {
+		pp = min(2, w)
+	}
+	for _, g := range []struct {
+		name string
+		n    int
+	}{{"TP", tp}, {"DP", dp}, {"EP", ep}, {"PP", pp}} {
+		if g.n < 1 || g.n > w || w%g.n != 0 {
+			return 0, 0, 0, 0, fmt.Errorf("%s size %d does not divide the world size %d", g.name, g.n, w)
+		}
+	}
+	if tp*dp > w || dp%ep != 0 {
+		return 0, 0, 0, 0, fmt.Errorf("TP %d × DP %d must fit the world of %d, and EP %d must divide DP", tp, dp, w, ep)
+	}
+	return tp, dp, ep, pp, nil
 }

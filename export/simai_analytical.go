@@ -44,26 +44,45 @@ const simaiSmallest = 1 << 20
 // nodes, and ratio from the tables for TP all-gather and reduce-scatter
 // (nic_ratio.csv inside a node) and all-to-all (ata_ratio.csv). So:
 //   - -g_p_s and -n_p_s are the ranks per node (one NIC per GPU);
-//   - -nv is the intra-node all-reduce's busbw∞ (consecutive groups of a
-//     node's ranks), and -nic the inter-node one (strided groups, one rank
-//     per node), each ·10⁹/2^30;
+//   - -nv is the TP group's all-reduce busbw∞ (--simai-tp consecutive
+//     ranks; the node's where TP fills it or was not measured), and -nic
+//     the inter-node one (strided groups, one rank per node), each
+//     ·10⁹/2^30;
 //   - on one node -nic compensates SimAI's DP all-reduce instead
 //     (simaiOneNodeNIC), the only thing it times with -nic there, from the
 //     DP group's own curve (simaiDPBandwidth);
 //   - the ratio tables' one-node column holds, at every measured size from
 //     1 MiB, S·f/(nv·t) for the measured median t (outliers replaced by
-//     the fit): all-gather's and reduce-scatter's geometric mean (SimAI
-//     has one column for both), all-to-all's own; other columns are 1,
-//     SimAI's own formula.
-func simaiAnalyticalFiles(p *document.Profile, tp int) ([]exportFile, error) {
-	rpn, nodes := p.Meta.RanksPerNode, p.Meta.NumNodes
+//     the fit) of the group SimAI times: all-gather's and reduce-scatter's
+//     geometric mean over the TP group (SimAI has one column for both),
+//     all-to-all's own over the EP group (--simai-ep data-parallel ranks,
+//     TP apart), each the node's where its group was not measured; other
+//     columns are 1, SimAI's own formula.
+func simaiAnalyticalFiles(p *document.Profile, o Options) ([]exportFile, error) {
+	rpn, nodes, w := p.Meta.RanksPerNode, p.Meta.NumNodes, p.Meta.WorldSize
 	if rpn < 1 {
 		return nil, fmt.Errorf("the profile records no ranks per node")
+	}
+	tp, dp, ep, _, err := o.simaiGroups(p)
+	if err != nil {
+		return nil, err
+	}
+	// The groups SimAI times inside a node with -nv and the tables: TP's
+	// (consecutive ranks) and EP's (data-parallel ranks, TP apart), each
+	// where the profile measured it, else the node's.
+	node := simaiGroup{rpn, 1}
+	tpG, epG := node, node
+	if tp >= 2 && tp <= rpn && measuredGroup(p, "allreduce", w, simaiGroup{tp, 1}) {
+		tpG = simaiGroup{tp, 1}
+	}
+	if ep >= 2 && ep*tp <= rpn && measuredGroup(p, "alltoall", w, simaiGroup{ep, tp}) {
+		epG = simaiGroup{ep, tp}
 	}
 	args := fmt.Sprintf("-g_p_s %d -n_p_s %d", rpn, rpn)
 	nv := 0.0
 	if rpn > 1 {
-		if bw, err := busbwInf(p, "allreduce", rpn, "consecutive"); err == nil {
+		layout, _ := model.LayoutOf(w, tpG.n, tpG.stride)
+		if bw, err := busbwInf(p, "allreduce", tpG.n, layout); err == nil {
 			nv = bw
 			args += " -nv " + num(nv*1e9/(1<<30))
 		}
@@ -73,16 +92,27 @@ func simaiAnalyticalFiles(p *document.Profile, tp int) ([]exportFile, error) {
 			args += " -nic " + num(bw*1e9/(1<<30))
 		}
 	} else if nv > 0 && tp >= 1 && rpn%tp == 0 {
-		args += " -nic " + num(simaiOneNodeNIC(simaiDPBandwidth(p, nv, tp), rpn, tp)*1e9/(1<<30))
+		args += " -nic " + num(simaiOneNodeNIC(simaiDPBandwidth(p, nv, tp, dp), rpn, tp)*1e9/(1<<30))
 	}
-	gather := simaiRatioRows(p, []string{"allgather", "reducescatter"}, rpn, nv)
-	ata := simaiRatioRows(p, []string{"alltoall"}, rpn, nv)
+	gather := simaiRatioRows(p, []string{"allgather", "reducescatter"}, tpG, nv)
+	ata := simaiRatioRows(p, []string{"alltoall"}, epG, nv)
 	return []exportFile{
 		{name: "simai_analytical.args", data: []byte(args + "\n")},
 		{name: simaiRatioDir + "nic_ratio.csv", data: simaiRatioTable(gather)},
 		{name: simaiRatioDir + "nvlink_ratio.csv", data: simaiRatioTable(gather)},
 		{name: simaiRatioDir + "ata_ratio.csv", data: simaiRatioTable(ata)},
 	}, nil
+}
+
+// measuredGroup says whether the profile has op's curve over g, in a
+// job of w ranks.
+func measuredGroup(p *document.Profile, op string, w int, g simaiGroup) bool {
+	layout, ok := model.LayoutOf(w, g.n, g.stride)
+	if !ok {
+		return false
+	}
+	_, err := p.Curve(op, g.n, layout)
+	return err == nil
 }
 
 // simaiOneNodeNIC is the -nic (GB/s) that makes SimAI time a
@@ -103,16 +133,15 @@ func simaiOneNodeNIC(bw float64, rpn, tp int) float64 {
 
 // simaiDPBandwidth is the bus bandwidth (GB/s) of the DP all-reduce
 // inside one node under tensor parallelism tp: the line of the profile's
-// all-reduce over the DP group (rpn/tp ranks, tp apart), or nv, the
-// node's, where the profile lacks that group.
-func simaiDPBandwidth(p *document.Profile, nv float64, tp int) float64 {
+// all-reduce over the DP group (dp ranks, tp apart), or nv, the node's,
+// where the profile lacks that group.
+func simaiDPBandwidth(p *document.Profile, nv float64, tp, dp int) float64 {
 	w := p.Meta.WorldSize
-	g := w / tp
-	layout, ok := model.LayoutOf(w, g, tp)
-	if !ok || g < 2 {
+	layout, ok := model.LayoutOf(w, dp, tp)
+	if !ok || dp < 2 {
 		return nv
 	}
-	if bw, err := busbwInf(p, "allreduce", g, layout); err == nil {
+	if bw, err := busbwInf(p, "allreduce", dp, layout); err == nil {
 		return bw
 	}
 	return nv
@@ -146,20 +175,21 @@ func fittedBusBW(c *document.ProfileCurve) (float64, error) {
 // simaiRatio is one row of a ratio table's one-node column.
 type simaiRatio struct{ size, ratio float64 }
 
-// simaiRatioRows are the ratios S·f/(nv·t) of the ops' intra-node curves
-// (groups of rpn consecutive ranks), at each size all of them measured:
-// their geometric mean, so that where one table serves two ops SimAI is
-// off by the same factor for both, one fast and one slow; none when nv is
-// unknown.
-func simaiRatioRows(p *document.Profile, ops []string, rpn int, nv float64) []simaiRatio {
-	if nv <= 0 || rpn < 2 {
+// simaiRatioRows are the ratios S·f/(nv·t) of the ops' curves over the
+// group g (f = (n−1)/n of its n ranks), at each size all of them
+// measured: their geometric mean, so that where one table serves two ops
+// SimAI is off by the same factor for both, one fast and one slow; none
+// when nv is unknown.
+func simaiRatioRows(p *document.Profile, ops []string, g simaiGroup, nv float64) []simaiRatio {
+	layout, ok := model.LayoutOf(p.Meta.WorldSize, g.n, g.stride)
+	if nv <= 0 || g.n < 2 || !ok {
 		return nil
 	}
-	f := float64(rpn-1) / float64(rpn)
+	f := float64(g.n-1) / float64(g.n)
 	logs := map[float64]float64{}
 	counts := map[float64]int{}
 	for _, op := range ops {
-		c, err := p.Curve(op, rpn, "consecutive")
+		c, err := p.Curve(op, g.n, layout)
 		if err != nil {
 			return nil
 		}
