@@ -44,7 +44,7 @@ func aiconfiguratorFiles(p *document.Profile) ([]exportFile, error) {
 		device = p.Meta.Devices[0].Info
 	}
 	if p.Backend != "nccl" {
-		source = "collbench " + p.Backend
+		source = "collbench-" + p.Backend
 	}
 	world := p.Meta.WorldSize
 	for _, op := range aiconfiguratorOps {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/collbench/collbench/charge"
 	"github.com/collbench/collbench/model"
 	"github.com/collbench/collbench/model/profiled"
 	"github.com/collbench/collbench/report"
@@ -21,6 +22,7 @@ type predictFlags struct {
 	profile string
 	rank    bool
 	format  string
+	charges string // a folder of exports
 }
 
 func newPredictFlags() *predictFlags {
@@ -53,6 +55,7 @@ func newPredictFlags() *predictFlags {
 	fs.Float64Var(&r.TFLOPS, "tflops", 0, "compute rate per GPU in TFLOP/s (default: the profile's best GEMM probe)")
 	fs.BoolVar(&f.rank, "rank-strategies", false, "list every dp×tp×pp split of the profile's ranks, least exposed communication first")
 	fs.StringVar(&f.format, "format", "table", "table or json")
+	fs.StringVar(&f.charges, "charges", "", "a folder of this profile's exports (collbench export --to aiconfigurator,calculon): print each planner's charge for every call of the plan ÷ the measured time, beyond 2 % flagged")
 	return f
 }
 
@@ -68,6 +71,8 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 		return usagef("unexpected argument %q", f.fs.Arg(0))
 	case f.profile == "":
 		return usagef("--profile is required (make one with collbench profile -o profile.json)")
+	case f.charges != "" && f.rank:
+		return usagef("--charges compares one plan's calls; drop --rank-strategies")
 	}
 	if err := f.Check(); err != nil {
 		return usageError{Err: err}
@@ -93,15 +98,47 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 		report.RankTable(stdout, r.Ranked, r.Skipped, doc.GPUMemory())
 		return nil
 	}
+	var planners []charge.Planner
+	if f.charges != "" {
+		if planners, err = charge.Open(f.charges); err != nil {
+			return fmt.Errorf("--charges: %w; write them with collbench export --to aiconfigurator,calculon", err)
+		}
+	}
 	p, err := f.Predict(world, mc)
 	if err != nil {
 		return usageError{Err: err}
 	}
+	rows := planCharges(planners, p)
 	if f.format == "json" {
+		if planners != nil {
+			return encodeJSON(stdout, struct {
+				model.Prediction
+				Charges []charge.Row `json:"planner_charges"`
+			}{p, rows})
+		}
 		return encodeJSON(stdout, p)
 	}
 	report.PredictTable(spelling{w: stdout}, p, mc)
+	report.ChargeTable(stdout, rows)
 	return nil
+}
+
+// planCharges is each planner's charge for every call of the plan,
+// beside the time the prediction gives it; none without planners.
+func planCharges(planners []charge.Planner, p model.Prediction) []charge.Row {
+	if len(planners) == 0 {
+		return nil
+	}
+	var calls []charge.Call
+	var us []float64
+	for _, tr := range p.Traffic {
+		if tr.Calls <= 0 {
+			continue
+		}
+		calls = append(calls, charge.Call{Dim: tr.Dim, Coll: tr.Coll, Group: tr.Group, Layout: tr.Layout, Bytes: tr.Bytes})
+		us = append(us, tr.Time/tr.Calls)
+	}
+	return charge.Compare(planners, calls, us)
 }
 
 func encodeJSON(w io.Writer, v any) error {

@@ -1,0 +1,55 @@
+package charge
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Call is one call of a plan as collbench predict counts it: a
+// collective over a group of ranks in a layout, of Bytes as nccl-tests
+// counts its size, in the dimension that makes it.
+type Call struct {
+	Dim    string  `json:"dim"`        // DP, EDP, TP, PP or EP
+	Coll   string  `json:"collective"` // collbench's collective name
+	Group  int     `json:"group_size"`
+	Layout string  `json:"layout"` // consecutive or strided
+	Bytes  float64 `json:"bytes"`
+}
+
+// Planner charges calls from the files exported for it.
+type Planner interface {
+	// Name is the planner's, as --to names its export.
+	Name() string
+	// Charge is the planner's time for the call in µs, or why it cannot
+	// time it (its files hold nothing for such a call).
+	Charge(c Call) (us float64, err error)
+}
+
+// Open reads the exports in dir of every planner this package charges
+// for; a planner whose files are not there is left out. None found is an
+// error.
+func Open(dir string) ([]Planner, error) {
+	var out []Planner
+	for _, open := range []struct {
+		file string
+		read func(path string) (Planner, error)
+	}{
+		{"nccl_perf.txt", readAIConfigurator},
+		{"calculon_networks.json", readCalculon},
+	} {
+		path := filepath.Join(dir, open.file)
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		p, err := open.read(path)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (nccl_perf.txt, calculon_networks.json)", dir)
+	}
+	return out, nil
+}

@@ -1,0 +1,141 @@
+package charge
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/export"
+	"github.com/collbench/collbench/internal/fixture"
+)
+
+// exported writes the targets' files of the profile at path (the
+// synthetic one when path is empty) and opens them.
+func exported(t *testing.T, path string, targets ...string) map[string]Planner {
+	t.Helper()
+	var p *document.Profile
+	if path == "" {
+		p = fixture.Profile(t, 2, 4)
+	} else {
+		f, err := os.Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if p, err = document.DecodeProfile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := t.TempDir()
+	if _, err := export.WriteAll(context.Background(), p, targets, dir, export.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	planners, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]Planner{}
+	for _, pl := range planners {
+		out[pl.Name()] = pl
+	}
+	return out
+}
+
+const (
+	hostKept = "../docs/measured/host-2026-11-26/profile-4ranks.json"
+	h100Kept = "../docs/measured/h100-2026-11-26/profile-g2-float.json"
+)
+
+// The transcriptions charge what the planners' own code charges on the
+// same files: each figure below is that code's, run on collbench's
+// exports of the profile named (AIConfigurator's load_nccl_data,
+// nearest_1d_point_helper and interp_1d at the parent of 12dca98b8;
+// Calculon's Network.time at caa4b11).
+func TestChargesPinnedByThePlannersCode(t *testing.T) {
+	for _, c := range []struct {
+		profile, planner string
+		call             Call
+		us               float64
+	}{
+		{"", "aiconfigurator", Call{Coll: "allgather", Group: 8, Layout: "consecutive", Bytes: 2 * 1048576}, 0.16233386666666666e3},
+		{"", "aiconfigurator", Call{Coll: "alltoall", Group: 8, Layout: "consecutive", Bytes: 2 * 1572864}, 0.2235008e3},
+		{"", "aiconfigurator", Call{Coll: "reducescatter", Group: 4, Layout: "consecutive", Bytes: 2 * 5242880}, 0.0724288e3},
+		{"", "aiconfigurator", Call{Coll: "allreduce", Group: 8, Layout: "consecutive", Bytes: 2 * 3000}, 0.0407e3},
+		{"", "aiconfigurator", Call{Coll: "allreduce", Group: 8, Layout: "consecutive", Bytes: 2 * 805306368}, 187.94481919999998e3},
+		{"", "aiconfigurator", Call{Coll: "allgather", Group: 2, Layout: "consecutive", Bytes: 2 * 32}, 0.020000213333333332e3},
+		{hostKept, "aiconfigurator", Call{Coll: "allgather", Group: 4, Layout: "consecutive", Bytes: 2 * 3145728}, 5.661573499999999e3},
+		{hostKept, "aiconfigurator", Call{Coll: "allreduce", Group: 2, Layout: "consecutive", Bytes: 2 * 100}, 0.0011313957885888428e3},
+		{h100Kept, "aiconfigurator", Call{Coll: "allreduce", Group: 2, Layout: "consecutive", Bytes: 2 * 3145728}, 0.068032e3},
+		{h100Kept, "aiconfigurator", Call{Coll: "alltoall", Group: 2, Layout: "consecutive", Bytes: 2 * 100}, 0.020280474875788126e3},
+		{h100Kept, "aiconfigurator", Call{Coll: "reducescatter", Group: 2, Layout: "consecutive", Bytes: 2 * 805306368}, 2.940938814828435e3},
+		{hostKept, "calculon", Call{Dim: "TP", Coll: "allreduce", Group: 2, Layout: "consecutive", Bytes: 64 << 20}, 370161.0565754572},
+		{hostKept, "calculon", Call{Dim: "PP", Coll: "sendrecv", Group: 2, Layout: "strided", Bytes: 8 << 20}, 5053.232453054766},
+		{hostKept, "calculon", Call{Dim: "TP", Coll: "reducescatter", Group: 2, Layout: "consecutive", Bytes: 1 << 20}, 6069.232722391877},
+		{h100Kept, "calculon", Call{Dim: "PP", Coll: "pipeline", Group: 2, Layout: "consecutive", Bytes: 1 << 20}, 21.48214924508326},
+		{h100Kept, "calculon", Call{Dim: "TP", Coll: "allgather", Group: 2, Layout: "consecutive", Bytes: 8 << 20}, 56.075309324452235},
+	} {
+		name := c.planner + " " + c.call.Coll
+		if c.profile != "" {
+			name += " " + filepath.Base(filepath.Dir(c.profile))
+		}
+		t.Run(name, func(t *testing.T) {
+			pl := exported(t, c.profile, "aiconfigurator", "calculon")[c.planner]
+			got, err := pl.Charge(c.call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(got-c.us) > 1e-9*c.us {
+				t.Errorf("%+v: charged %v µs, the planner's own code %v", c.call, got, c.us)
+			}
+		})
+	}
+}
+
+// A call a planner's files cannot time says why.
+func TestChargeRefusals(t *testing.T) {
+	pl := exported(t, "", "aiconfigurator", "calculon")
+	for _, c := range []struct {
+		planner string
+		call    Call
+		want    string
+	}{
+		{"aiconfigurator", Call{Coll: "pipeline", Group: 2, Layout: "strided", Bytes: 1 << 20}, "no pipeline"},
+		{"aiconfigurator", Call{Coll: "allreduce", Group: 3, Layout: "consecutive", Bytes: 1 << 20}, "no all_reduce over 3 GPUs"},
+		{"calculon", Call{Coll: "alltoall", Group: 2, Layout: "consecutive", Bytes: 1 << 20}, "no alltoall"},
+		{"calculon", Call{Coll: "allreduce", Group: 3, Layout: "strided", Bytes: 1 << 20}, "no network of Calculon's describes 3 strided ranks"},
+	} {
+		if _, err := pl[c.planner].Charge(c.call); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s %+v: %v, want %q", c.planner, c.call, err, c.want)
+		}
+	}
+	if _, err := Open(t.TempDir()); err == nil || !strings.Contains(err.Error(), "holds no planner export") {
+		t.Errorf("an empty folder: %v", err)
+	}
+}
+
+// Compare flags a charge beyond 2 % and keeps why a planner cannot time a
+// call.
+func TestCompare(t *testing.T) {
+	pl := exported(t, "", "aiconfigurator", "calculon")
+	planners := []Planner{pl["aiconfigurator"], pl["calculon"]}
+	calls := []Call{
+		{Dim: "TP", Coll: "allreduce", Group: 4, Layout: "consecutive", Bytes: 64 << 20},
+		{Dim: "EP", Coll: "alltoall", Group: 4, Layout: "consecutive", Bytes: 64 << 20},
+	}
+	exact, _ := planners[0].Charge(calls[0])
+	a2a, _ := planners[0].Charge(calls[1])
+	rows := Compare(planners, calls, []float64{exact, a2a * 1.1})
+	if c := rows[0].Charges[0]; c.Ratio != 1 || c.Off || c.Cannot != "" {
+		t.Errorf("the exact charge: %+v", c)
+	}
+	if c := rows[1].Charges[0]; !c.Off || math.Abs(c.Ratio-1/1.1) > 1e-12 {
+		t.Errorf("a charge 9 %% short: %+v", c)
+	}
+	if c := rows[1].Charges[1]; c.Cannot == "" || c.Off {
+		t.Errorf("Calculon has no all-to-all: %+v", c)
+	}
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+// predict --charges prints, for every call of the plan, each exported
+// planner's charge ÷ the measured time, flags the ones beyond 2 %, says
+// why a planner cannot time a call, and gives the same in JSON.
+func TestPredictCharges(t *testing.T) {
+	const profile = "../../docs/measured/host-2026-11-26/profile-4ranks.json"
+	dir := t.TempDir()
+	if code, _, errOut := runCLI("export", "--to", "aiconfigurator,calculon", profile, "-o", dir); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errOut)
+	}
+	plan := []string{"predict", "--profile", profile, "--model", "llama2-7b", "--tp", "2", "--pp", "2", "--sp", "--charges", dir}
+	code, out, errOut := runCLI(plan...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"# what each planner charges per call ÷ what was measured (* beyond 2 %, - not timed)",
+		"aiconfigurator  calculon",
+		"# - aiconfigurator: AIConfigurator's NCCL table has no sendrecv",
+		" charge(s) beyond 2 %",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	code, out, errOut = runCLI(append(plan, "--format", "json")...)
+	if code != 0 {
+		t.Fatalf("json: exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Traffic []any `json:"traffic"`
+		Charges []struct {
+			Collective string  `json:"collective"`
+			Us         float64 `json:"collbench_us"`
+			Charges    []struct {
+				Planner string  `json:"planner"`
+				Ratio   float64 `json:"ratio"`
+				Cannot  string  `json:"cannot"`
+			} `json:"charges"`
+		} `json:"planner_charges"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Charges) != len(doc.Traffic) || len(doc.Charges) == 0 || len(doc.Charges[0].Charges) != 2 {
+		t.Fatalf("charges %+v for %d calls", doc.Charges, len(doc.Traffic))
+	}
+	for _, row := range doc.Charges {
+		for _, c := range row.Charges {
+			if c.Planner == "aiconfigurator" && row.Collective != "sendrecv" && (c.Ratio < 0.9999 || c.Ratio > 1.0001) {
+				t.Errorf("AIConfigurator charges %s %v of the curve it was written from", row.Collective, c.Ratio)
+			}
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(plan, "--rank-strategies"), "--charges compares one plan's calls; drop --rank-strategies"},
+		{[]string{"predict", "--profile", profile, "--model", "llama2-7b", "--charges", t.TempDir()}, "--charges: "},
+	} {
+		code, _, errOut := runCLI(c.args...)
+		if code == 0 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q; want one line with %q", c.args, code, errOut, c.want)
+		}
+	}
+}
