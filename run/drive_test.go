@@ -60,7 +60,9 @@ func measurementCases() []measurementCase {
 		}},
 		{"profile", "suite", func(ctx context.Context, j *run.Job, step func(), wrote func(error)) error {
 			var err error
-			_, err = j.Profile(ctx, run.ProfileSpec{Colls: []*bench.Collective{allreduce}, Sweep: bench.Sweep{Min: 1 << 10, Max: 1 << 20, Factor: 2},
+			// Two curves, so that a record (a curve) comes before the end.
+			allgather, _ := bench.LookupCollective("allgather")
+			_, err = j.Profile(ctx, run.ProfileSpec{Colls: []*bench.Collective{allreduce, allgather}, Sweep: bench.Sweep{Min: 1 << 10, Max: 1 << 20, Factor: 2},
 				Type: numeric.Float32, RedOp: numeric.Sum, Layout: []string{"consecutive"}, Iters: 20, MinIters: 1, NoOverlap: true},
 				run.ProfileHooks{Record: func(document.ProfileCurve, int) { step() },
 					Write: func(d *document.Profile, _ error) error {
