@@ -31,7 +31,7 @@ func TestExportAllBudgetPlan(t *testing.T) {
 		{"allgather", 4, "consecutive", true, 1},
 		{"reducescatter", 2, "strided", true, 1},
 		{"pipeline", 4, "strided", true, 1},
-		{"sendrecv", 4, "strided", true, 1}, // read when the pipeline is missing
+		{"sendrecv", 4, "strided", true, 1},      // read when the pipeline is missing
 		{"allgather", 2, "consecutive", true, 1}, // AIConfigurator's table of 2 GPUs
 		{"alltoall", 2, "strided", false, 0},
 		{"broadcast", 8, "consecutive", false, 0},
