@@ -164,31 +164,47 @@ func opAlpha(op string) float64 {
 	return map[string]float64{"allreduce": 1, "allgather": 0.25, "reducescatter": 0.5, "alltoall": 0.75, "sendrecv": 0.2, "pipeline": 0.15, "broadcast": 0.6}[op]
 }
 
-// Calculon's own formula (calculon/network.py Network.time) on the
-// exported entries gives every op's measured time within the residual the
-// file states, and the residuals are small: one shared latency no longer
-// charges the all-reduce's α to the others.
-func TestCalculonMatchesTable(t *testing.T) {
+// calculonDoc is calculon_networks.json as the tests read it.
+type calculonDoc struct {
+	Networks []struct {
+		Bandwidth, Efficiency, Latency float64
+		Size                           int
+		Ops                            map[string][2]*float64
+		MustBeFilled                   bool    `json:"must_be_filled"`
+		ProcessorUsage                 float64 `json:"processor_usage"`
+	}
+	Groups []struct {
+		GroupSize        int `json:"group_size"`
+		Layout           string
+		Collectives, P2P int
+	}
+	Residuals []struct {
+		Tier      string
+		GroupSize int                `json:"group_size"`
+		MaxRelErr map[string]float64 `json:"max_rel_err"`
+	}
+}
+
+// calculonExport is the Calculon export of the two-node profile whose
+// ops each have their own latency, read back.
+func calculonExport(t *testing.T) (*document.Profile, calculonDoc) {
+	t.Helper()
 	p := fixture.ProfileWith(t, 2, 4, opAlpha)
 	dir := t.TempDir()
 	if _, err := Write(context.Background(), p, "calculon", dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	var doc struct {
-		Networks []struct {
-			Bandwidth, Efficiency, Latency float64
-			Size                           int
-			Ops                            map[string][2]*float64
-			MustBeFilled                   bool    `json:"must_be_filled"`
-			ProcessorUsage                 float64 `json:"processor_usage"`
-		}
-		Residuals []struct {
-			Tier      string
-			GroupSize int                `json:"group_size"`
-			MaxRelErr map[string]float64 `json:"max_rel_err"`
-		}
-	}
+	var doc calculonDoc
 	readJSON(t, filepath.Join(dir, "calculon_networks.json"), &doc)
+	return p, doc
+}
+
+// Calculon's own formula (calculon/network.py Network.time) on the
+// exported entries gives every op's measured time within the residual the
+// file states, and the residuals are small: one shared latency no longer
+// charges the all-reduce's α to the others.
+func TestCalculonMatchesTable(t *testing.T) {
+	p, doc := calculonExport(t)
 	if len(doc.Networks) < 2 || doc.Networks[0].Size != 4 || doc.Networks[1].Size != 8 || !doc.Networks[0].MustBeFilled ||
 		doc.Residuals[0].Tier != "intra-node" || doc.Residuals[1].Tier != "inter-node" {
 		t.Fatalf("networks: %+v", doc)
@@ -211,12 +227,7 @@ func TestCalculonMatchesTable(t *testing.T) {
 			var largest int64
 			ratio := map[int64]float64{}
 			for _, smp := range c.Samples {
-				s := float64(smp.Bytes)
-				scaled := s * *net.Ops[key][0]
-				if op := net.Ops[key][1]; op != nil {
-					scaled += scaled / float64(tiers[i].n) * *op
-				}
-				got := net.Latency + scaled/(net.Bandwidth*1e9*net.Efficiency)
+				got := calculonTime(net.Bandwidth, net.Efficiency, net.Latency, net.Ops[key], float64(smp.Bytes), tiers[i].n)
 				worst = max(worst, math.Abs(got-smp.TimeUs*1e-6)/(smp.TimeUs*1e-6))
 				ratio[smp.Bytes] = got / (smp.TimeUs * 1e-6)
 				largest = max(largest, smp.Bytes)
@@ -794,25 +805,7 @@ func calculonTime(bw, eff, latency float64, op [2]*float64, size float64, n int)
 // strided ranks the 4-rank bandwidth, ×1.15–1.64, and a pipeline's send
 // the send/recv ring, ×1.54 on the kept host profile).
 func TestCalculonGroupNetworks(t *testing.T) {
-	p := fixture.ProfileWith(t, 2, 4, opAlpha)
-	dir := t.TempDir()
-	if _, err := Write(context.Background(), p, "calculon", dir, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	var doc struct {
-		Networks []struct {
-			Bandwidth, Efficiency, Latency float64
-			Size                           int
-			Ops                            map[string][2]*float64
-			MustBeFilled                   bool `json:"must_be_filled"`
-		}
-		Groups []struct {
-			GroupSize        int `json:"group_size"`
-			Layout           string
-			Collectives, P2P int
-		}
-	}
-	readJSON(t, filepath.Join(dir, "calculon_networks.json"), &doc)
+	p, doc := calculonExport(t)
 	net := func(n int, layout, key string) int {
 		for _, g := range doc.Groups {
 			if g.GroupSize == n && g.Layout == layout {
