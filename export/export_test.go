@@ -473,6 +473,19 @@ func TestGalvatronTimesAreMeasured(t *testing.T) {
 	}
 }
 
+// ratioTable is the SimAI ratio table named, "" for none.
+func ratioTable(t *testing.T, dir, name string) string {
+	t.Helper()
+	if name == "" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(dir, simaiRatioDir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // simaiTime is current SimAI's analytical time in µs (Layer::compute_time
 // for a group inside one node), reading a ratio table as its getValue
 // does: interpolated between rows and divided by the last row's value.
@@ -518,14 +531,7 @@ func TestSimAIAnalytical(t *testing.T) {
 	}
 	nv := 150e9 / (1 << 30)
 	for _, c := range []struct{ op, table string }{{"allgather", "nic_ratio.csv"}, {"reducescatter", "nvlink_ratio.csv"}, {"alltoall", "ata_ratio.csv"}, {"allreduce", ""}} {
-		table := ""
-		if c.table != "" {
-			b, err := os.ReadFile(filepath.Join(dir, simaiRatioDir, c.table))
-			if err != nil {
-				t.Fatal(err)
-			}
-			table = string(b)
-		}
+		table := ratioTable(t, dir, c.table)
 		curve, err := p.Curve(c.op, 4, "consecutive")
 		if err != nil {
 			t.Fatal(err)
@@ -755,14 +761,7 @@ func TestSimAIAnalyticalGroups(t *testing.T) {
 		{"allreduce", "", "consecutive"}, {"allgather", "nic_ratio.csv", "consecutive"}, {"reducescatter", "nic_ratio.csv", "consecutive"},
 		{"alltoall", "ata_ratio.csv", "strided"}, // the EP group: 2 data-parallel ranks, TP apart
 	} {
-		table := ""
-		if c.table != "" {
-			b, err := os.ReadFile(filepath.Join(dir, simaiRatioDir, c.table))
-			if err != nil {
-				t.Fatal(err)
-			}
-			table = string(b)
-		}
+		table := ratioTable(t, dir, c.table)
 		curve, err := p.Curve(c.op, 2, c.layout)
 		if err != nil {
 			t.Fatal(err)
