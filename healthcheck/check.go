@@ -164,8 +164,7 @@ func (c *healthCheck) Finish(ctx context.Context, out *run.Recording[string], ru
 	c.doc.Finish()
 	if runErr != nil {
 		c.doc.Errors = append(c.doc.Errors, runErr.Error())
-	}
-	if runErr == nil {
+	} else {
 		c.judge()
 		if c.spec.Judge != nil && c.j.Rank == 0 {
 			c.judgePublished(levelJudgers(c.sess.Topology(c.j.Settings.NCCLLib), c.spec.Judge.Tables))
