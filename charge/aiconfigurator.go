@@ -6,11 +6,9 @@ import (
 	"os"
 	"slices"
 	"strconv"
-)
 
-// aiconfiguratorOps are AIConfigurator's names for collbench's
-// collectives.
-var aiconfiguratorOps = map[string]string{"allgather": "all_gather", "alltoall": "alltoall", "reducescatter": "reduce_scatter", "allreduce": "all_reduce"}
+	"github.com/collbench/collbench/export"
+)
 
 // aiconfigurator is NVIDIA AIConfigurator's NCCL table: op, number of
 // GPUs, message size in elements of its dtype → latency in ms.
@@ -86,8 +84,8 @@ func readAIConfigurator(path string) (Planner, error) {
 // line through them (interp_1d, held flat where it would turn back). It
 // knows no layout: a strided group is charged the table of its size.
 func (a aiconfigurator) Charge(c Call) (float64, error) {
-	op, ok := aiconfiguratorOps[c.Coll]
-	if !ok {
+	op := export.AIConfiguratorOp(c.Coll)
+	if op == "" {
 		return 0, fmt.Errorf("AIConfigurator's NCCL table has no %s", c.Coll)
 	}
 	rows := a.rows[op][c.Group]

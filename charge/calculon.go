@@ -4,12 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-)
 
-// calculonOps are Calculon's network ops for collbench's collectives; a
-// pipeline stage's send is its p2p.
-var calculonOps = map[string]string{"allreduce": "all_reduce", "allgather": "all_gather", "reducescatter": "reduce_scatter",
-	"pipeline": "p2p", "sendrecv": "p2p"}
+	"github.com/collbench/collbench/export"
+)
 
 // calculonNet is one entry of a system's networks, as Calculon's Network
 // takes it.
@@ -70,8 +67,8 @@ func readCalculon(path string) (Planner, error) {
 // collectives network; pipeline_par_net: its p2p network, a send between
 // two), as calculon_networks.json's groups list them.
 func (c calculon) Charge(call Call) (float64, error) {
-	op, ok := calculonOps[call.Coll]
-	if !ok {
+	op := export.CalculonOp(call.Coll)
+	if op == "" {
 		return 0, fmt.Errorf("Calculon's networks have no %s", call.Coll)
 	}
 	for _, g := range c.Groups {

@@ -17,18 +17,9 @@ import (
 // synthetic one when path is empty) and opens them.
 func exported(t *testing.T, path string, targets ...string) map[string]Planner {
 	t.Helper()
-	var p *document.Profile
-	if path == "" {
-		p = fixture.Profile(t, 2, 4)
-	} else {
-		f, err := os.Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close()
-		if p, err = document.DecodeProfile(f); err != nil {
-			t.Fatal(err)
-		}
+	p := fixture.Profile(t, 2, 4)
+	if path != "" {
+		p = decoded(t, path)
 	}
 	dir := t.TempDir()
 	if _, err := export.WriteAll(context.Background(), p, targets, dir, export.Options{}); err != nil {
@@ -43,6 +34,21 @@ func exported(t *testing.T, path string, targets ...string) map[string]Planner {
 		out[pl.Name()] = pl
 	}
 	return out
+}
+
+// decoded is the kept profile at path.
+func decoded(t *testing.T, path string) *document.Profile {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	p, err := document.DecodeProfile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 const (

@@ -3,5 +3,6 @@
 // planner's own code computes it, so that a user sees, before trusting a
 // plan, where a planner's time for a call is not what was measured. Each
 // planner's arithmetic here is a transcription its tests pin by figures
-// from running that planner's code on the same files.
+// from running that planner's code on the same files; the formats'
+// vocabulary (op names) is export's, which writes them.
 package charge

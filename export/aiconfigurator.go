@@ -15,6 +15,17 @@ var aiconfiguratorOps = []struct{ name, coll string }{
 	{"all_gather", "allgather"}, {"alltoall", "alltoall"}, {"reduce_scatter", "reducescatter"}, {"all_reduce", "allreduce"},
 }
 
+// AIConfiguratorOp is AIConfigurator's name for collbench's collective
+// coll, "" where its NCCL table holds none.
+func AIConfiguratorOp(coll string) string {
+	for _, op := range aiconfiguratorOps {
+		if op.coll == coll {
+			return op.name
+		}
+	}
+	return ""
+}
+
 // aiconfiguratorMin and aiconfiguratorMax are the sizes its collector
 // measures (collect_nccl.py: 512 B to 512 MiB, each twice the last), in
 // bytes.

@@ -3,6 +3,7 @@ package export
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/model"
@@ -17,6 +18,22 @@ var calculonOps = []struct {
 	key, coll string
 	offset    any
 }{{"p2p", "sendrecv", nil}, {"reduce_scatter", "reducescatter", -1}, {"all_gather", "allgather", -1}, {"all_reduce", "allreduce", -1}}
+
+// CalculonOp is Calculon's network op for collbench's collective coll:
+// its collectives by their keys, and a pipeline stage's send, from either
+// curve a point-to-point cost is read from (model.P2POps), as p2p; ""
+// where Calculon has none.
+func CalculonOp(coll string) string {
+	if slices.Contains(model.P2POps, coll) {
+		return "p2p"
+	}
+	for _, op := range calculonOps {
+		if op.coll == coll {
+			return op.key
+		}
+	}
+	return ""
+}
 
 // calculonFiles renders Calculon's networks[] entries: one per tier,
 // then one per group the profile measured (calculonGroups). Calculon has
