@@ -2,7 +2,6 @@ package charge
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 )
 
@@ -32,24 +31,25 @@ type Planner interface {
 func Open(dir string) ([]Planner, error) {
 	var out []Planner
 	for _, open := range []struct {
-		file string
+		file string // the file whose presence says the export is there
 		read func(path string) (Planner, error)
 	}{
 		{"nccl_perf.txt", readAIConfigurator},
 		{"calculon_networks.json", readCalculon},
+		{"sp_time_*nodes_*gpus_per_node.json", func(string) (Planner, error) { return readGalvatron(dir) }},
 	} {
-		path := filepath.Join(dir, open.file)
-		if _, err := os.Stat(path); err != nil {
+		m, err := filepath.Glob(filepath.Join(dir, open.file))
+		if err != nil || len(m) == 0 {
 			continue
 		}
-		p, err := open.read(path)
+		p, err := open.read(m[0])
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
+			return nil, fmt.Errorf("%s: %w", m[0], err)
 		}
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (nccl_perf.txt, calculon_networks.json)", dir)
+		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (nccl_perf.txt, calculon_networks.json, Galvatron's sp_time)", dir)
 	}
 	return out, nil
 }

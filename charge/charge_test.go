@@ -60,7 +60,9 @@ const (
 // same files: each figure below is that code's, run on collbench's
 // exports of the profile named (AIConfigurator's load_nccl_data,
 // nearest_1d_point_helper and interp_1d at the parent of 12dca98b8;
-// Calculon's Network.time at caa4b11).
+// Calculon's Network.time at caa4b11; Galvatron's loaders and
+// TimeCostModelBase at cea12ffb, built for a one-layer strategy that
+// makes the call).
 func TestChargesPinnedByThePlannersCode(t *testing.T) {
 	for _, c := range []struct {
 		profile, planner string
@@ -83,18 +85,29 @@ func TestChargesPinnedByThePlannersCode(t *testing.T) {
 		{hostKept, "calculon", Call{Dim: "TP", Coll: "reducescatter", Group: 2, Layout: "consecutive", Bytes: 1 << 20}, 6069.232722391877},
 		{h100Kept, "calculon", Call{Dim: "PP", Coll: "pipeline", Group: 2, Layout: "consecutive", Bytes: 1 << 20}, 21.48214924508326},
 		{h100Kept, "calculon", Call{Dim: "TP", Coll: "allgather", Group: 2, Layout: "consecutive", Bytes: 8 << 20}, 56.075309324452235},
+		{hostKept, "galvatron", Call{Dim: "TP", Coll: "allgather", Group: 2, Layout: "consecutive", Bytes: 8 << 20}, 25157.050000000003},
+		{hostKept, "galvatron", Call{Dim: "TP", Coll: "reducescatter", Group: 4, Layout: "consecutive", Bytes: 3000000}, 26819.86098191508},
+		{hostKept, "galvatron", Call{Dim: "TP", Coll: "allreduce", Group: 4, Layout: "consecutive", Bytes: 32 << 20}, 463752.0},
+		{hostKept, "galvatron", Call{Dim: "DP", Coll: "allreduce", Group: 2, Layout: "strided", Bytes: 25e6}, 133052.76442542457},
+		{hostKept, "galvatron", Call{Dim: "DP", Coll: "allgather", Group: 4, Layout: "consecutive", Bytes: 25e6}, 115834.64036158055},
+		{hostKept, "galvatron", Call{Dim: "PP", Coll: "pipeline", Group: 2, Layout: "strided", Bytes: 8 << 20}, 5597.26293842311},
+		{h100Kept, "galvatron", Call{Dim: "TP", Coll: "allgather", Group: 2, Layout: "consecutive", Bytes: 5e6}, 51.25920241769364},
+		{h100Kept, "galvatron", Call{Dim: "DP", Coll: "allreduce", Group: 2, Layout: "consecutive", Bytes: 100 << 20}, 496.2976197566157},
+		{h100Kept, "galvatron", Call{Dim: "PP", Coll: "pipeline", Group: 2, Layout: "strided", Bytes: 16 << 20}, 222.4796187811732},
 	} {
 		name := c.planner + " " + c.call.Coll
 		if c.profile != "" {
 			name += " " + filepath.Base(filepath.Dir(c.profile))
 		}
 		t.Run(name, func(t *testing.T) {
-			pl := exported(t, c.profile, "aiconfigurator", "calculon")[c.planner]
+			pl := exported(t, c.profile, "aiconfigurator", "calculon", "galvatron")[c.planner]
 			got, err := pl.Charge(c.call)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if math.Abs(got-c.us) > 1e-9*c.us {
+			// 10⁻⁸: Galvatron's line through its table is scipy's
+			// curve_fit, an iterative solver, where the Go one is closed.
+			if math.Abs(got-c.us) > 1e-8*c.us {
 				t.Errorf("%+v: charged %v µs, the planner's own code %v", c.call, got, c.us)
 			}
 		})
@@ -103,7 +116,7 @@ func TestChargesPinnedByThePlannersCode(t *testing.T) {
 
 // A call a planner's files cannot time says why.
 func TestChargeRefusals(t *testing.T) {
-	pl := exported(t, "", "aiconfigurator", "calculon")
+	pl := exported(t, "", "aiconfigurator", "calculon", "galvatron")
 	for _, c := range []struct {
 		planner string
 		call    Call
@@ -113,6 +126,9 @@ func TestChargeRefusals(t *testing.T) {
 		{"aiconfigurator", Call{Coll: "allreduce", Group: 3, Layout: "consecutive", Bytes: 1 << 20}, "no all_reduce over 3 GPUs"},
 		{"calculon", Call{Coll: "alltoall", Group: 2, Layout: "consecutive", Bytes: 1 << 20}, "no alltoall"},
 		{"calculon", Call{Coll: "allreduce", Group: 3, Layout: "strided", Bytes: 1 << 20}, "no network of Calculon's describes 3 strided ranks"},
+		{"galvatron", Call{Dim: "EP", Coll: "alltoall", Group: 2, Layout: "consecutive", Bytes: 1 << 20}, "times no EP alltoall"},
+		{"galvatron", Call{Dim: "TP", Coll: "allreduce", Group: 16, Layout: "consecutive", Bytes: 1 << 20}, "no tensor-parallel table of 16 ranks"},
+		{"galvatron", Call{Dim: "PP", Coll: "pipeline", Group: 16, Layout: "strided", Bytes: 1 << 20}, "no pp_size_16"},
 	} {
 		if _, err := pl[c.planner].Charge(c.call); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s %+v: %v, want %q", c.planner, c.call, err, c.want)

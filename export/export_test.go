@@ -447,7 +447,7 @@ func TestGalvatronP2PIsTheChain(t *testing.T) {
 // maximum turned one noisy dip into a time 2.7× the measured one).
 func TestGalvatronTimesAreMeasured(t *testing.T) {
 	p := fixture.Profile(t, 1, 2)
-	c, err := p.Curve("allreduce", 2, "consecutive")
+	c, err := p.Curve("alltoall", 2, "consecutive")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -467,7 +467,7 @@ func TestGalvatronTimesAreMeasured(t *testing.T) {
 	var sp map[string]float64
 	readJSON(t, filepath.Join(dir, "sp_time_1nodes_2gpus_per_node.json"), &sp)
 	for mib, want := range map[int64]float64{8: 0.97 * exact(8<<20), 64: exact(64 << 20), 256: exact(256 << 20), 16: exact(16 << 20)} {
-		if got := sp[fmt.Sprintf("allreduce_size_2_%dMB_time", mib)]; !within(got, want/1e3, 1e-5) {
+		if got := sp[fmt.Sprintf("all2all_size_2_%dMB_time", mib)]; !within(got, want/1e3, 1e-5) {
 			t.Errorf("%d MiB: %v ms, want %v ms", mib, got, want/1e3)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/model"
 	"github.com/collbench/collbench/model/profiled"
 	"github.com/collbench/collbench/setting"
 )
@@ -68,13 +69,19 @@ func galvatronFiles(p *document.Profile, o Options) ([]exportFile, error) {
 			if err != nil {
 				return nil, err
 			}
+			timeAt := func(pt model.Point) float64 { return pt.Time }
+			if op.coll == "allreduce" {
+				if timeAt, err = galvatronTPTime(p, n); err != nil {
+					return nil, err
+				}
+			}
 			count := 0
 			for _, pt := range pts {
 				if int64(pt.Bytes)%(1<<20) != 0 {
 					continue // Galvatron's keys hold whole MiB
 				}
 				mib := int64(pt.Bytes) >> 20
-				sp = append(sp, field{fmt.Sprintf("%s_size_%d_%dMB_time", op.key, n, mib), pt.Time / 1e3})
+				sp = append(sp, field{fmt.Sprintf("%s_size_%d_%dMB_time", op.key, n, mib), timeAt(pt) / 1e3})
 				count++
 			}
 			if count < 8 {
@@ -93,4 +100,38 @@ func galvatronFiles(p *document.Profile, o Options) ([]exportFile, error) {
 		{name: "sp_time_" + suffix, data: orderedJSON(sp)},
 		{name: "overlap_coefficient.json", data: orderedJSON([]field{{"overlap_coe", coe}})},
 	}, nil
+}
+
+// galvatronTPTime is what sp_time's allreduce key holds at a size of the
+// all-reduce curve of n consecutive ranks: the group's all-gather plus
+// its reduce-scatter there (their measured medians, or their curves'
+// time at a size they lack). Galvatron reads these keys only halved, as
+// its all-gather (remap_config_for_latency), and charges every
+// tensor-parallel call so, the reduce-scatters of sequence parallelism
+// and the halves of an all-reduce alike; no code of its times an
+// all-reduce from them. Half the sum is the mean of the two calls, so a
+// layer's tensor-parallel time is the measured one.
+func galvatronTPTime(p *document.Profile, n int) (func(model.Point) float64, error) {
+	var ops [2]func(bytes float64) float64
+	for i, coll := range []string{"allgather", "reducescatter"} {
+		c, err := p.Curve(coll, n, "consecutive")
+		if err != nil {
+			return nil, fmt.Errorf("Galvatron's tensor-parallel table: %w", err)
+		}
+		m, err := profiled.Curve(c)
+		if err != nil {
+			return nil, err
+		}
+		at := map[float64]float64{}
+		for _, pt := range m.Points() {
+			at[pt.Bytes] = pt.Time
+		}
+		ops[i] = func(bytes float64) float64 {
+			if t, ok := at[bytes]; ok {
+				return t
+			}
+			return m.Time(bytes)
+		}
+	}
+	return func(pt model.Point) float64 { return ops[0](pt.Bytes) + ops[1](pt.Bytes) }, nil
 }

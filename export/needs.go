@@ -73,6 +73,9 @@ func Needs(targets []string, world, perNode int) []Need {
 		case "galvatron":
 			for _, n := range halvings(world) {
 				add(Need{Target: t, Op: "allreduce", Size: n, Layout: "consecutive", WholeMiB: galvatronTableSizes})
+				// sp_time's allreduce keys hold these two at its sizes.
+				add(Need{Target: t, Op: "allgather", Size: n, Layout: "consecutive", WholeMiB: galvatronTableSizes})
+				add(Need{Target: t, Op: "reducescatter", Size: n, Layout: "consecutive", WholeMiB: galvatronTableSizes})
 				add(Need{Target: t, Op: "allreduce", Size: n, Layout: "strided"})
 				add(Need{Target: t, Op: "alltoall", Size: n, Layout: "consecutive", WholeMiB: galvatronTableSizes})
 				add(Need{Target: t, Op: "pipeline", Size: n, Layout: "strided", Else: "sendrecv"})

@@ -23,7 +23,8 @@ func TestNeeds(t *testing.T) {
 		wantNone []curve
 	}{
 		{"galvatron", []curve{{"allreduce", 8, "consecutive"}, {"allreduce", 4, "strided"}, {"allreduce", 2, "consecutive"},
-			{"alltoall", 4, "consecutive"}, {"pipeline", 2, "strided"}, {"sendrecv", 8, "consecutive"}}, []curve{{"allgather", 4, "consecutive"}}},
+			{"alltoall", 4, "consecutive"}, {"pipeline", 2, "strided"}, {"sendrecv", 8, "consecutive"},
+			{"allgather", 4, "consecutive"}, {"reducescatter", 2, "consecutive"}}, []curve{{"allgather", 4, "strided"}, {"broadcast", 4, "consecutive"}}},
 		{"calculon", []curve{{"allreduce", 4, "consecutive"}, {"allgather", 4, "consecutive"}, {"reducescatter", 2, "strided"}, {"sendrecv", 2, "strided"}},
 			[]curve{{"alltoall", 4, "consecutive"}, {"allreduce", 8, "consecutive"}}},
 		{"astra-sim", []curve{{"allreduce", 4, "consecutive"}, {"allreduce", 2, "strided"}}, []curve{{"allgather", 4, "consecutive"}}},
@@ -97,8 +98,9 @@ func TestUnmet(t *testing.T) {
 	}{
 		{[]string{"galvatron", "calculon", "astra-sim", "simai"}, all, every, mib, true, ""},
 		{[]string{"galvatron"}, all, every, mib, false, "the galvatron export reads the overlap probe, which this profile leaves out"},
-		{[]string{"galvatron"}, []string{"allreduce", "alltoall", "sendrecv"}, every, mib, true, ""}, // send/recv serves for the pipeline
-		{[]string{"galvatron"}, []string{"allreduce", "sendrecv"}, every, mib, true, "the galvatron export reads alltoall over groups of 4 (consecutive), which this profile does not measure"},
+		{[]string{"galvatron"}, []string{"allreduce", "allgather", "reducescatter", "alltoall", "sendrecv"}, every, mib, true, ""}, // send/recv serves for the pipeline
+		{[]string{"galvatron"}, []string{"allreduce", "allgather", "reducescatter", "sendrecv"}, every, mib, true, "the galvatron export reads alltoall over groups of 4 (consecutive), which this profile does not measure"},
+		{[]string{"galvatron"}, []string{"allreduce", "alltoall", "sendrecv"}, every, mib, true, "the galvatron export reads allgather over groups of 4 (consecutive), which this profile does not measure"},
 		{[]string{"galvatron"}, all, consecutive, mib, true, "the galvatron export reads allreduce over groups of 2 (strided), which this profile does not measure"},
 		{[]string{"galvatron"}, all, every, mib[:7], true, "the galvatron export reads 8 whole-MiB sizes of allreduce over groups of 4 (consecutive), and the sizes asked for hold fewer (from 1 MiB to 128 MiB holds 8)"},
 		{[]string{"astra-sim"}, []string{"allreduce"}, consecutive, mib[:2], false, ""},

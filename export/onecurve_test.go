@@ -2,7 +2,6 @@ package export
 
 import (
 	"context"
-	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -16,9 +15,9 @@ import (
 
 // One profile, one curve: with a wild outlier injected (16 MiB of the
 // 4-rank all-reduce at twice its time), predict's network and every
-// export charge the same time for the same call. Tables (predict,
-// Galvatron's sp_time) hold the curve's time at each size, the outlier
-// given the fit's; the single-line formats (ASTRA-sim, SimAI's -nv,
+// export charge the same time for the same call. predict's table holds
+// the curve's time at each size, the outlier given the fit's, and
+// Galvatron's bandwidth there is the curve's; the single-line formats (ASTRA-sim, SimAI's -nv,
 // Calculon's all-reduce bandwidth) hold the curve's one line.
 func TestOneCurveEverywhere(t *testing.T) {
 	p := fixture.ProfileWith(t, 1, 4, opAlpha)
@@ -46,21 +45,21 @@ func TestOneCurveEverywhere(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for _, target := range []string{"galvatron", "calculon", "astra-sim", "simai"} {
-		if _, err := Write(context.Background(), p, target, dir, Options{}); err != nil {
+		if _, err := Write(context.Background(), p, target, dir, Options{GalvatronBW: "point:16M"}); err != nil {
 			t.Fatalf("%s: %v", target, err)
 		}
 	}
-	var sp map[string]float64
-	readJSON(t, filepath.Join(dir, "sp_time_1nodes_4gpus_per_node.json"), &sp)
 	for _, mib := range []float64{1, 8, 16, 32, 64} {
 		s := mib * (1 << 20)
 		want := curve.Time(s)
 		if got := predicted.Time(s); math.Abs(got-want) > 1e-9*want {
 			t.Errorf("%g MiB: predict charges %v µs, the curve %v", mib, got, want)
 		}
-		if got := sp[fmt.Sprintf("allreduce_size_4_%gMB_time", mib)] * 1e3; math.Abs(got-want) > 1e-5*want {
-			t.Errorf("%g MiB: Galvatron's sp_time %v µs, the curve %v", mib, got, want)
-		}
+	}
+	var ar map[string]float64
+	readJSON(t, filepath.Join(dir, "allreduce_bandwidth_1nodes_4gpus_per_node.json"), &ar)
+	if got, want := ar["allreduce_size_4_consec_1"], mibPerMs(curve.BusBW(16<<20)); !within(got, want, 1e-5) {
+		t.Errorf("Galvatron's bandwidth at the outlier's size: %v MiB/ms, the curve's %v", got, want)
 	}
 
 	line, busbw := curve.Line, curve.LineBusBW()

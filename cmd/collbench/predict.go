@@ -101,7 +101,7 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	var planners []charge.Planner
 	if f.charges != "" {
 		if planners, err = charge.Open(f.charges); err != nil {
-			return fmt.Errorf("--charges: %w; write them with collbench export --to aiconfigurator,calculon", err)
+			return fmt.Errorf("--charges: %w; write them with collbench export --to aiconfigurator,calculon,galvatron", err)
 		}
 	}
 	p, err := f.Predict(world, mc)

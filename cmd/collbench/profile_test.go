@@ -108,12 +108,13 @@ func TestProfileLaunched(t *testing.T) {
 }
 
 // Galvatron's four files from a one-process profile of two ranks, 1 MiB
-// to 128 MiB (the 8 sizes its loader asks for).
+// to 128 MiB (the 8 sizes its loader asks for), of the collectives they
+// are made from.
 func TestProfileGalvatron(t *testing.T) {
 	tier.System(t, "moves 128 MiB messages")
 	dir := t.TempDir()
 	code, _, errOut := runCLI("profile", "-g", "2", "-b", "1M", "-e", "128M", "-d", "double", "-n", "1", "--min-iters", "1", "-w", "0",
-		"--colls", "allreduce,alltoall,sendrecv", "--overlap-gemm", "64,64,64", "--overlap-bytes", "64K", "--overlap-target", "0.02", "-q", "-o", filepath.Join(dir, "p.json"),
+		"--colls", "allreduce,allgather,reducescatter,alltoall,sendrecv", "--overlap-gemm", "64,64,64", "--overlap-bytes", "64K", "--overlap-target", "0.02", "-q", "-o", filepath.Join(dir, "p.json"),
 		"--export", "galvatron", "--export-dir", dir)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
@@ -153,7 +154,7 @@ func TestProfileUsageErrors(t *testing.T) {
 		{[]string{"profile", "-g", "2", "-e", "64G", "--budget", "1s"}, "--budget 1s cannot hold the overlap probe"},
 		{[]string{"profile", "-g", "2", "-b", "1K", "-e", "1K", "--colls", "allreduce", "--no-overlap", "--export", "calculon"},
 			"the calculon export reads the overlap probe, which this profile leaves out"},
-		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "128M", "--colls", "allreduce,sendrecv", "--export", "galvatron"},
+		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "128M", "--colls", "allreduce,allgather,reducescatter,sendrecv", "--export", "galvatron"},
 			"the galvatron export reads alltoall over groups of 2 (consecutive), which this profile does not measure"},
 		{[]string{"profile", "-g", "2", "-b", "1M", "-e", "64M", "--colls", "allreduce,alltoall,sendrecv", "--export", "galvatron"},
 			"the galvatron export reads 8 whole-MiB sizes of allreduce over groups of 2 (consecutive), and the sizes asked for hold fewer"},
