@@ -14,6 +14,9 @@ type Call struct {
 	Group  int     `json:"group_size"`
 	Layout string  `json:"layout"` // consecutive or strided
 	Bytes  float64 `json:"bytes"`
+	// PerStep is how many such calls a training step makes, which weighs
+	// the call in a step's total (Steps).
+	PerStep float64 `json:"calls_per_step"`
 }
 
 // Planner charges calls from the files exported for it.

@@ -161,3 +161,35 @@ func TestCompare(t *testing.T) {
 		t.Errorf("Calculon has no all-to-all: %+v", c)
 	}
 }
+
+// A step's ratio weighs each kind of call by its calls per step and
+// counts only the calls a planner times: Galvatron's one tensor-parallel
+// table, the all-gather and reduce-scatter's mean, is exact over a step
+// that makes as many of each, however far apart the two ops are.
+func TestSteps(t *testing.T) {
+	row := func(coll string, perStep, us float64, charges ...Charged) Row {
+		return Row{Call: Call{Coll: coll, PerStep: perStep}, Us: us, Charges: charges}
+	}
+	rows := []Row{
+		row("allgather", 128, 10, Charged{Planner: "galvatron", Us: 55}, Charged{Planner: "aiconfigurator", Us: 10}),
+		row("reducescatter", 128, 100, Charged{Planner: "galvatron", Us: 55}, Charged{Planner: "aiconfigurator", Us: 100}),
+		row("sendrecv", 16, 5, Charged{Planner: "galvatron", Us: 6}, Charged{Planner: "aiconfigurator", Cannot: "no sendrecv"}),
+	}
+	got := Steps(rows)
+	want := []Step{
+		{Planner: "galvatron", Ratio: (128*110 + 16*6) / (128*110 + 16*5.0), Timed: 3, Kinds: 3},
+		{Planner: "aiconfigurator", Ratio: 1, Timed: 2, Kinds: 3},
+	}
+	for i := range want {
+		if g := got[i]; g.Planner != want[i].Planner || math.Abs(g.Ratio-want[i].Ratio) > 1e-12 || g.Timed != want[i].Timed || g.Kinds != want[i].Kinds || g.Off {
+			t.Errorf("step %d: %+v, want %+v", i, g, want[i])
+		}
+	}
+	rows[0].Charges[0].Us = 80
+	if s := Steps(rows)[0]; !s.Off {
+		t.Errorf("a step 11 %% over is not flagged: %+v", s)
+	}
+	if Steps(nil) != nil {
+		t.Error("no rows, no steps")
+	}
+}

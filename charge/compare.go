@@ -46,3 +46,42 @@ func Compare(planners []Planner, calls []Call, us []float64) []Row {
 	}
 	return rows
 }
+
+// Step is one planner's charge for a training step's calls ÷ collbench's
+// time for the same calls, each kind weighed by its calls per step, over
+// the kinds of call the planner can time. Where a format holds one figure
+// for several calls (Galvatron's tensor-parallel table for an all-gather
+// and a reduce-scatter alike), the export writes the one that makes this
+// ratio right, and the calls' own ratios show what is left.
+type Step struct {
+	Planner string  `json:"planner"`
+	Ratio   float64 `json:"ratio"`
+	Timed   int     `json:"kinds_timed"`
+	Kinds   int     `json:"kinds"`
+	Off     bool    `json:"beyond_tolerance"`
+}
+
+// Steps is each planner's Step over the rows, in the rows' planner order.
+func Steps(rows []Row) []Step {
+	if len(rows) == 0 {
+		return nil
+	}
+	out := make([]Step, len(rows[0].Charges))
+	for i, c := range rows[0].Charges {
+		var charged, measured float64
+		s := Step{Planner: c.Planner, Kinds: len(rows)}
+		for _, r := range rows {
+			if ch := r.Charges[i]; ch.Cannot == "" && r.Us > 0 {
+				charged += r.PerStep * ch.Us
+				measured += r.PerStep * r.Us
+				s.Timed++
+			}
+		}
+		if measured > 0 {
+			s.Ratio = charged / measured
+			s.Off = math.Abs(s.Ratio-1) > Tolerance
+		}
+		out[i] = s
+	}
+	return out
+}

@@ -44,7 +44,20 @@ func ChargeTable(w io.Writer, rows []charge.Row) {
 		}
 		fmt.Fprintln(tw)
 	}
+	fmt.Fprint(tw, "step\t\t\t\t\t\t")
+	for _, s := range charge.Steps(rows) {
+		switch {
+		case s.Timed == 0:
+			fmt.Fprint(tw, "-\t")
+		case s.Off:
+			fmt.Fprintf(tw, "%.4f*\t", s.Ratio)
+		default:
+			fmt.Fprintf(tw, "%.4f\t", s.Ratio)
+		}
+	}
+	fmt.Fprintln(tw)
 	tw.Flush()
+	fmt.Fprintf(w, "# step: each planner's charge for a step's calls ÷ what was measured for them, over the calls it times\n")
 	fmt.Fprintf(w, "# %d charge(s) beyond %.0f %%\n", off, charge.Tolerance*100)
 	for _, line := range why {
 		fmt.Fprintf(w, "# - %s\n", line)

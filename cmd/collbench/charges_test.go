@@ -12,7 +12,7 @@ import (
 func TestPredictCharges(t *testing.T) {
 	const profile = "../../docs/measured/host-2026-11-26/profile-4ranks.json"
 	dir := t.TempDir()
-	if code, _, errOut := runCLI("export", "--to", "aiconfigurator,calculon", profile, "-o", dir); code != 0 {
+	if code, _, errOut := runCLI("export", "--to", "aiconfigurator,calculon,galvatron", profile, "-o", dir); code != 0 {
 		t.Fatalf("export: exit %d: %s", code, errOut)
 	}
 	plan := []string{"predict", "--profile", profile, "--model", "llama2-7b", "--tp", "2", "--pp", "2", "--sp", "--charges", dir}
@@ -22,7 +22,8 @@ func TestPredictCharges(t *testing.T) {
 	}
 	for _, want := range []string{
 		"# what each planner charges per call ÷ what was measured (* beyond 2 %, - not timed)",
-		"aiconfigurator  calculon",
+		"aiconfigurator  calculon  galvatron",
+		"# step: each planner's charge for a step's calls ÷ what was measured for them, over the calls it times",
 		"# - aiconfigurator: AIConfigurator's NCCL table has no sendrecv",
 		" charge(s) beyond 2 %",
 	} {
@@ -45,11 +46,16 @@ func TestPredictCharges(t *testing.T) {
 				Cannot  string  `json:"cannot"`
 			} `json:"charges"`
 		} `json:"planner_charges"`
+		Steps []struct {
+			Planner string  `json:"planner"`
+			Ratio   float64 `json:"ratio"`
+			Timed   int     `json:"kinds_timed"`
+		} `json:"planner_steps"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatal(err)
 	}
-	if len(doc.Charges) != len(doc.Traffic) || len(doc.Charges) == 0 || len(doc.Charges[0].Charges) != 2 {
+	if len(doc.Charges) != len(doc.Traffic) || len(doc.Charges) == 0 || len(doc.Charges[0].Charges) != 3 || len(doc.Steps) != 3 {
 		t.Fatalf("charges %+v for %d calls", doc.Charges, len(doc.Traffic))
 	}
 	for _, row := range doc.Charges {
@@ -57,6 +63,15 @@ func TestPredictCharges(t *testing.T) {
 			if c.Planner == "aiconfigurator" && row.Collective != "sendrecv" && (c.Ratio < 0.9999 || c.Ratio > 1.0001) {
 				t.Errorf("AIConfigurator charges %s %v of the curve it was written from", row.Collective, c.Ratio)
 			}
+		}
+	}
+	// Galvatron prices the all-gathers and reduce-scatters of sequence
+	// parallelism from one table, 5.8 and 0.55 of each on this profile;
+	// over the step they are what was measured, the pipeline's send at
+	// 32 MiB's bandwidth leaving 0.02 %.
+	for _, s := range doc.Steps {
+		if s.Planner == "galvatron" && (s.Timed != 3 || s.Ratio < 0.999 || s.Ratio > 1.001) {
+			t.Errorf("Galvatron's step: %+v", s)
 		}
 	}
 	for _, c := range []struct {

@@ -113,8 +113,9 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 		if planners != nil {
 			return encodeJSON(stdout, struct {
 				model.Prediction
-				Charges []charge.Row `json:"planner_charges"`
-			}{p, rows})
+				Charges []charge.Row  `json:"planner_charges"`
+				Steps   []charge.Step `json:"planner_steps"`
+			}{p, rows, charge.Steps(rows)})
 		}
 		return encodeJSON(stdout, p)
 	}
@@ -135,7 +136,7 @@ func planCharges(planners []charge.Planner, p model.Prediction) []charge.Row {
 		if tr.Calls <= 0 {
 			continue
 		}
-		calls = append(calls, charge.Call{Dim: tr.Dim, Coll: tr.Coll, Group: tr.Group, Layout: tr.Layout, Bytes: tr.Bytes})
+		calls = append(calls, charge.Call{Dim: tr.Dim, Coll: tr.Coll, Group: tr.Group, Layout: tr.Layout, Bytes: tr.Bytes, PerStep: tr.Calls})
 		us = append(us, tr.Time/tr.Calls)
 	}
 	return charge.Compare(planners, calls, us)
