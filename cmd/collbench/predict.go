@@ -55,7 +55,7 @@ func newPredictFlags() *predictFlags {
 	fs.Float64Var(&r.TFLOPS, "tflops", 0, "compute rate per GPU in TFLOP/s (default: the profile's best GEMM probe)")
 	fs.BoolVar(&f.rank, "rank-strategies", false, "list every dp×tp×pp split of the profile's ranks, least exposed communication first")
 	fs.StringVar(&f.format, "format", "table", "table or json")
-	fs.StringVar(&f.charges, "charges", "", "a folder of this profile's exports (collbench export --to aiconfigurator,calculon): print each planner's charge for every call of the plan ÷ the measured time, beyond 2 % flagged")
+	fs.StringVar(&f.charges, "charges", "", "a folder of this profile's exports (collbench export --to aiconfigurator,calculon,galvatron): print each planner's charge for every call of the plan ÷ the measured time, beyond 2 % flagged")
 	return f
 }
 
