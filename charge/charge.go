@@ -3,6 +3,8 @@ package charge
 import (
 	"fmt"
 	"path/filepath"
+
+	"github.com/collbench/collbench/export"
 )
 
 // Call is one call of a plan as collbench predict counts it: a
@@ -40,6 +42,7 @@ func Open(dir string) ([]Planner, error) {
 		{"nccl_perf.txt", readAIConfigurator},
 		{"calculon_networks.json", readCalculon},
 		{"sp_time_*nodes_*gpus_per_node.json", func(string) (Planner, error) { return readGalvatron(dir) }},
+		{export.AstraTraceFile, readAstra},
 	} {
 		m, err := filepath.Glob(filepath.Join(dir, open.file))
 		if err != nil || len(m) == 0 {
@@ -52,7 +55,7 @@ func Open(dir string) ([]Planner, error) {
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (nccl_perf.txt, calculon_networks.json, Galvatron's sp_time)", dir)
+		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (nccl_perf.txt, calculon_networks.json, Galvatron's sp_time, an ASTRA-sim workload's astra_trace.json)", dir)
 	}
 	return out, nil
 }

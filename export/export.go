@@ -204,9 +204,19 @@ func Write(ctx context.Context, p *document.Profile, target, dir string, o Optio
 	if err != nil {
 		return nil, &TargetError{target, err}
 	}
+	paths, err := writeFiles(ctx, files, dir, o.Keep)
+	if err != nil && ctx.Err() == nil {
+		err = &TargetError{target, err}
+	}
+	return paths, err
+}
+
+// writeFiles writes the files into dir, each whole or not at all, after
+// checking that none would overwrite a file of keep (fileio.Distinct).
+func writeFiles(ctx context.Context, files []exportFile, dir string, keep []string) ([]string, error) {
 	for _, f := range files {
-		if err := fileio.Distinct(filepath.Join(dir, f.name), o.Keep); err != nil {
-			return nil, &TargetError{target, err}
+		if err := fileio.Distinct(filepath.Join(dir, f.name), keep); err != nil {
+			return nil, err
 		}
 	}
 	var paths []string
@@ -216,17 +226,17 @@ func Write(ctx context.Context, p *document.Profile, target, dir string, o Optio
 		}
 		path := filepath.Join(dir, f.name)
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return paths, &TargetError{target, err}
+			return paths, err
 		}
 		// The names are the planners', in a folder given for them: an
 		// entry found under one (a link, a FIFO) is replaced, not
 		// followed.
 		if err := fileio.ReplaceEntry(path, f.data); err != nil {
-			return paths, &TargetError{target, err}
+			return paths, err
 		}
 		if f.exec {
 			if err := os.Chmod(path, 0o755); err != nil {
-				return paths, &TargetError{target, err}
+				return paths, err
 			}
 		}
 		paths = append(paths, path)

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -80,6 +82,46 @@ func TestPredictCharges(t *testing.T) {
 	}{
 		{append(plan, "--rank-strategies"), "--charges compares one plan's calls; drop --rank-strategies"},
 		{[]string{"predict", "--profile", profile, "--model", "llama2-7b", "--charges", t.TempDir()}, "--charges: "},
+	} {
+		code, _, errOut := runCLI(c.args...)
+		if code == 0 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+			t.Errorf("%v: exit %d, %q; want one line with %q", c.args, code, errOut, c.want)
+		}
+	}
+}
+
+// predict --astra-trace writes the plan's ASTRA-sim workload beside the
+// network it was sized for, and charges the plan's calls by it.
+func TestPredictAstraTrace(t *testing.T) {
+	const profile = "../../docs/measured/host-2026-11-26/profile-4ranks.json"
+	dir := t.TempDir()
+	plan := []string{"predict", "--profile", profile, "--model", "llama2-7b", "--tp", "2", "--pp", "2", "--sp", "--astra-trace", dir}
+	code, out, errOut := runCLI(plan...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"astra-sim", "TP      allgather      2  consecutive    16777216      9079.316     1.0000", "# 0 charge(s) beyond 2 %"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no %q in:\n%s", want, out)
+		}
+	}
+	for _, f := range []string{"workload.0.et", "workload.3.et", "comm_groups.json", "astra_trace.json", "astra_network.yml", "astra_system.json", "astra_remote_memory.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	// Another plan's calls are not the trace's.
+	code, out, errOut = runCLI("predict", "--profile", profile, "--model", "llama2-7b", "--tp", "4", "--charges", dir)
+	if code != 0 || !strings.Contains(out, "astra-sim: the ASTRA-sim workload here was written for another plan") {
+		t.Errorf("another plan: exit %d: %s%s", code, out, errOut)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{append(plan, "--rank-strategies"), "--astra-trace writes one plan's step; drop --rank-strategies"},
+		{append(plan, "--charges", t.TempDir()), "--astra-trace charges the plan from its own folder"},
+		{[]string{"predict", "--profile", profile, "--model", "llama2-7b", "--astra-trace", filepath.Join(profile, "x")}, "--astra-trace: "},
 	} {
 		code, _, errOut := runCLI(c.args...)
 		if code == 0 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/charge"
+	"github.com/collbench/collbench/export"
 	"github.com/collbench/collbench/model"
 	"github.com/collbench/collbench/model/profiled"
 	"github.com/collbench/collbench/report"
@@ -23,6 +24,7 @@ type predictFlags struct {
 	rank    bool
 	format  string
 	charges string // a folder of exports
+	astra   string // a folder for the plan's ASTRA-sim workload
 }
 
 func newPredictFlags() *predictFlags {
@@ -55,6 +57,7 @@ func newPredictFlags() *predictFlags {
 	fs.Float64Var(&r.TFLOPS, "tflops", 0, "compute rate per GPU in TFLOP/s (default: the profile's best GEMM probe)")
 	fs.BoolVar(&f.rank, "rank-strategies", false, "list every dp×tp×pp split of the profile's ranks, least exposed communication first")
 	fs.StringVar(&f.format, "format", "table", "table or json")
+	fs.StringVar(&f.astra, "astra-trace", "", "write into this folder an ASTRA-sim workload of the plan's training step (Chakra traces, groups, network), each call sized so that ASTRA-sim times it as measured, and charge the plan's calls by it as --charges does")
 	fs.StringVar(&f.charges, "charges", "", "a folder of this profile's exports (collbench export --to aiconfigurator,calculon,galvatron): print each planner's charge for every call of the plan ÷ the measured time, beyond 2 % flagged")
 	return f
 }
@@ -73,6 +76,10 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 		return usagef("--profile is required (make one with collbench profile -o profile.json)")
 	case f.charges != "" && f.rank:
 		return usagef("--charges compares one plan's calls; drop --rank-strategies")
+	case f.astra != "" && f.rank:
+		return usagef("--astra-trace writes one plan's step; drop --rank-strategies")
+	case f.astra != "" && f.charges != "" && f.astra != f.charges:
+		return usagef("--astra-trace charges the plan from its own folder; give --charges the same folder or drop it")
 	}
 	if err := f.Check(); err != nil {
 		return usageError{Err: err}
@@ -107,6 +114,14 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	p, err := f.Predict(world, mc)
 	if err != nil {
 		return usageError{Err: err}
+	}
+	if f.astra != "" {
+		if _, _, err := export.WriteAstraTrace(ctx, doc, export.TraceCalls(p), f.astra, []string{f.profile}); err != nil {
+			return fmt.Errorf("--astra-trace: %w", err)
+		}
+		if planners, err = charge.Open(f.astra); err != nil {
+			return fmt.Errorf("--astra-trace: %w", err)
+		}
 	}
 	rows := planCharges(planners, p)
 	if f.format == "json" {
