@@ -193,3 +193,31 @@ func TestSteps(t *testing.T) {
 		t.Error("no rows, no steps")
 	}
 }
+
+// ASTRA-sim charges a call of the workload collbench wrote for a plan
+// what the simulator gives its comm_size (export's tests pin that by the
+// simulator's own runs), and knows no call of another plan.
+func TestAstraChargesTheTrace(t *testing.T) {
+	p := fixture.Profile(t, 1, 4)
+	dir := t.TempDir()
+	calls := []export.TraceCall{
+		{Dim: "TP", Coll: "allgather", Bytes: 16 << 20, Calls: 4, Groups: [][]int{{0, 1}, {2, 3}}, Us: 150},
+		{Dim: "PP", Coll: "pipeline", Bytes: 8 << 20, Calls: 2, Groups: [][]int{{0, 2}, {1, 3}}, Us: 90},
+	}
+	if _, _, err := export.WriteAstraTrace(context.Background(), p, calls, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	planners, err := Open(dir)
+	if err != nil || len(planners) != 1 || planners[0].Name() != "astra-sim" {
+		t.Fatalf("%v %v", planners, err)
+	}
+	for _, c := range calls {
+		us, err := planners[0].Charge(Call{Dim: c.Dim, Coll: c.Coll, Group: 2, Layout: "consecutive", Bytes: c.Bytes})
+		if err != nil || math.Abs(us/c.Us-1) > 1e-6 {
+			t.Errorf("%s %s: %v µs (%v), want %v", c.Dim, c.Coll, us, err, c.Us)
+		}
+	}
+	if _, err := planners[0].Charge(Call{Dim: "TP", Coll: "allgather", Group: 2, Bytes: 1 << 20}); err == nil || !strings.Contains(err.Error(), "written for another plan") {
+		t.Errorf("another plan's call: %v", err)
+	}
+}
