@@ -71,8 +71,13 @@ func (c calculon) Charge(call Call) (float64, error) {
 	if op == "" {
 		return 0, fmt.Errorf("Calculon's networks have no %s", call.Coll)
 	}
+	// A group of the whole world is both layouts; the file lists it once.
+	world := 0
 	for _, g := range c.Groups {
-		if g.Size != call.Group || g.Layout != call.Layout {
+		world = max(world, g.Size)
+	}
+	for _, g := range c.Groups {
+		if g.Size != call.Group || g.Layout != call.Layout && g.Size != world {
 			continue
 		}
 		net, comm := c.Networks[g.Collectives], call.Group

@@ -84,6 +84,8 @@ func TestChargesPinnedByThePlannersCode(t *testing.T) {
 		{hostKept, "calculon", Call{Dim: "PP", Coll: "sendrecv", Group: 2, Layout: "strided", Bytes: 8 << 20}, 5053.232453054766},
 		{hostKept, "calculon", Call{Dim: "TP", Coll: "reducescatter", Group: 2, Layout: "consecutive", Bytes: 1 << 20}, 6069.232722391877},
 		{h100Kept, "calculon", Call{Dim: "PP", Coll: "pipeline", Group: 2, Layout: "consecutive", Bytes: 1 << 20}, 21.48214924508326},
+		// A pipeline over the whole world is the world's group, listed once.
+		{h100Kept, "calculon", Call{Dim: "PP", Coll: "pipeline", Group: 2, Layout: "strided", Bytes: 1 << 20}, 21.48214924508326},
 		{h100Kept, "calculon", Call{Dim: "TP", Coll: "allgather", Group: 2, Layout: "consecutive", Bytes: 8 << 20}, 56.075309324452235},
 		{hostKept, "galvatron", Call{Dim: "TP", Coll: "allgather", Group: 2, Layout: "consecutive", Bytes: 8 << 20}, 25157.050000000003},
 		{hostKept, "galvatron", Call{Dim: "TP", Coll: "reducescatter", Group: 4, Layout: "consecutive", Bytes: 3000000}, 26819.86098191508},
