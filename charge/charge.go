@@ -19,6 +19,10 @@ type Call struct {
 	// PerStep is how many such calls a training step makes, which weighs
 	// the call in a step's total (Steps).
 	PerStep float64 `json:"calls_per_step"`
+	// TP and EP are the plan's tensor- and expert-parallel sizes, which a
+	// planner that times a group by its place in the plan reads (SimAI).
+	TP int `json:"-"`
+	EP int `json:"-"`
 }
 
 // Planner charges calls from the files exported for it.
@@ -43,6 +47,7 @@ func Open(dir string) ([]Planner, error) {
 		{"calculon_networks.json", readCalculon},
 		{"sp_time_*nodes_*gpus_per_node.json", func(string) (Planner, error) { return readGalvatron(dir) }},
 		{export.AstraTraceFile, readAstra},
+		{"simai_analytical.args", readSimAI},
 	} {
 		m, err := filepath.Glob(filepath.Join(dir, open.file))
 		if err != nil || len(m) == 0 {
@@ -55,7 +60,7 @@ func Open(dir string) ([]Planner, error) {
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (nccl_perf.txt, calculon_networks.json, Galvatron's sp_time, an ASTRA-sim workload's astra_trace.json)", dir)
+		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (nccl_perf.txt, calculon_networks.json, Galvatron's sp_time, an ASTRA-sim workload's astra_trace.json, simai_analytical.args)", dir)
 	}
 	return out, nil
 }

@@ -2,6 +2,7 @@ package charge
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -17,12 +18,18 @@ import (
 // synthetic one when path is empty) and opens them.
 func exported(t *testing.T, path string, targets ...string) map[string]Planner {
 	t.Helper()
+	return exportedWith(t, path, export.Options{}, targets...)
+}
+
+// exportedWith is exported with the export's options.
+func exportedWith(t *testing.T, path string, o export.Options, targets ...string) map[string]Planner {
+	t.Helper()
 	p := fixture.Profile(t, 2, 4)
 	if path != "" {
 		p = decoded(t, path)
 	}
 	dir := t.TempDir()
-	if _, err := export.WriteAll(context.Background(), p, targets, dir, export.Options{}); err != nil {
+	if _, err := export.WriteAll(context.Background(), p, targets, dir, o); err != nil {
 		t.Fatal(err)
 	}
 	planners, err := Open(dir)
@@ -221,5 +228,59 @@ func TestAstraChargesTheTrace(t *testing.T) {
 	}
 	if _, err := planners[0].Charge(Call{Dim: "TP", Coll: "allgather", Group: 2, Bytes: 1 << 20}); err == nil || !strings.Contains(err.Error(), "written for another plan") {
 		t.Errorf("another plan's call: %v", err)
+	}
+}
+
+// Current SimAI charges what its own arithmetic gives on the exported
+// flags and tables: each figure is SimAI's cal_busbw, readCSV, getValue
+// and cal_ratio (astra-sim/system/calbusbw.cc at aliyun/SimAI cef83f9d,
+// compiled unchanged) under Layer::compute_time's choice of groups, run on
+// collbench's export of the profile with the --simai options named. They
+// show what each call is left with: the pair of a TP all-gather and
+// reduce-scatter timed as measured (9079 and 97050 µs measured, 53065
+// each), an all-reduce at its line's bandwidth with no latency, DP_EP at
+// the DP group's bandwidth over EP, the fixed 10 µs below 1 MiB.
+func TestSimAIChargesPinnedByItsCode(t *testing.T) {
+	for _, c := range []struct {
+		profile string
+		o       export.Options
+		call    Call
+		ns      float64
+	}{
+		{hostKept, export.Options{TP: 2}, Call{Dim: "TP", Coll: "allgather", Group: 2, Bytes: 16 << 20, TP: 2}, 53064845.855391897},
+		{hostKept, export.Options{TP: 2}, Call{Dim: "TP", Coll: "reducescatter", Group: 2, Bytes: 16 << 20, TP: 2}, 53064845.855391897},
+		{hostKept, export.Options{TP: 2}, Call{Dim: "TP", Coll: "allreduce", Group: 2, Bytes: 16 << 20, TP: 2}, 92480247.174684078},
+		{hostKept, export.Options{TP: 2}, Call{Dim: "DP", Coll: "allreduce", Group: 2, Bytes: 26116858, TP: 2}, 137304972.98951453},
+		{hostKept, export.Options{TP: 2}, Call{Dim: "DP", Coll: "reducescatter", Group: 2, Bytes: 26116858, TP: 2}, 68652486.494757265},
+		{hostKept, export.Options{TP: 2}, Call{Dim: "TP", Coll: "allgather", Group: 2, Bytes: 3e6, TP: 2}, 9508293.9199759681},
+		{hostKept, export.Options{TP: 1, EP: 2}, Call{Dim: "EP", Coll: "alltoall", Group: 2, Bytes: 32 << 20, TP: 1, EP: 2}, 16151347.909044173},
+		{hostKept, export.Options{TP: 1, EP: 2}, Call{Dim: "EDP", Coll: "allreduce", Group: 2, Bytes: 26204042, TP: 1, EP: 2}, 321738985.872091},
+		{hostKept, export.Options{TP: 1, EP: 2}, Call{Dim: "DP", Coll: "allreduce", Group: 4, Bytes: 26086525, TP: 1, EP: 2}, 240222064.74177581},
+		{h100Kept, export.Options{}, Call{Dim: "DP", Coll: "allreduce", Group: 2, Bytes: 26167570, TP: 1}, 45867.74133833732},
+		{h100Kept, export.Options{}, Call{Dim: "TP", Coll: "allgather", Group: 2, Bytes: 16 << 20, TP: 2}, 79391.525978008227},
+		{h100Kept, export.Options{}, Call{Dim: "DP", Coll: "allreduce", Group: 2, Bytes: 512 << 10, TP: 1}, 10000},
+	} {
+		t.Run(fmt.Sprintf("%s %s %d", c.call.Dim, c.call.Coll, int64(c.call.Bytes)), func(t *testing.T) {
+			got, err := exportedWith(t, c.profile, c.o, "simai")["simai"].Charge(c.call)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// SimAI computes in float: 10⁻⁶.
+			if math.Abs(got*1e3/c.ns-1) > 1e-6 {
+				t.Errorf("%+v: %v µs, SimAI's code %v ns", c.call, got, c.ns)
+			}
+		})
+	}
+	sim := exported(t, "", "simai")["simai"]
+	for _, c := range []struct {
+		call Call
+		want string
+	}{
+		{Call{Dim: "PP", Coll: "pipeline", Group: 2, Bytes: 1 << 20}, "times no pipeline"},
+		{Call{Dim: "CP", Coll: "allreduce", Group: 2, Bytes: 1 << 20}, "no CP group"},
+	} {
+		if _, err := sim.Charge(c.call); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%+v: %v, want %q", c.call, err, c.want)
+		}
 	}
 }

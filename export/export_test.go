@@ -16,6 +16,7 @@ import (
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/fixture"
 	"github.com/collbench/collbench/internal/golden"
+	"github.com/collbench/collbench/model"
 	"github.com/collbench/collbench/model/profiled"
 )
 
@@ -846,6 +847,58 @@ func TestCalculonGroupNetworks(t *testing.T) {
 		got, want := calculonTime(nw.Bandwidth, nw.Efficiency, nw.Latency, nw.Ops[c.key], s, n), m.Time(s)*1e-6
 		if !within(got, want, 0.02) {
 			t.Errorf("%s %s over %d %s ranks at %g B: Calculon %v s, the curve %v s", c.dim, c.key, c.n, c.layout, s, got, want)
+		}
+	}
+}
+
+// SimAI times TP all-gathers and reduce-scatters from one table (cal_ratio
+// sends both to nic_ratio.csv), and sequence parallelism makes as many of
+// each; the table's ratio is the one that times the pair as measured, so
+// a step is right however far apart the two ops are. Their geometric
+// mean made each off by the same factor and the pair 0.56 of its time
+// on the kept host profile, whose reduce-scatter is 10.7× its all-gather.
+func TestSimAIGatherTableTimesThePair(t *testing.T) {
+	p := fixture.Profile(t, 1, 4)
+	for i := range p.Curves {
+		if c := &p.Curves[i]; c.Op == "reducescatter" && c.Group.Size == 2 {
+			for j := range c.Samples {
+				c.Samples[j].TimeUs *= 10
+			}
+		}
+	}
+	p = reread(t, p)
+	dir := t.TempDir()
+	if _, err := Write(context.Background(), p, "simai", dir, Options{TP: 2}); err != nil {
+		t.Fatal(err)
+	}
+	args, _ := os.ReadFile(filepath.Join(dir, "simai_analytical.args"))
+	fields := strings.Fields(string(args))
+	nv := 0.0
+	for i := range fields {
+		if fields[i] == "-nv" {
+			nv, _ = strconv.ParseFloat(fields[i+1], 64)
+		}
+	}
+	table := ratioTable(t, dir, "nic_ratio.csv")
+	curve := func(op string) *model.Curve {
+		c, err := p.Curve(op, 2, "consecutive")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := profiled.Curve(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ag, rs := curve("allgather"), curve("reducescatter")
+	for _, s := range ag.Bytes {
+		if s < simaiSmallest {
+			continue
+		}
+		got := simaiTime(t, table, nv, "allgather", 2, s) + simaiTime(t, table, nv, "reducescatter", 2, s)
+		if want := ag.Time(s) + rs.Time(s); !within(got, want, 1e-5) {
+			t.Errorf("%.0f B: SimAI times the pair %.3f µs, measured %.3f µs", s, got, want)
 		}
 	}
 }

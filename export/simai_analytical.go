@@ -3,7 +3,6 @@ package export
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -53,8 +52,8 @@ const simaiSmallest = 1 << 20
 //     DP group's own curve (simaiDPBandwidth);
 //   - the ratio tables' one-node column holds, at every measured size from
 //     1 MiB, S·f/(nv·t) for the measured median t (outliers replaced by
-//     the fit) of the group SimAI times: all-gather's and reduce-scatter's
-//     geometric mean over the TP group (SimAI has one column for both),
+//     the fit) of the group SimAI times: for all-gather and reduce-scatter
+//     over the TP group (SimAI has one column for both) t is their mean,
 //     all-to-all's own over the EP group (--simai-ep data-parallel ranks,
 //     TP apart), each the node's where its group was not measured; other
 //     columns are 1, SimAI's own formula.
@@ -177,16 +176,18 @@ type simaiRatio struct{ size, ratio float64 }
 
 // simaiRatioRows are the ratios S·f/(nv·t) of the ops' curves over the
 // group g (f = (n−1)/n of its n ranks), at each size all of them
-// measured: their geometric mean, so that where one table serves two ops
-// SimAI is off by the same factor for both, one fast and one slow; none
-// when nv is unknown.
+// measured, with t the mean of the ops' times there: where one table
+// serves two ops that a step makes as many of (sequence parallelism's
+// all-gathers and reduce-scatters), SimAI then times the pair, and the
+// step, as measured, each op off by its time's distance from the mean;
+// none when nv is unknown.
 func simaiRatioRows(p *document.Profile, ops []string, g simaiGroup, nv float64) []simaiRatio {
 	layout, ok := model.LayoutOf(p.Meta.WorldSize, g.n, g.stride)
 	if nv <= 0 || g.n < 2 || !ok {
 		return nil
 	}
 	f := float64(g.n-1) / float64(g.n)
-	logs := map[float64]float64{}
+	times := map[float64]float64{}
 	counts := map[float64]int{}
 	for _, op := range ops {
 		c, err := p.Curve(op, g.n, layout)
@@ -201,14 +202,14 @@ func simaiRatioRows(p *document.Profile, ops []string, g simaiGroup, nv float64)
 			if pt.Bytes < simaiSmallest || pt.Time <= 0 {
 				continue
 			}
-			logs[pt.Bytes] += math.Log(pt.Bytes * f / (nv * 1e9 * pt.Time * 1e-6))
+			times[pt.Bytes] += pt.Time
 			counts[pt.Bytes]++
 		}
 	}
 	var rows []simaiRatio
-	for s, l := range logs {
+	for s, sum := range times {
 		if counts[s] == len(ops) {
-			rows = append(rows, simaiRatio{s, math.Exp(l / float64(len(ops)))})
+			rows = append(rows, simaiRatio{s, s * f / (nv * 1e9 * sum / float64(len(ops)) * 1e-6)})
 		}
 	}
 	slices.SortFunc(rows, func(a, b simaiRatio) int { return cmp.Compare(a.size, b.size) })

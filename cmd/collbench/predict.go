@@ -58,7 +58,7 @@ func newPredictFlags() *predictFlags {
 	fs.BoolVar(&f.rank, "rank-strategies", false, "list every dp×tp×pp split of the profile's ranks, least exposed communication first")
 	fs.StringVar(&f.format, "format", "table", "table or json")
 	fs.StringVar(&f.astra, "astra-trace", "", "write into this folder an ASTRA-sim workload of the plan's training step (Chakra traces, groups, network), each call sized so that ASTRA-sim times it as measured, and charge the plan's calls by it as --charges does")
-	fs.StringVar(&f.charges, "charges", "", "a folder of this profile's exports (collbench export --to aiconfigurator,calculon,galvatron): print each planner's charge for every call of the plan ÷ the measured time, beyond 2 % flagged")
+	fs.StringVar(&f.charges, "charges", "", "a folder of this profile's exports (collbench export --to aiconfigurator,calculon,galvatron,simai): print each planner's charge for every call of the plan ÷ the measured time, beyond 2 % flagged")
 	return f
 }
 
@@ -108,7 +108,7 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	var planners []charge.Planner
 	if f.charges != "" {
 		if planners, err = charge.Open(f.charges); err != nil {
-			return fmt.Errorf("--charges: %w; write them with collbench export --to aiconfigurator,calculon,galvatron", err)
+			return fmt.Errorf("--charges: %w; write them with collbench export --to aiconfigurator,calculon,galvatron,simai", err)
 		}
 	}
 	p, err := f.Predict(world, mc)
@@ -151,7 +151,8 @@ func planCharges(planners []charge.Planner, p model.Prediction) []charge.Row {
 		if tr.Calls <= 0 {
 			continue
 		}
-		calls = append(calls, charge.Call{Dim: tr.Dim, Coll: tr.Coll, Group: tr.Group, Layout: tr.Layout, Bytes: tr.Bytes, PerStep: tr.Calls})
+		calls = append(calls, charge.Call{Dim: tr.Dim, Coll: tr.Coll, Group: tr.Group, Layout: tr.Layout, Bytes: tr.Bytes, PerStep: tr.Calls,
+			TP: p.Strategy.TP, EP: p.Strategy.EP})
 		us = append(us, tr.Time/tr.Calls)
 	}
 	return charge.Compare(planners, calls, us)
