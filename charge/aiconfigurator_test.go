@@ -26,7 +26,7 @@ func TestAIConfiguratorChargesTheCurve(t *testing.T) {
 			aic := exported(t, path, "aiconfigurator")["aiconfigurator"]
 			p := fixture.Profile(t, 2, 4)
 			if path != "" {
-				p = decoded(t, path)
+				p = fixture.Kept(t, path)
 			}
 			checked := 0
 			for i := range p.Curves {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/export"
 	"github.com/collbench/collbench/internal/fixture"
 )
@@ -26,7 +24,7 @@ func exportedWith(t *testing.T, path string, o export.Options, targets ...string
 	t.Helper()
 	p := fixture.Profile(t, 2, 4)
 	if path != "" {
-		p = decoded(t, path)
+		p = fixture.Kept(t, path)
 	}
 	dir := t.TempDir()
 	if _, err := export.WriteAll(context.Background(), p, targets, dir, o); err != nil {
@@ -41,21 +39,6 @@ func exportedWith(t *testing.T, path string, o export.Options, targets ...string
 		out[pl.Name()] = pl
 	}
 	return out
-}
-
-// decoded is the kept profile at path.
-func decoded(t *testing.T, path string) *document.Profile {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := document.DecodeProfile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
 }
 
 const (

@@ -23,20 +23,6 @@ const (
 	h100Kept = "../docs/measured/h100-2026-11-26/profile-g2-float.json"
 )
 
-func kept(t *testing.T, path string) *document.Profile {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	p, err := document.DecodeProfile(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // planOf is predict's prediction of a preset under s on p, with predict's
 // defaults (tp, pp and ep 1, sequence 2048, micro-batch 1, bfloat16,
 // 25 MiB buckets) as edit leaves them.
@@ -96,7 +82,7 @@ func TestAstraTraceTimedByTheSimulator(t *testing.T) {
 		{h100Kept, "llama2-7b", model.Strategy{TP: 2, SP: true}, nil, 650457088, false},
 	} {
 		t.Run(fmt.Sprintf("%s %s %+v", filepath.Base(filepath.Dir(c.profile)), c.preset, c.s), func(t *testing.T) {
-			_, s := writeTrace(t, kept(t, c.profile), planOf(t, kept(t, c.profile), c.preset, c.s, c.edit))
+			_, s := writeTrace(t, fixture.Kept(t, c.profile), planOf(t, fixture.Kept(t, c.profile), c.preset, c.s, c.edit))
 			var astra, collbench float64
 			for _, call := range s.Calls {
 				astra += float64(call.Calls) * call.AstraUs * 1e3

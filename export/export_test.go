@@ -750,14 +750,7 @@ func TestSimAIAnalyticalGroups(t *testing.T) {
 	if _, err := Write(context.Background(), p, "simai", dir, Options{TP: 2, EP: 2}); err != nil {
 		t.Fatal(err)
 	}
-	args, _ := os.ReadFile(filepath.Join(dir, "simai_analytical.args"))
-	fields := strings.Fields(string(args))
-	nv := 0.0
-	for i := range fields {
-		if fields[i] == "-nv" {
-			nv, _ = strconv.ParseFloat(fields[i+1], 64)
-		}
-	}
+	nv := simaiNV(t, dir)
 	for _, c := range []struct{ op, table, layout string }{
 		{"allreduce", "", "consecutive"}, {"allgather", "nic_ratio.csv", "consecutive"}, {"reducescatter", "nic_ratio.csv", "consecutive"},
 		{"alltoall", "ata_ratio.csv", "strided"}, // the EP group: 2 data-parallel ranks, TP apart
@@ -871,14 +864,7 @@ func TestSimAIGatherTableTimesThePair(t *testing.T) {
 	if _, err := Write(context.Background(), p, "simai", dir, Options{TP: 2}); err != nil {
 		t.Fatal(err)
 	}
-	args, _ := os.ReadFile(filepath.Join(dir, "simai_analytical.args"))
-	fields := strings.Fields(string(args))
-	nv := 0.0
-	for i := range fields {
-		if fields[i] == "-nv" {
-			nv, _ = strconv.ParseFloat(fields[i+1], 64)
-		}
-	}
+	nv := simaiNV(t, dir)
 	table := ratioTable(t, dir, "nic_ratio.csv")
 	curve := func(op string) *model.Curve {
 		c, err := p.Curve(op, 2, "consecutive")
@@ -901,4 +887,25 @@ func TestSimAIGatherTableTimesThePair(t *testing.T) {
 			t.Errorf("%.0f B: SimAI times the pair %.3f µs, measured %.3f µs", s, got, want)
 		}
 	}
+}
+
+// simaiNV is the -nv of the SimAI flags exported into dir.
+func simaiNV(t *testing.T, dir string) float64 {
+	t.Helper()
+	args, err := os.ReadFile(filepath.Join(dir, "simai_analytical.args"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := strings.Fields(string(args))
+	for i := range fields[:len(fields)-1] {
+		if fields[i] == "-nv" {
+			nv, err := strconv.ParseFloat(fields[i+1], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return nv
+		}
+	}
+	t.Fatalf("no -nv in %q", args)
+	return 0
 }
