@@ -47,14 +47,17 @@ func TraceCalls(p model.Prediction) []TraceCall {
 // written for it and the time ASTRA-sim's analytical backends give that
 // size on the exported network, beside collbench's.
 type TracedCall struct {
-	Dim      string  `json:"dim"`
-	Coll     string  `json:"collective"`
-	Group    int     `json:"group_size"`
-	Bytes    float64 `json:"bytes"`
-	Calls    int     `json:"calls_per_step"`
-	CommSize int64   `json:"comm_size"`
-	Us       float64 `json:"collbench_us"`
-	AstraUs  float64 `json:"astra_us"`
+	Dim   string  `json:"dim"`
+	Coll  string  `json:"collective"`
+	Group int     `json:"group_size"`
+	Bytes float64 `json:"bytes"`
+	Calls int     `json:"calls_per_step"`
+	// Dimension is the network dimension the call's groups lie in: 0 the
+	// first astra_network.yml lists.
+	Dimension int     `json:"dimension"`
+	CommSize  int64   `json:"comm_size"`
+	Us        float64 `json:"collbench_us"`
+	AstraUs   float64 `json:"astra_us"`
 }
 
 // AstraTraceFile is the summary a trace folder carries, which
@@ -127,22 +130,49 @@ func (net astraNet) commSize(op string, n int, us float64) int64 {
 	return max(1, int64(math.Round((us-fixed)*1e3*perNs/o.moved(f))))
 }
 
-// astraTraceNet is the one dimension astraFiles writes for p, as the
-// trace needs it.
-func astraTraceNet(p *document.Profile) (astraNet, error) {
-	ls := levels(p)
-	if len(ls) != 1 {
-		return astraNet{}, fmt.Errorf("the profile spans %d tiers (%d nodes of %d ranks), and collbench writes ASTRA-sim traces for one: a node's GPUs, or nodes of one GPU each, whose groups ASTRA-sim times on its one dimension", len(ls), p.Meta.NumNodes, p.Meta.RanksPerNode)
+// astraTraceNets are the dimensions astraFiles writes for p, in its
+// order (the node's GPUs, then the nodes), as the trace needs them.
+func astraTraceNets(p *document.Profile) ([]astraNet, error) {
+	var nets []astraNet
+	for _, l := range levels(p) {
+		c, line, err := overall(p, "allreduce", l)
+		if err != nil {
+			return nil, err
+		}
+		nets = append(nets, astraNet{
+			latency:   line.Alpha * 1e3 / float64(4*(l.n-1)),
+			bandwidth: busbw(c, line) * 1e9 / (1 << 30),
+			delay:     astraEndpointDelay,
+		})
 	}
-	c, line, err := overall(p, "allreduce", ls[0])
-	if err != nil {
-		return astraNet{}, err
+	if len(nets) == 0 {
+		return nil, fmt.Errorf("the profile has no tier with two ranks or more")
 	}
-	return astraNet{
-		latency:   line.Alpha * 1e3 / float64(4*(ls[0].n-1)),
-		bandwidth: busbw(c, line) * 1e9 / (1 << 30),
-		delay:     astraEndpointDelay,
-	}, nil
+	return nets, nil
+}
+
+// astraDim is the dimension of ASTRA-sim's network a group lies in: the
+// node's when its ranks share a node, the nodes' when they share their
+// place in their nodes. ASTRA-sim times such a group as a ring on that
+// dimension alone; a group across both tiers it times hierarchically,
+// which collbench has not checked, so it is refused.
+func astraDim(p *document.Profile, g []int) (int, error) {
+	if len(levels(p)) == 1 {
+		return 0, nil
+	}
+	per := p.Meta.RanksPerNode
+	sameNode, samePlace := true, true
+	for _, r := range g[1:] {
+		sameNode = sameNode && r/per == g[0]/per
+		samePlace = samePlace && r%per == g[0]%per
+	}
+	switch {
+	case sameNode:
+		return 0, nil
+	case samePlace:
+		return 1, nil
+	}
+	return 0, fmt.Errorf("the group %v spans both the node's GPUs and the nodes, which ASTRA-sim times hierarchically and collbench has not checked; choose a plan whose groups lie in one node or take one rank per node", g)
 }
 
 // astraEndpointDelay is astra_system.json's endpoint-delay, in ns.
@@ -157,31 +187,46 @@ const astraEndpointDelay = 10
 // latency and bandwidth per dimension (the all-reduce's line), so every
 // other call would be charged by that line; the trace instead gives each
 // kind of call the comm_size whose simulated time is collbench's time
-// for it. Run it with --workload-configuration=DIR/workload
-// --comm-group-configuration=DIR/comm_groups.json and the folder's
-// network and system files.
+// for it on the dimension its groups lie in. Run it with ASTRA-sim's
+// workload configuration DIR/workload, its communicator groups
+// DIR/comm_groups.json and the folder's network and system files.
 func WriteAstraTrace(ctx context.Context, p *document.Profile, calls []TraceCall, dir string, keep []string) ([]string, []TracedCall, error) {
-	net, err := astraTraceNet(p)
+	nets, err := astraTraceNets(p)
 	if err != nil {
 		return nil, nil, err
 	}
 	world := p.Meta.WorldSize
-	// The network holds one latency, the all-reduce's; a call shorter
+	// Each call kind runs on the dimension its groups lie in.
+	dims := make([]int, len(calls))
+	for i, c := range calls {
+		if len(c.Groups) == 0 {
+			continue
+		}
+		if dims[i], err = astraDim(p, c.Groups[0]); err != nil {
+			return nil, nil, fmt.Errorf("%s %s: %w", c.Dim, c.Coll, err)
+		}
+	}
+	// A dimension holds one latency, the all-reduce's; a call shorter
 	// than the latencies it would charge lowers it for the whole trace,
 	// and every call's comm_size makes up the rest.
-	var lowered *float64
-	for _, c := range calls {
+	lowered := make([]bool, len(nets))
+	for i, c := range calls {
 		op, ok := astraOpOf(c.Coll)
 		if !ok || len(c.Groups) == 0 {
 			continue
 		}
-		o, n := astraOps[op], float64(len(c.Groups[0]))
+		o, n, net := astraOps[op], float64(len(c.Groups[0])), &nets[dims[i]]
 		if fits := (c.Us*1e3 - o.steps(n)*net.delay) / o.hops(n); fits < net.latency {
-			net.latency = max(0, fits)
-			lowered = &net.latency
+			net.latency, lowered[dims[i]] = max(0, fits), true
 		}
 	}
-	files, err := astraNetworkFiles(p, lowered)
+	latencies := make([]*float64, len(nets))
+	for d := range nets {
+		if lowered[d] {
+			latencies[d] = &nets[d].latency
+		}
+	}
+	files, err := astraNetworkFiles(p, latencies)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -207,7 +252,7 @@ func WriteAstraTrace(ctx context.Context, p *document.Profile, calls []TraceCall
 	}
 	var traced []TracedCall
 	tag := int32(0)
-	for _, c := range calls {
+	for i, c := range calls {
 		op, ok := astraOpOf(c.Coll)
 		if !ok {
 			return nil, nil, fmt.Errorf("ASTRA-sim simulates no %s", c.Coll)
@@ -215,10 +260,10 @@ func WriteAstraTrace(ctx context.Context, p *document.Profile, calls []TraceCall
 		if len(c.Groups) == 0 || c.Calls < 1 {
 			continue
 		}
-		n := len(c.Groups[0])
+		n, net := len(c.Groups[0]), nets[dims[i]]
 		size := net.commSize(op, n, c.Us)
 		traced = append(traced, TracedCall{Dim: c.Dim, Coll: c.Coll, Group: n, Bytes: c.Bytes, Calls: c.Calls,
-			CommSize: size, Us: c.Us, AstraUs: net.astraTime(op, n, float64(size))})
+			Dimension: dims[i], CommSize: size, Us: c.Us, AstraUs: net.astraTime(op, n, float64(size))})
 		name := c.Dim + " " + c.Coll
 		for _, g := range c.Groups {
 			for _, r := range g {
@@ -256,13 +301,17 @@ func WriteAstraTrace(ctx context.Context, p *document.Profile, calls []TraceCall
 		groups[i] = field{strconv.Itoa(i + 1), ranks}
 	}
 	files = append(files, exportFile{name: "comm_groups.json", data: orderedJSON(groups)})
+	latencyNs := make([]float64, len(nets))
+	for d, net := range nets {
+		latencyNs[d] = net.latency
+	}
 	summary, err := json.MarshalIndent(struct {
 		Workload  string       `json:"workload"`
 		Groups    string       `json:"comm_groups"`
-		LatencyNs float64      `json:"latency_ns"`
-		Lowered   bool         `json:"latency_lowered"`
+		LatencyNs []float64    `json:"latency_ns"`
+		Lowered   []bool       `json:"latency_lowered"`
 		Calls     []TracedCall `json:"calls"`
-	}{"workload", "comm_groups.json", net.latency, lowered != nil, traced}, "", "  ")
+	}{"workload", "comm_groups.json", latencyNs, lowered, traced}, "", "  ")
 	if err != nil {
 		return nil, nil, err
 	}

@@ -42,8 +42,8 @@ func planOf(t *testing.T, p *document.Profile, preset string, s model.Strategy, 
 
 // tracedSummary is astra_trace.json.
 type tracedSummary struct {
-	LatencyNs float64      `json:"latency_ns"`
-	Lowered   bool         `json:"latency_lowered"`
+	LatencyNs []float64    `json:"latency_ns"`
+	Lowered   []bool       `json:"latency_lowered"`
 	Calls     []TracedCall `json:"calls"`
 }
 
@@ -63,10 +63,13 @@ func writeTrace(t *testing.T, p *document.Profile, pred model.Prediction) (strin
 // congestion-unaware analytical binary (chakra 214f2c55,
 // astra-network-analytical 599a0473) ran the trace written here, with the
 // folder's network, system and groups. Its calls run one after another,
-// so the step is the calls' sum. The H100 plans' shortest calls (a 1 MiB
+// so the step is the calls' sum; on two nodes each group runs on the
+// dimension it lies in. The H100 plans' shortest calls (a 1 MiB
 // bucket, a 400 KB pipeline send) are shorter than the all-reduce's α, so
 // their traces lower the network's latency.
 func TestAstraTraceTimedByTheSimulator(t *testing.T) {
+	twoNodes := "two nodes of 4 (synthetic)"
+	global16 := func(r *model.Request) { r.Global = 16 }
 	for _, c := range []struct {
 		profile, preset string
 		s               model.Strategy
@@ -80,9 +83,18 @@ func TestAstraTraceTimedByTheSimulator(t *testing.T) {
 		{h100Kept, "gpt2-1.5b", model.Strategy{}, func(r *model.Request) { r.Bucket = 1 << 20 }, 107464112, true},
 		{h100Kept, "gpt2-1.5b", model.Strategy{PP: 2}, func(r *model.Request) { r.Seq = 128 }, 862528, true},
 		{h100Kept, "llama2-7b", model.Strategy{TP: 2, SP: true}, nil, 650457088, false},
+		// Two dimensions: TP inside the nodes, DP and PP across them.
+		{twoNodes, "llama2-7b", model.Strategy{TP: 4}, global16, 422053522, false},
+		{twoNodes, "llama2-7b", model.Strategy{TP: 4, PP: 2}, global16, 228270208, false},
 	} {
 		t.Run(fmt.Sprintf("%s %s %+v", filepath.Base(filepath.Dir(c.profile)), c.preset, c.s), func(t *testing.T) {
-			_, s := writeTrace(t, fixture.Kept(t, c.profile), planOf(t, fixture.Kept(t, c.profile), c.preset, c.s, c.edit))
+			var p *document.Profile
+			if c.profile == twoNodes {
+				p = fixture.ProfileWith(t, 2, 4, opAlpha)
+			} else {
+				p = fixture.Kept(t, c.profile)
+			}
+			_, s := writeTrace(t, p, planOf(t, p, c.preset, c.s, c.edit))
 			var astra, collbench float64
 			for _, call := range s.Calls {
 				astra += float64(call.Calls) * call.AstraUs * 1e3
@@ -93,7 +105,7 @@ func TestAstraTraceTimedByTheSimulator(t *testing.T) {
 			if math.Abs(astra/c.cycles-1) > 3e-4 || math.Abs(collbench/c.cycles-1) > 3e-4 {
 				t.Errorf("ASTRA-sim ran the step in %.0f ns; astra_trace.json says %.0f, collbench %.0f", c.cycles, astra, collbench)
 			}
-			if s.Lowered != c.lowered {
+			if s.Lowered[0] != c.lowered {
 				t.Errorf("latency lowered %v (%v ns), want %v", s.Lowered, s.LatencyNs, c.lowered)
 			}
 		})
@@ -192,11 +204,12 @@ func checkTrace(t *testing.T, p *document.Profile, pred model.Prediction, kinds 
 	if ag.Group == 0 || rs.Group == 0 {
 		return
 	}
-	net, err := astraTraceNet(p)
+	nets, err := astraTraceNets(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	net.latency = s.LatencyNs
+	net := nets[0]
+	net.latency = s.LatencyNs[0]
 	moved := func(c TracedCall, factor float64) float64 {
 		return (c.AstraUs - net.astraTime(c.Coll, c.Group, 0)) / factor
 	}
@@ -207,9 +220,9 @@ func checkTrace(t *testing.T, p *document.Profile, pred model.Prediction, kinds 
 
 func TestAstraTraceRefusals(t *testing.T) {
 	p := fixture.Profile(t, 2, 4)
-	pred := planOf(t, fixture.Profile(t, 1, 8), "llama2-7b", model.Strategy{TP: 2}, nil)
-	if _, _, err := WriteAstraTrace(context.Background(), p, TraceCalls(pred), t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "spans 2 tiers") {
-		t.Errorf("two tiers: %v", err)
+	pred := planOf(t, p, "llama2-7b", model.Strategy{TP: 8}, nil)
+	if _, _, err := WriteAstraTrace(context.Background(), p, TraceCalls(pred), t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), "TP allreduce: the group [0 1 2 3 4 5 6 7] spans both the node's GPUs and the nodes") {
+		t.Errorf("a group across both tiers: %v", err)
 	}
 	one := fixture.Profile(t, 1, 4)
 	for _, c := range []struct {

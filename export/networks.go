@@ -88,10 +88,11 @@ func astraFiles(p *document.Profile) ([]exportFile, error) {
 	return astraNetworkFiles(p, nil)
 }
 
-// astraNetworkFiles is astraFiles with the first tier's link latency
-// lowered to *lowered ns where that is given: an ASTRA-sim trace for a
-// plan whose shortest call is shorter than the all-reduce's α needs it.
-func astraNetworkFiles(p *document.Profile, lowered *float64) ([]exportFile, error) {
+// astraNetworkFiles is astraFiles with a tier's link latency lowered to
+// *lowered[i] ns where that is given: an ASTRA-sim trace for a plan whose
+// shortest call on a dimension is shorter than its all-reduce's α needs
+// it.
+func astraNetworkFiles(p *document.Profile, lowered []*float64) ([]exportFile, error) {
 	var topo, npus, bws, awareBWs, lats, impl []string
 	var twin []any
 	latNote := "fitted α / (4(n-1)) ns, since a Switch charges it on both hops of each of a ring's 2(n-1) sends"
@@ -102,9 +103,9 @@ func astraNetworkFiles(p *document.Profile, lowered *float64) ([]exportFile, err
 		}
 		bw := busbw(c, line) * 1e9 / (1 << 30)
 		lat := line.Alpha * 1e3 / float64(4*(l.n-1))
-		if i == 0 && lowered != nil {
-			lat = *lowered
-			latNote = fmt.Sprintf("lowered from the fitted α / (4(n-1)) = %s ns to what the trace's shortest call allows (astra_trace.json)", num(line.Alpha*1e3/float64(4*(l.n-1))))
+		if i < len(lowered) && lowered[i] != nil {
+			lat = *lowered[i]
+			latNote = "fitted α / (4(n-1)) ns, where a trace's shortest call allows it; lowered where not (astra_trace.json says which)"
 		}
 		topo, npus = append(topo, "Switch"), append(npus, fmt.Sprint(l.npus))
 		bws, awareBWs, lats = append(bws, num(bw)), append(awareBWs, num(2*bw)), append(lats, num(lat))
