@@ -37,7 +37,14 @@ func realLauncher(t *testing.T, name, pkg string) string {
 // collbench, within a minute, and returns its standard output.
 func runLauncher(t *testing.T, what string, env []string, name string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	return runLauncherWithin(t, time.Minute, what, env, name, args...)
+}
+
+// runLauncherWithin is runLauncher with its own deadline, for a command
+// that runs many rounds.
+func runLauncherWithin(t *testing.T, limit time.Duration, what string, env []string, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(append(os.Environ(), asMain+"=1"), env...)
@@ -387,6 +394,8 @@ func TestTuneUnderLaunchers(t *testing.T) {
 		torchrun := realLauncher(t, "torchrun", "python3-torch")
 		args := append([]string{"--nproc_per_node", "2", "--master_port", strconv.Itoa(freePort(t)), "--no_python", "--redirects", "2",
 			"--tee", "2", "--log_dir", t.TempDir(), os.Args[0]}, tune("torchrun")...)
-		check(t, "torchrun", runLauncher(t, "torchrun tune", nil, torchrun, args...))
+		// tune's rounds and proof: as long as mpirun's above, and torchrun
+		// starts Python first (60 s was not enough on two busy cores).
+		check(t, "torchrun", runLauncherWithin(t, 120*time.Second, "torchrun tune", nil, torchrun, args...))
 	})
 }
