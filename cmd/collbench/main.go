@@ -97,7 +97,7 @@ func commands() []command {
 		{"overlap", "overlap [flags]", runOverlap},
 		{"profile", "profile [-o profile.json] [--export galvatron,…] [flags]", runProfile},
 		{"export", "export --to " + strings.Join(export.Targets, "|") + "|all profile.json [-o DIR]", runExport},
-		{"predict", "predict --profile profile.json [--model NAME | --layers N --hidden N …] [--dp N --tp N --pp N --zero K --sp --ep N] [--rank-strategies | --charges DIR]", runPredict},
+		{"predict", "predict --profile profile.json [--model NAME | --layers N --hidden N …] [--dp N --tp N --pp N --zero K --sp --ep N] [--rank-strategies | --charges DIR | --astra-trace DIR]", runPredict},
 		{"compare", "compare base.json new.json [--threshold PCT] [--min-busbw GB/s]", runCompare},
 		{"ab", "ab --arm SPEC --arm SPEC [--rounds N] [-J ab.json] -- <collective> [flags]", runAB},
 		{"tune", "tune [-o tuner.conf] [--plugin PATH] [--budget 20m] -- <collective> [flags]", runTune},
