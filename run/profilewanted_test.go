@@ -27,12 +27,12 @@ func TestExportAllBudgetPlan(t *testing.T) {
 		{"allreduce", 8, "consecutive", true, 18},
 		{"allreduce", 8, "strided", true, 18}, // one group of everybody
 		{"alltoall", 2, "consecutive", true, 18},
-		{"allreduce", 2, "strided", true, 1}, // Galvatron's DP bandwidth and Calculon's inter-node tier
+		{"allreduce", 2, "strided", true, 1},      // Galvatron's DP bandwidth and Calculon's inter-node tier
 		{"allgather", 4, "consecutive", true, 18}, // Galvatron's TP table: all-gather + reduce-scatter
 		{"reducescatter", 4, "consecutive", true, 18},
 		{"reducescatter", 2, "strided", true, 1},
 		{"pipeline", 4, "strided", true, 1},
-		{"sendrecv", 4, "strided", true, 1},      // read when the pipeline is missing
+		{"sendrecv", 4, "strided", true, 1},       // read when the pipeline is missing
 		{"allgather", 2, "consecutive", true, 18}, // AIConfigurator's table of 2 GPUs, and Galvatron's
 		{"alltoall", 2, "strided", false, 0},
 		{"broadcast", 8, "consecutive", false, 0},
