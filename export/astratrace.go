@@ -79,23 +79,21 @@ type astraNet struct {
 // reduce-scatter and an all-to-all, and one NPU's shard for an
 // all-gather; the ring all-to-all sends n(n−1)/2 messages of c/n.
 type astraOp struct {
-	comm         chakra.CommType
-	send         bool
-	hops, steps  func(n float64) float64
-	moved        func(n float64) float64
-	shardOfBytes bool // comm_size is Bytes/n: all-gather's shard
+	comm        chakra.CommType
+	hops, steps func(n float64) float64
+	moved       func(n float64) float64
 }
 
 var astraOps = map[string]astraOp{
 	"allreduce": {comm: chakra.AllReduce, hops: func(n float64) float64 { return 4 * (n - 1) },
 		steps: func(n float64) float64 { return 2 * (n - 1) }, moved: func(n float64) float64 { return 2 * (n - 1) / n }},
 	"allgather": {comm: chakra.AllGather, hops: func(n float64) float64 { return 2 * (n - 1) },
-		steps: func(n float64) float64 { return n - 1 }, moved: func(n float64) float64 { return n - 1 }, shardOfBytes: true},
+		steps: func(n float64) float64 { return n - 1 }, moved: func(n float64) float64 { return n - 1 }},
 	"reducescatter": {comm: chakra.ReduceScatter, hops: func(n float64) float64 { return 2 * (n - 1) },
 		steps: func(n float64) float64 { return n - 1 }, moved: func(n float64) float64 { return (n - 1) / n }},
 	"alltoall": {comm: chakra.AllToAll, hops: func(n float64) float64 { return n * (n - 1) },
 		steps: func(n float64) float64 { return 2 * (n - 1) }, moved: func(n float64) float64 { return (n - 1) / 2 }},
-	"send": {send: true, hops: func(float64) float64 { return 2 },
+	"send": {hops: func(float64) float64 { return 2 },
 		steps: func(float64) float64 { return 0 }, moved: func(float64) float64 { return 1 }},
 }
 
@@ -111,11 +109,13 @@ func astraOpOf(coll string) (string, bool) {
 	return coll, ok
 }
 
+// bytesPerNs is the dimension's bandwidth as ASTRA-sim converts its GB/s.
+func (net astraNet) bytesPerNs() float64 { return net.bandwidth * (1 << 30) / 1e9 }
+
 // astraTime is ASTRA-sim's time in µs for comm_size c of op over n NPUs.
 func (net astraNet) astraTime(op string, n int, c float64) float64 {
 	o, f := astraOps[op], float64(n)
-	perNs := net.bandwidth * (1 << 30) / 1e9
-	return (o.hops(f)*net.latency + o.steps(f)*net.delay + o.moved(f)*c/perNs) / 1e3
+	return (o.hops(f)*net.latency + o.steps(f)*net.delay + o.moved(f)*c/net.bytesPerNs()) / 1e3
 }
 
 // commSize is the comm_size that makes ASTRA-sim's time us, or 1 where
@@ -126,8 +126,7 @@ func (net astraNet) commSize(op string, n int, us float64) int64 {
 	if us <= fixed {
 		return 1
 	}
-	perNs := net.bandwidth * (1 << 30) / 1e9
-	return max(1, int64(math.Round((us-fixed)*1e3*perNs/o.moved(f))))
+	return max(1, int64(math.Round((us-fixed)*1e3*net.bytesPerNs()/o.moved(f))))
 }
 
 // astraTraceNets are the dimensions astraFiles writes for p, in its
@@ -196,14 +195,22 @@ func WriteAstraTrace(ctx context.Context, p *document.Profile, calls []TraceCall
 		return nil, nil, err
 	}
 	world := p.Meta.WorldSize
-	// Each call kind runs on the dimension its groups lie in.
+	// Each call kind runs on the dimension its groups lie in, every
+	// group of it on the same one.
 	dims := make([]int, len(calls))
 	for i, c := range calls {
-		if len(c.Groups) == 0 {
-			continue
-		}
-		if dims[i], err = astraDim(p, c.Groups[0]); err != nil {
-			return nil, nil, fmt.Errorf("%s %s: %w", c.Dim, c.Coll, err)
+		for j, g := range c.Groups {
+			if len(g) < 2 || len(g) != len(c.Groups[0]) {
+				return nil, nil, fmt.Errorf("%s %s: its groups must all have the same size, 2 ranks or more (one has %d)", c.Dim, c.Coll, len(g))
+			}
+			d, err := astraDim(p, g)
+			if err == nil && j > 0 && d != dims[i] {
+				err = fmt.Errorf("its groups lie in different dimensions of the network")
+			}
+			if err != nil {
+				return nil, nil, fmt.Errorf("%s %s: %w", c.Dim, c.Coll, err)
+			}
+			dims[i] = d
 		}
 	}
 	// A dimension holds one latency, the all-reduce's; a call shorter

@@ -231,6 +231,8 @@ func TestAstraTraceRefusals(t *testing.T) {
 	}{
 		{TraceCall{Dim: "TP", Coll: "broadcast", Calls: 1, Groups: [][]int{{0, 1}}, Us: 10}, "simulates no broadcast"},
 		{TraceCall{Dim: "TP", Coll: "allreduce", Calls: 1, Groups: [][]int{{0, 7}}, Us: 10}, "rank 7 is not one of the profile's 4"},
+		{TraceCall{Dim: "TP", Coll: "allreduce", Calls: 1, Groups: [][]int{{0}, {1}}, Us: 10}, "2 ranks or more (one has 1)"},
+		{TraceCall{Dim: "TP", Coll: "allreduce", Calls: 1, Groups: [][]int{{0, 1}, {2}}, Us: 10}, "the same size"},
 	} {
 		if _, _, err := WriteAstraTrace(context.Background(), one, []TraceCall{c.call}, t.TempDir(), nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: %v, want %q", c.call, err, c.want)
