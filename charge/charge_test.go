@@ -267,3 +267,27 @@ func TestSimAIChargesPinnedByItsCode(t *testing.T) {
 		}
 	}
 }
+
+// Galvatron's bandwidths are right at one size: the one to export is the
+// data-parallel call Galvatron is off on that weighs most in the step,
+// else the pipeline's send, else none.
+func TestGalvatronPoint(t *testing.T) {
+	row := func(dim string, bytes, perStep, us float64, off bool) Row {
+		return Row{Call: Call{Dim: dim, Coll: "allreduce", Bytes: bytes, PerStep: perStep}, Us: us,
+			Charges: []Charged{{Planner: "aiconfigurator", Off: true}, {Planner: "galvatron", Off: off}}}
+	}
+	for _, c := range []struct {
+		rows []Row
+		want float64 // bytes; 0 for none
+	}{
+		{[]Row{row("TP", 1, 1000, 1, true), row("DP", 2, 10, 10, true), row("EDP", 3, 10, 20, true), row("PP", 4, 1000, 10, true)}, 3},
+		{[]Row{row("DP", 2, 10, 10, false), row("PP", 4, 10, 10, true)}, 4},
+		{[]Row{row("DP", 2, 10, 10, false), row("PP", 4, 10, 10, false)}, 0},
+		{nil, 0},
+	} {
+		call, ok := GalvatronPoint(c.rows)
+		if ok != (c.want != 0) || call.Bytes != c.want {
+			t.Errorf("%v: %+v %v, want %v bytes", c.rows, call, ok, c.want)
+		}
+	}
+}

@@ -160,3 +160,29 @@ func tableTime(table map[int]float64, mb float64) float64 {
 	m := (n*sxy - sx*sy) / (n*sxx - sx*sx)
 	return m*mb + (sy-m*sx)/n
 }
+
+// GalvatronPoint is the call of a plan whose size Galvatron's bandwidths
+// should be taken at: they hold no latency, so each is right at one size
+// only, and the export takes it where it is told (32 MiB unless). It is
+// the data-parallel call (else the pipeline's send) that weighs most in
+// the step among those Galvatron charges beyond Tolerance; ok is false
+// when there is none.
+func GalvatronPoint(rows []Row) (call Call, ok bool) {
+	best := -1.0
+	for _, pass := range []map[string]bool{{"DP": true, "EDP": true}, {"PP": true}} {
+		for _, r := range rows {
+			if !pass[r.Dim] {
+				continue
+			}
+			for _, c := range r.Charges {
+				if c.Planner == "galvatron" && c.Cannot == "" && c.Off && r.PerStep*r.Us > best {
+					call, best, ok = r.Call, r.PerStep*r.Us, true
+				}
+			}
+		}
+		if ok {
+			return call, true
+		}
+	}
+	return Call{}, false
+}

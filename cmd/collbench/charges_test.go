@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -127,5 +128,41 @@ func TestPredictAstraTrace(t *testing.T) {
 		if code == 0 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 			t.Errorf("%v: exit %d, %q; want one line with %q", c.args, code, errOut, c.want)
 		}
+	}
+}
+
+// Where Galvatron's latency-free bandwidths are off on a plan's
+// data-parallel call, predict --charges names the size to export them
+// at; exported so, Galvatron charges that call what was measured.
+func TestPredictGalvatronPoint(t *testing.T) {
+	const profile = "../../docs/measured/h100-2026-11-26/profile-g2-float.json"
+	plan := []string{"predict", "--profile", profile, "--model", "gpt2-1.5b", "--bucket", "1M"}
+	first := t.TempDir()
+	if code, _, errOut := runCLI("export", "--to", "galvatron", profile, "-o", first); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runCLI(append(plan, "--charges", first)...)
+	m := regexp.MustCompile(`# galvatron: .* --galvatron-bw (point:\d+) to charge this plan's DP allreduce at its measured time`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("exit %d, no advice:\n%s%s", code, out, errOut)
+	}
+	advised := t.TempDir()
+	if code, _, errOut := runCLI("export", "--to", "galvatron", "--galvatron-bw", m[1], profile, "-o", advised); code != 0 {
+		t.Fatalf("export %s: exit %d: %s", m[1], code, errOut)
+	}
+	code, out, errOut = runCLI(append(plan, "--charges", advised, "--format", "json")...)
+	var doc struct {
+		Charges []struct {
+			Dim     string `json:"dim"`
+			Charges []struct {
+				Ratio float64 `json:"ratio"`
+			} `json:"charges"`
+		} `json:"planner_charges"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Charges) != 1 {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	if r := doc.Charges[0].Charges[0].Ratio; r < 0.9999 || r > 1.0001 {
+		t.Errorf("Galvatron at %s charges the DP all-reduce %v of its time", m[1], r)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -136,6 +137,10 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	}
 	report.PredictTable(spelling{w: stdout}, p, mc)
 	report.ChargeTable(stdout, rows)
+	if call, ok := charge.GalvatronPoint(rows); ok {
+		fmt.Fprintf(stdout, "# galvatron: its data-parallel and pipeline bandwidths hold no latency; export it with --galvatron-bw point:%d to charge this plan's %s %s at its measured time\n",
+			int64(math.Round(call.Bytes)), call.Dim, call.Coll)
+	}
 	return nil
 }
 
