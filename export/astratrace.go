@@ -66,9 +66,12 @@ const AstraTraceFile = "astra_trace.json"
 
 // astraNet is one dimension of the exported network: its link latency in
 // ns and bandwidth in ASTRA-sim's GB/s (2^30 B/s), and the system's
-// endpoint delay in ns.
+// endpoint delay in ns; and the tier and all-reduce line (α in µs, bus
+// bandwidth in GB/s) they come from.
 type astraNet struct {
 	latency, bandwidth, delay float64
+	level                     level
+	alpha, busbw              float64
 }
 
 // astraOp is how ASTRA-sim's ring implementations (congestion-unaware
@@ -130,7 +133,8 @@ func (net astraNet) commSize(op string, n int, us float64) int64 {
 }
 
 // astraTraceNets are the dimensions astraFiles writes for p, in its
-// order (the node's GPUs, then the nodes), as the trace needs them.
+// order (the node's GPUs, then the nodes): each tier's all-reduce line in
+// ASTRA-sim's terms.
 func astraTraceNets(p *document.Profile) ([]astraNet, error) {
 	var nets []astraNet
 	for _, l := range levels(p) {
@@ -142,6 +146,9 @@ func astraTraceNets(p *document.Profile) ([]astraNet, error) {
 			latency:   line.Alpha * 1e3 / float64(4*(l.n-1)),
 			bandwidth: busbw(c, line) * 1e9 / (1 << 30),
 			delay:     astraEndpointDelay,
+			level:     l,
+			alpha:     line.Alpha,
+			busbw:     busbw(c, line),
 		})
 	}
 	if len(nets) == 0 {

@@ -96,26 +96,23 @@ func astraNetworkFiles(p *document.Profile, lowered []*float64) ([]exportFile, e
 	var topo, npus, bws, awareBWs, lats, impl []string
 	var twin []any
 	latNote := "fitted α / (4(n-1)) ns, since a Switch charges it on both hops of each of a ring's 2(n-1) sends"
-	for i, l := range levels(p) {
-		c, line, err := overall(p, "allreduce", l)
-		if err != nil {
-			return nil, err
-		}
-		bw := busbw(c, line) * 1e9 / (1 << 30)
-		lat := line.Alpha * 1e3 / float64(4*(l.n-1))
+	nets, err := astraTraceNets(p)
+	if err != nil {
+		return nil, err
+	}
+	for i, net := range nets {
+		lat := net.latency
 		if i < len(lowered) && lowered[i] != nil {
 			lat = *lowered[i]
 			latNote = "fitted α / (4(n-1)) ns, where a trace's shortest call allows it; lowered where not (astra_trace.json says which)"
 		}
-		topo, npus = append(topo, "Switch"), append(npus, fmt.Sprint(l.npus))
+		bw := net.bandwidth
+		topo, npus = append(topo, "Switch"), append(npus, fmt.Sprint(net.level.npus))
 		bws, awareBWs, lats = append(bws, num(bw)), append(awareBWs, num(2*bw)), append(lats, num(lat))
 		impl = append(impl, `"ring"`)
-		twin = append(twin, []field{{"tier", l.name}, {"topology", "Switch"}, {"npus_count", l.npus},
+		twin = append(twin, []field{{"tier", net.level.name}, {"topology", "Switch"}, {"npus_count", net.level.npus},
 			{"bandwidth_GiBps", bw}, {"congestion_aware_bandwidth_GiBps", 2 * bw}, {"latency_ns", lat},
-			{"allreduce_alpha_us", line.Alpha}, {"allreduce_busbw_GBps", busbw(c, line)}})
-	}
-	if len(topo) == 0 {
-		return nil, fmt.Errorf("the profile has no tier with two ranks or more")
+			{"allreduce_alpha_us", net.alpha}, {"allreduce_busbw_GBps", net.busbw}})
 	}
 	list := func(v []string) string { return "[ " + strings.Join(v, ", ") + " ]" }
 	network := func(backend, bwNote string, bws []string) []byte {
