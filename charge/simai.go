@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/collbench/collbench/export"
 )
 
 // simai is what current SimAI's analytical simulator reads from the
@@ -21,10 +23,6 @@ type simai struct {
 }
 
 func (simai) Name() string { return "simai" }
-
-// simaiRatioDir is where SimAI_analytical reads its ratio tables
-// (calbusbw.h NIC_RATIO_PATH and the others), relative to its folder.
-const simaiRatioDir = "astra-sim-alibabacloud/inputs/ratio"
 
 func readSimAI(path string) (Planner, error) {
 	data, err := os.ReadFile(path)
@@ -57,7 +55,7 @@ func readSimAI(path string) (Planner, error) {
 		name string
 		into *[][]float64
 	}{{"nic_ratio.csv", &s.nicT}, {"nvlink_ratio.csv", &s.nvT}, {"ata_ratio.csv", &s.ataT}} {
-		if *t.into, err = readRatioCSV(filepath.Join(dir, simaiRatioDir, t.name)); err != nil {
+		if *t.into, err = readRatioCSV(filepath.Join(dir, export.SimAIRatioDir, t.name)); err != nil {
 			return nil, err
 		}
 	}

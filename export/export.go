@@ -394,7 +394,7 @@ var fileNames = map[string][]string{
 	"galvatron":      {"allreduce_bandwidth_*", "p2p_bandwidth_*", "sp_time_*", "overlap_coefficient.json"},
 	"calculon":       {"calculon_networks.json"},
 	"astra-sim":      {"astra_network.yml", "astra_network_congestion_aware.yml", "astra_system.json", "astra_remote_memory.json", "astra_network.json"},
-	"simai":          {"busbw.yaml", "simai_analytical.args", simaiRatioDir + "*"},
+	"simai":          {"busbw.yaml", "simai_analytical.args", SimAIRatioDir + "*"},
 	"aiconfigurator": {"nccl_perf.txt"},
 }
 

@@ -480,7 +480,7 @@ func ratioTable(t *testing.T, dir, name string) string {
 	if name == "" {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(dir, simaiRatioDir, name))
+	b, err := os.ReadFile(filepath.Join(dir, SimAIRatioDir, name))
 	if err != nil {
 		t.Fatal(err)
 	}

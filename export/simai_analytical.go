@@ -11,9 +11,9 @@ import (
 	"github.com/collbench/collbench/model/profiled"
 )
 
-// simaiRatioDir is where SimAI_analytical reads its ratio tables, relative
+// SimAIRatioDir is where SimAI_analytical reads its ratio tables, relative
 // to the folder it runs in (calbusbw.h: NIC_RATIO_PATH and the others).
-const simaiRatioDir = "astra-sim-alibabacloud/inputs/ratio/"
+const SimAIRatioDir = "astra-sim-alibabacloud/inputs/ratio/"
 
 // simaiRatioHeader is the first line of SimAI's ratio tables, which it
 // skips. The columns after the size are, in order, groups over 1, 2, 4,
@@ -97,9 +97,9 @@ func simaiAnalyticalFiles(p *document.Profile, o Options) ([]exportFile, error) 
 	ata := simaiRatioRows(p, []string{"alltoall"}, epG, nv)
 	return []exportFile{
 		{name: "simai_analytical.args", data: []byte(args + "\n")},
-		{name: simaiRatioDir + "nic_ratio.csv", data: simaiRatioTable(gather)},
-		{name: simaiRatioDir + "nvlink_ratio.csv", data: simaiRatioTable(gather)},
-		{name: simaiRatioDir + "ata_ratio.csv", data: simaiRatioTable(ata)},
+		{name: SimAIRatioDir + "nic_ratio.csv", data: simaiRatioTable(gather)},
+		{name: SimAIRatioDir + "nvlink_ratio.csv", data: simaiRatioTable(gather)},
+		{name: SimAIRatioDir + "ata_ratio.csv", data: simaiRatioTable(ata)},
 	}, nil
 }
 
