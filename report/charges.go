@@ -28,32 +28,22 @@ func ChargeTable(w io.Writer, rows []charge.Row) {
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%.0f\t%.3f\t", r.Dim, r.Coll, r.Group, r.Layout, r.Bytes, r.Us)
 		for _, c := range r.Charges {
+			fmt.Fprint(tw, ratioCell(c.Cannot == "", c.Ratio, c.Off))
 			switch {
 			case c.Cannot != "":
-				fmt.Fprint(tw, "-\t")
 				if line := c.Planner + ": " + c.Cannot; !seen[line] {
 					seen[line] = true
 					why = append(why, line)
 				}
 			case c.Off:
-				fmt.Fprintf(tw, "%.4f*\t", c.Ratio)
 				off++
-			default:
-				fmt.Fprintf(tw, "%.4f\t", c.Ratio)
 			}
 		}
 		fmt.Fprintln(tw)
 	}
 	fmt.Fprint(tw, "step\t\t\t\t\t\t")
 	for _, s := range charge.Steps(rows) {
-		switch {
-		case s.Timed == 0:
-			fmt.Fprint(tw, "-\t")
-		case s.Off:
-			fmt.Fprintf(tw, "%.4f*\t", s.Ratio)
-		default:
-			fmt.Fprintf(tw, "%.4f\t", s.Ratio)
-		}
+		fmt.Fprint(tw, ratioCell(s.Timed > 0, s.Ratio, s.Off))
 	}
 	fmt.Fprintln(tw)
 	tw.Flush()
@@ -62,4 +52,16 @@ func ChargeTable(w io.Writer, rows []charge.Row) {
 	for _, line := range why {
 		fmt.Fprintf(w, "# - %s\n", line)
 	}
+}
+
+// ratioCell is one cell of the table: the ratio, * when it is beyond the
+// tolerance, - when the planner timed nothing.
+func ratioCell(timed bool, ratio float64, off bool) string {
+	switch {
+	case !timed:
+		return "-\t"
+	case off:
+		return fmt.Sprintf("%.4f*\t", ratio)
+	}
+	return fmt.Sprintf("%.4f\t", ratio)
 }
