@@ -1,9 +1,13 @@
 package export
 
 import (
+	"bytes"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/model/profiled"
@@ -26,27 +30,92 @@ func AIConfiguratorOp(coll string) string {
 	return ""
 }
 
-// aiconfiguratorMin and aiconfiguratorMax are the sizes its collector
-// measures (collect_nccl.py: 512 B to 512 MiB, each twice the last), in
-// bytes.
-const aiconfiguratorMin, aiconfiguratorMax = 512, 512 << 20
+// aiconfiguratorMin and aiconfiguratorMax bound the sizes of the rows, in
+// bytes: one 2-byte element to 64 GiB, each twice the last. Its collector
+// measures 512 B to 512 MiB (collect_nccl.py), but AIConfigurator charges
+// a size outside its rows in proportion to the nearest row (its engine's
+// boundary "util hold": a 256 B call at half the 512 B row's time), so
+// the rows reach past any call a plan makes, where the curve is its fit.
+const aiconfiguratorMin, aiconfiguratorMax = 2, 64 << 30
 
-// aiconfiguratorFiles renders nccl_perf.txt, the NCCL table NVIDIA
-// AIConfigurator reads (its collector's CSV: framework, version, device,
+// AIConfiguratorDir is where an export puts the table current
+// AIConfigurator reads, relative to the export folder: its systems/data
+// layout below a system's folder (comm/nccl/<NCCL version>/), so that the
+// folder comm is copied into systems/data/<system>/ whole.
+func AIConfiguratorDir(p *document.Profile) string {
+	return filepath.Join("comm", "nccl", aiconfiguratorVersion(p))
+}
+
+// aiconfiguratorVersion names the NCCL the profile loaded, or its backend
+// where it loaded none.
+func aiconfiguratorVersion(p *document.Profile) string {
+	if v := p.Meta.NCCLVersion; v != "" && !strings.ContainsAny(v, `/\`) && v != "." && v != ".." {
+		return v
+	}
+	return p.Backend
+}
+
+// aiconfiguratorRow is one row of AIConfigurator's NCCL table, with the
+// columns its collector writes, in its order; the parquet columns are
+// optional as pandas writes them.
+type aiconfiguratorRow struct {
+	Framework    *string  `parquet:"framework,optional,dict"`
+	Version      *string  `parquet:"version,optional,dict"`
+	Device       *string  `parquet:"device,optional,dict"`
+	OpName       *string  `parquet:"op_name,optional,dict"`
+	KernelSource *string  `parquet:"kernel_source,optional,dict"`
+	NCCLDtype    *string  `parquet:"nccl_dtype,optional,dict"`
+	NumGPUs      *int64   `parquet:"num_gpus,optional"`
+	MessageSize  *int64   `parquet:"message_size,optional"`
+	Latency      *float64 `parquet:"latency,optional"` // ms
+}
+
+// aiconfiguratorFiles renders NVIDIA AIConfigurator's NCCL table twice:
+// nccl_perf.parquet (with its collection_meta.yaml) where current
+// releases read it, and nccl_perf.txt, the CSV its collector stages and
+// releases before the parquet tables read (framework, version, device,
 // op_name, kernel_source, nccl_dtype, num_gpus, message_size in elements,
-// latency in ms). Each row is the curve every consumer charges, at the
-// collector's sizes, over consecutive groups of each size the profile
-// measured. AIConfigurator charges a size between two rows by linear
-// interpolation, and beyond the last two by their line; the rows are the
-// curve's times at sizes twice apart, which hold every size of the
-// profile's own table (sizes a power of two apart), so within the table
-// the charge is the curve's own, and beyond it the fit's line.
+// latency in ms). Each row is the curve every consumer charges, over
+// consecutive groups of each size the profile measured. AIConfigurator
+// charges a size between two rows by linear interpolation; the rows are
+// the curve's times at sizes twice apart, which hold every size of the
+// profile's own table (sizes a power of two apart), so the charge is the
+// curve's own.
 //
 // The table is AIConfigurator's "half" one: message_size counts 2-byte
 // elements of the bytes measured, whatever type the profile moved.
 func aiconfiguratorFiles(p *document.Profile) ([]exportFile, error) {
+	rows, err := aiconfiguratorRows(p)
+	if err != nil {
+		return nil, err
+	}
 	var b strings.Builder
 	b.WriteString("framework,version,device,op_name,kernel_source,nccl_dtype,num_gpus,message_size,latency\n")
+	for _, r := range rows {
+		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s,%d,%d,%s\n", csvField(*r.Framework), csvField(*r.Version), csvField(*r.Device),
+			*r.OpName, csvField(*r.KernelSource), *r.NCCLDtype, *r.NumGPUs, *r.MessageSize,
+			strconv.FormatFloat(*r.Latency, 'g', -1, 64))
+	}
+	pq, err := aiconfiguratorParquet(rows)
+	if err != nil {
+		return nil, err
+	}
+	dir := AIConfiguratorDir(p)
+	return []exportFile{
+		{name: filepath.Join(dir, AIConfiguratorTable), data: pq},
+		{name: filepath.Join(dir, "collection_meta.yaml"), data: aiconfiguratorMeta(p)},
+		{name: "nccl_perf.txt", data: []byte(b.String())},
+	}, nil
+}
+
+// AIConfiguratorTable is the name of the table current AIConfigurator
+// reads.
+const AIConfiguratorTable = "nccl_perf.parquet"
+
+// aiconfiguratorRows are the table's rows: each op, each consecutive
+// group the profile measured of the halvings of the job (the whole job's
+// is required), each size.
+func aiconfiguratorRows(p *document.Profile) ([]aiconfiguratorRow, error) {
 	version, device, source := p.Meta.NCCLVersion, p.Backend, "NCCL"
 	if version == "" {
 		version = p.Backend
@@ -57,6 +126,8 @@ func aiconfiguratorFiles(p *document.Profile) ([]exportFile, error) {
 	if p.Backend != "nccl" {
 		source = "collbench-" + p.Backend
 	}
+	framework, dtype := "TRTLLM", "half"
+	var rows []aiconfiguratorRow
 	world := p.Meta.WorldSize
 	for _, op := range aiconfiguratorOps {
 		for _, n := range halvings(world) {
@@ -72,12 +143,46 @@ func aiconfiguratorFiles(p *document.Profile) ([]exportFile, error) {
 				return nil, err
 			}
 			for s := int64(aiconfiguratorMin); s <= aiconfiguratorMax; s *= 2 {
-				fmt.Fprintf(&b, "TRTLLM,%s,%s,%s,%s,half,%d,%d,%s\n", csvField(version), csvField(device), op.name, csvField(source), n, s/2,
-					strconv.FormatFloat(m.Time(float64(s))/1e3, 'g', -1, 64))
+				name, gpus, elems, ms := op.name, int64(n), s/2, m.Time(float64(s))/1e3
+				rows = append(rows, aiconfiguratorRow{&framework, &version, &device, &name, &source, &dtype, &gpus, &elems, &ms})
 			}
 		}
 	}
-	return []exportFile{{name: "nccl_perf.txt", data: []byte(b.String())}}, nil
+	return rows, nil
+}
+
+// aiconfiguratorParquet writes the rows as the parquet table
+// AIConfigurator's loader reads (load_nccl_parquet): strings as UTF-8
+// byte arrays (dictionary-encoded), num_gpus and message_size as INT64,
+// latency as DOUBLE, in version 1 data pages: the schema and pages pandas
+// writes from its collector's CSV, and those of the tables it ships.
+func aiconfiguratorParquet(rows []aiconfiguratorRow) ([]byte, error) {
+	var buf bytes.Buffer
+	schema := parquet.NewSchema("schema", parquet.SchemaOf(aiconfiguratorRow{}))
+	w := parquet.NewGenericWriter[aiconfiguratorRow](&buf, schema, parquet.DataPageVersion(1))
+	if _, err := w.Write(rows); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", AIConfiguratorTable, err)
+	}
+	if err := w.Close(); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", AIConfiguratorTable, err)
+	}
+	return buf.Bytes(), nil
+}
+
+// aiconfiguratorMeta is the collection_meta.yaml AIConfigurator expects
+// beside a table (its strict provenance check refuses a version folder
+// without one): the NCCL table, complete, collected.
+func aiconfiguratorMeta(p *document.Profile) []byte {
+	return []byte(fmt.Sprintf(`# NCCL table measured by collbench (%s backend)
+schema_version: 1
+provenance: collected
+runtime:
+  framework: nccl
+  version: %s
+tables:
+  nccl_perf:
+    status: complete
+`, p.Backend, strconv.Quote(aiconfiguratorVersion(p))))
 }
 
 // csvField quotes a field that holds a comma, a quote or a line break,

@@ -395,7 +395,7 @@ var fileNames = map[string][]string{
 	"calculon":       {"calculon_networks.json"},
 	"astra-sim":      {"astra_network.yml", "astra_network_congestion_aware.yml", "astra_system.json", "astra_remote_memory.json", "astra_network.json"},
 	"simai":          {"busbw.yaml", "simai_analytical.args", SimAIRatioDir + "*"},
-	"aiconfigurator": {"nccl_perf.txt"},
+	"aiconfigurator": {"nccl_perf.txt", "comm/nccl/*/" + AIConfiguratorTable, "comm/nccl/*/collection_meta.yaml"},
 }
 
 // Collides says which of targets would write a file at path when exporting

@@ -35,6 +35,10 @@ func TestExportGolden(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+				if filepath.Ext(f) == ".parquet" {
+					got = parquetText(t, f) // a binary file is compared by what it holds
+					f += ".txt"
+				}
 				golden.Check(t, "export-"+target+"-"+filepath.Base(f), got)
 			}
 		})
@@ -612,6 +616,9 @@ func TestCollides(t *testing.T) {
 		{[]string{"calculon"}, filepath.Join(dir, "busbw.yaml"), ""},
 		{[]string{"simai"}, filepath.Join(dir, "sub", "busbw.yaml"), ""},
 		{[]string{"simai"}, filepath.Join(filepath.Dir(dir), "busbw.yaml"), ""},
+		{[]string{"aiconfigurator"}, filepath.Join(dir, "comm/nccl/2.29.7/nccl_perf.parquet"), "aiconfigurator"},
+		{[]string{"aiconfigurator"}, filepath.Join(dir, "comm/nccl/host/collection_meta.yaml"), "aiconfigurator"},
+		{[]string{"aiconfigurator"}, filepath.Join(dir, "nccl_perf.txt"), "aiconfigurator"},
 	} {
 		if got := Collides(tc.targets, dir, tc.path); got != tc.want {
 			t.Errorf("%v %s: %q, want %q", tc.targets, tc.path, got, tc.want)
