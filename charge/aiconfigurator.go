@@ -6,6 +6,9 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
+
+	"github.com/parquet-go/parquet-go"
 
 	"github.com/collbench/collbench/export"
 )
@@ -19,10 +22,61 @@ type aiconfigurator struct {
 
 func (aiconfigurator) Name() string { return "aiconfigurator" }
 
-// readAIConfigurator reads nccl_perf.txt as load_nccl_data does: a CSV
-// with a header, keyed by nccl_dtype, op_name, num_gpus and message_size,
-// the first row of a key kept.
+// aiconfiguratorRow is one row of the table, the columns its loader
+// reads.
+type aiconfiguratorRow struct {
+	Dtype   string  `parquet:"nccl_dtype,optional"`
+	Op      string  `parquet:"op_name,optional"`
+	GPUs    int64   `parquet:"num_gpus,optional"`
+	Elems   int64   `parquet:"message_size,optional"`
+	Latency float64 `parquet:"latency,optional"` // ms
+}
+
+// readAIConfigurator reads the table as load_nccl_parquet reads
+// nccl_perf.parquet (and load_nccl_data nccl_perf.txt before it): keyed
+// by nccl_dtype, op_name, num_gpus and message_size, the first row of a
+// key kept.
 func readAIConfigurator(path string) (Planner, error) {
+	var rows []aiconfiguratorRow
+	var err error
+	if strings.HasSuffix(path, ".parquet") {
+		rows, err = parquet.ReadFile[aiconfiguratorRow](path)
+	} else {
+		rows, err = readAIConfiguratorCSV(path)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("no rows")
+	}
+	a := aiconfigurator{rows: map[string]map[int]map[int64]float64{}, elem: map[string]int{}}
+	for i, r := range rows {
+		width := map[string]int{"half": 2, "int8": 1, "fp8": 1}[r.Dtype]
+		if width == 0 {
+			return nil, fmt.Errorf("row %d: nccl_dtype %q is none of AIConfigurator's (half, int8, fp8)", i+1, r.Dtype)
+		}
+		if w, ok := a.elem[r.Op]; ok && w != width {
+			continue // another dtype's table: collbench charges the first
+		}
+		a.elem[r.Op] = width
+		if a.rows[r.Op] == nil {
+			a.rows[r.Op] = map[int]map[int64]float64{}
+		}
+		n := int(r.GPUs)
+		if a.rows[r.Op][n] == nil {
+			a.rows[r.Op][n] = map[int64]float64{}
+		}
+		if _, dup := a.rows[r.Op][n][r.Elems]; !dup {
+			a.rows[r.Op][n][r.Elems] = r.Latency
+		}
+	}
+	return a, nil
+}
+
+// readAIConfiguratorCSV reads nccl_perf.txt, the collector's CSV with a
+// header.
+func readAIConfiguratorCSV(path string) ([]aiconfiguratorRow, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -44,52 +98,38 @@ func readAIConfigurator(path string) (Planner, error) {
 			return nil, fmt.Errorf("no %s column", need)
 		}
 	}
-	a := aiconfigurator{rows: map[string]map[int]map[int64]float64{}, elem: map[string]int{}}
+	out := make([]aiconfiguratorRow, 0, len(rows)-1)
 	for i, r := range rows[1:] {
 		if len(r) != len(rows[0]) {
 			return nil, fmt.Errorf("row %d has %d fields, the header %d", i+2, len(r), len(rows[0]))
 		}
-		n, err1 := strconv.Atoi(r[col["num_gpus"]])
+		n, err1 := strconv.ParseInt(r[col["num_gpus"]], 10, 64)
 		size, err2 := strconv.ParseInt(r[col["message_size"]], 10, 64)
 		ms, err3 := strconv.ParseFloat(r[col["latency"]], 64)
 		if err1 != nil || err2 != nil || err3 != nil {
 			return nil, fmt.Errorf("row %d: num_gpus, message_size and latency must be numbers", i+2)
 		}
-		width := map[string]int{"half": 2, "int8": 1, "fp8": 1}[r[col["nccl_dtype"]]]
-		if width == 0 {
-			return nil, fmt.Errorf("row %d: nccl_dtype %q is none of AIConfigurator's (half, int8, fp8)", i+2, r[col["nccl_dtype"]])
-		}
-		op := r[col["op_name"]]
-		if w, ok := a.elem[op]; ok && w != width {
-			continue // another dtype's table: collbench charges the first
-		}
-		a.elem[op] = width
-		if a.rows[op] == nil {
-			a.rows[op] = map[int]map[int64]float64{}
-		}
-		if a.rows[op][n] == nil {
-			a.rows[op][n] = map[int64]float64{}
-		}
-		if _, dup := a.rows[op][n][size]; !dup {
-			a.rows[op][n][size] = ms
-		}
+		out = append(out, aiconfiguratorRow{Dtype: r[col["nccl_dtype"]], Op: r[col["op_name"]], GPUs: n, Elems: size, Latency: ms})
 	}
-	return a, nil
+	return out, nil
 }
 
-// Charge is NCCL._query_nccl_table's silicon path: the table of the
-// call's number of GPUs (the largest table's, scaled by its bandwidth
-// rule, for more GPUs than any: not charged here), the two rows nearest
-// the call's elements (nearest_1d_point_helper, inner_only=False) and the
-// line through them (interp_1d, held flat where it would turn back). It
-// knows no layout: a strided group is charged the table of its size.
+// Charge is AIConfigurator's query_nccl: the table of the call's number
+// of GPUs (the largest table's, scaled by its system's bandwidths, for
+// more GPUs than any: not charged here), looked up at the call's elements
+// by its one-axis curve (LeafAxisCurve::query with the size as its speed
+// of light): a row's own latency at a row's size, the line between the
+// two rows around a size between them, and outside the rows the nearest
+// row's latency scaled in proportion to the size (its "boundary util
+// hold"). It knows no layout: a strided group is charged the table of its
+// size.
 func (a aiconfigurator) Charge(c Call) (float64, error) {
 	op := export.AIConfiguratorOp(c.Coll)
 	if op == "" {
 		return 0, fmt.Errorf("AIConfigurator's NCCL table has no %s", c.Coll)
 	}
 	rows := a.rows[op][c.Group]
-	if len(rows) < 2 {
+	if len(rows) == 0 {
 		return 0, fmt.Errorf("AIConfigurator's NCCL table has no %s over %d GPUs", op, c.Group)
 	}
 	sizes := make([]int64, 0, len(rows))
@@ -98,26 +138,27 @@ func (a aiconfigurator) Charge(c Call) (float64, error) {
 	}
 	slices.Sort(sizes)
 	x := c.Bytes / float64(a.elem[op])
-	var x0, x1 int64
-	switch {
-	case x < float64(sizes[0]):
-		x0, x1 = sizes[0], sizes[1]
-	case x > float64(sizes[len(sizes)-1]):
-		x0, x1 = sizes[len(sizes)-2], sizes[len(sizes)-1]
-	default:
-		// The first size above x (or the last), and the one before it.
-		i := 0
-		for i < len(sizes)-1 && x >= float64(sizes[i]) {
-			i++
+	if ms, ok := rows[int64(x)]; ok && float64(int64(x)) == x {
+		return ms * 1e3, nil
+	}
+	upper, _ := slices.BinarySearchFunc(sizes, x, func(s int64, x float64) int {
+		if float64(s) < x {
+			return -1
 		}
-		x0, x1 = sizes[i-1], sizes[i]
+		return 1
+	})
+	if upper == 0 || upper == len(sizes) {
+		anchor := sizes[0]
+		if upper > 0 {
+			anchor = sizes[len(sizes)-1]
+		}
+		ms := rows[anchor]
+		if !(ms > 0) || !(x > 0) {
+			return 0, fmt.Errorf("AIConfigurator cannot charge %v elements of %s over %d GPUs from its row at %d (%v ms)", x, op, c.Group, anchor, ms)
+		}
+		return x / (float64(anchor) / ms) * 1e3, nil
 	}
-	y0, y1 := rows[x0], rows[x1]
-	if float64(x0-x1)*(y0-y1) < 0 && (x-float64(x0))*(x-float64(x1)) > 0 {
-		y1 = y0
-	}
-	if y0 == y1 {
-		return y0 * 1e3, nil
-	}
-	return (y0 + (y1-y0)/float64(x1-x0)*(x-float64(x0))) * 1e3, nil
+	lo, hi := sizes[upper-1], sizes[upper]
+	w := (x - float64(lo)) / float64(hi-lo)
+	return (rows[lo] + (rows[hi]-rows[lo])*w) * 1e3, nil
 }

@@ -40,17 +40,24 @@ type Planner interface {
 func Open(dir string) ([]Planner, error) {
 	var out []Planner
 	for _, open := range []struct {
-		file string // the file whose presence says the export is there
-		read func(path string) (Planner, error)
+		files []string // the files whose presence says the export is there, the first found read
+		read  func(path string) (Planner, error)
 	}{
-		{"nccl_perf.txt", readAIConfigurator},
-		{"calculon_networks.json", readCalculon},
-		{"sp_time_*nodes_*gpus_per_node.json", func(string) (Planner, error) { return readGalvatron(dir) }},
-		{export.AstraTraceFile, readAstra},
-		{"simai_analytical.args", readSimAI},
+		// Current AIConfigurator reads the parquet table; releases before
+		// it, the CSV. Both hold the same rows.
+		{[]string{filepath.Join("comm", "nccl", "*", export.AIConfiguratorTable), "nccl_perf.txt"}, readAIConfigurator},
+		{[]string{"calculon_networks.json"}, readCalculon},
+		{[]string{"sp_time_*nodes_*gpus_per_node.json"}, func(string) (Planner, error) { return readGalvatron(dir) }},
+		{[]string{export.AstraTraceFile}, readAstra},
+		{[]string{"simai_analytical.args"}, readSimAI},
 	} {
-		m, err := filepath.Glob(filepath.Join(dir, open.file))
-		if err != nil || len(m) == 0 {
+		var m []string
+		for _, f := range open.files {
+			if m, _ = filepath.Glob(filepath.Join(dir, f)); len(m) > 0 {
+				break
+			}
+		}
+		if len(m) == 0 {
 			continue
 		}
 		p, err := open.read(m[0])
@@ -60,7 +67,7 @@ func Open(dir string) ([]Planner, error) {
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (nccl_perf.txt, calculon_networks.json, Galvatron's sp_time, an ASTRA-sim workload's astra_trace.json, simai_analytical.args)", dir)
+		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (AIConfigurator's comm/nccl/*/nccl_perf.parquet or nccl_perf.txt, calculon_networks.json, Galvatron's sp_time, an ASTRA-sim workload's astra_trace.json, simai_analytical.args)", dir)
 	}
 	return out, nil
 }

@@ -49,7 +49,8 @@ const (
 // The transcriptions charge what the planners' own code charges on the
 // same files: each figure below is that code's, run on collbench's
 // exports of the profile named (AIConfigurator's load_nccl_data,
-// nearest_1d_point_helper and interp_1d at the parent of 12dca98b8;
+// nearest_1d_point_helper and interp_1d at the parent of 12dca98b8, the
+// kept profiles' figures also its LeafAxisCurve::query at 095f58a51;
 // Calculon's Network.time at caa4b11; Galvatron's loaders and
 // TimeCostModelBase at cea12ffb, built for a one-layer strategy that
 // makes the call).
