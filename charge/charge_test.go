@@ -2,6 +2,7 @@ package charge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math"
 	"path/filepath"
@@ -152,6 +153,27 @@ func TestCompare(t *testing.T) {
 	}
 	if c := rows[1].Charges[1]; c.Cannot == "" || c.Off {
 		t.Errorf("Calculon has no all-to-all: %+v", c)
+	}
+}
+
+// In JSON a charge of 0 (a planner that times a call as free) is there,
+// and a call the planner cannot time has no charge at all.
+func TestChargedJSON(t *testing.T) {
+	for _, c := range []struct {
+		ch   Charged
+		want string
+	}{
+		{Charged{Planner: "simai-1.1", Off: true}, `{"planner":"simai-1.1","charge_us":0,"ratio":0,"beyond_tolerance":true}`},
+		{Charged{Planner: "p", Us: 2, Ratio: 1}, `{"planner":"p","charge_us":2,"ratio":1,"beyond_tolerance":false}`},
+		{Charged{Planner: "p", Cannot: "no pipeline"}, `{"planner":"p","beyond_tolerance":false,"cannot":"no pipeline"}`},
+	} {
+		got, err := json.Marshal(c.ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != c.want {
+			t.Errorf("%+v: %s, want %s", c.ch, got, c.want)
+		}
 	}
 }
 

@@ -1,6 +1,9 @@
 package charge
 
-import "math"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Tolerance is how far from collbench's time a planner's charge for a call
 // may be before the call is flagged: 2 %.
@@ -11,10 +14,25 @@ const Tolerance = 0.02
 // time the call.
 type Charged struct {
 	Planner string  `json:"planner"`
-	Us      float64 `json:"charge_us,omitempty"`
-	Ratio   float64 `json:"ratio,omitempty"` // the planner's ÷ collbench's
+	Us      float64 `json:"charge_us"`
+	Ratio   float64 `json:"ratio"` // the planner's ÷ collbench's
 	Off     bool    `json:"beyond_tolerance"`
 	Cannot  string  `json:"cannot,omitempty"`
+}
+
+// MarshalJSON leaves the charge and the ratio out where the planner cannot
+// time the call, and keeps a charge of 0 (a planner that times a call as
+// free) where it can.
+func (c Charged) MarshalJSON() ([]byte, error) {
+	type plain Charged
+	if c.Cannot != "" {
+		return json.Marshal(struct {
+			Planner string `json:"planner"`
+			Off     bool   `json:"beyond_tolerance"`
+			Cannot  string `json:"cannot"`
+		}{c.Planner, c.Off, c.Cannot})
+	}
+	return json.Marshal(plain(c))
 }
 
 // Row is one call of a plan, the time collbench charges it (the curve
