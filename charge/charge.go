@@ -23,6 +23,9 @@ type Call struct {
 	// planner that times a group by its place in the plan reads (SimAI).
 	TP int `json:"-"`
 	EP int `json:"-"`
+	// World is the plan's number of ranks, which SimAI 1.1 reads to tell
+	// a job of one server.
+	World int `json:"-"`
 }
 
 // Planner charges calls from the files exported for it.
@@ -50,6 +53,7 @@ func Open(dir string) ([]Planner, error) {
 		{[]string{"sp_time_*nodes_*gpus_per_node.json"}, func(string) (Planner, error) { return readGalvatron(dir) }},
 		{[]string{export.AstraTraceFile}, readAstra},
 		{[]string{"simai_analytical.args"}, readSimAI},
+		{[]string{"busbw.yaml"}, readSimAI11},
 	} {
 		var m []string
 		for _, f := range open.files {
@@ -67,7 +71,7 @@ func Open(dir string) ([]Planner, error) {
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (AIConfigurator's comm/nccl/*/nccl_perf.parquet or nccl_perf.txt, calculon_networks.json, Galvatron's sp_time, an ASTRA-sim workload's astra_trace.json, simai_analytical.args)", dir)
+		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (AIConfigurator's comm/nccl/*/nccl_perf.parquet or nccl_perf.txt, calculon_networks.json, Galvatron's sp_time, an ASTRA-sim workload's astra_trace.json, simai_analytical.args, busbw.yaml)", dir)
 	}
 	return out, nil
 }

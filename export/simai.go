@@ -35,21 +35,28 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 		name = "collbench"
 	}
 	// bw finds a group's curve with find (p.Curve of a collective, or
-	// profiled.P2PCurve) and writes its busbw∞.
-	bw := func(find func(n int, layout string) (*document.ProfileCurve, error), g simaiGroup) string {
+	// profiled.P2PCurve) and gives its busbw∞ in 2^30 B/s; false where the
+	// profile has no curve of exactly that group's ranks.
+	bw := func(find func(n int, layout string) (*document.ProfileCurve, error), g simaiGroup) (float64, bool) {
 		layout, ok := model.LayoutOf(w, g.n, g.stride)
 		if !ok || g.n < 2 {
-			return "null"
+			return 0, false
 		}
 		c, err := find(g.n, layout)
 		if err != nil {
-			return "null"
+			return 0, false
 		}
 		bw, err := fittedBusBW(c)
 		if err != nil {
+			return 0, false
+		}
+		return bw * 1e9 / (1 << 30), true
+	}
+	yaml := func(v float64, ok bool) string {
+		if !ok {
 			return "null"
 		}
-		return num(bw * 1e9 / (1 << 30))
+		return num(v)
 	}
 	tpG, dpG := simaiGroup{tp, 1}, simaiGroup{dp, tp}
 	edpG, epG := simaiGroup{dp / ep, tp * ep}, simaiGroup{ep, tp}
@@ -68,11 +75,20 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 				// made those times negative.
 				g = dpG
 			}
-			fmt.Fprintf(&b, "%s,: %s\n", coll, bw(curveOf(p, coll), g))
+			v, ok := bw(curveOf(p, coll), g)
+			if coll == "allgather" {
+				// SimAI times a reduce-scatter with the all-gather's value
+				// (Layer.cc): the pair's, so that a step making as many of
+				// each (sequence parallelism, ZeRO) is timed as measured.
+				if rs, rsOK := bw(curveOf(p, "reducescatter"), g); ok && rsOK {
+					v = 2 / (1/v + 1/rs)
+				}
+			}
+			fmt.Fprintf(&b, "%s,: %s\n", coll, yaml(v, ok))
 		}
-		fmt.Fprintf(&b, "alltoall,: %s\n", bw(curveOf(p, "alltoall"), dim.ata))
+		fmt.Fprintf(&b, "alltoall,: %s\n", yaml(bw(curveOf(p, "alltoall"), dim.ata)))
 	}
-	fmt.Fprintf(&b, "PP:\nbusbw: %s\n", bw(func(n int, layout string) (*document.ProfileCurve, error) { return profiled.P2PCurve(p, n, layout) }, simaiGroup{pp, w / pp}))
+	fmt.Fprintf(&b, "PP:\nbusbw: %s\n", yaml(bw(func(n int, layout string) (*document.ProfileCurve, error) { return profiled.P2PCurve(p, n, layout) }, simaiGroup{pp, w / pp})))
 	return []exportFile{{name: "busbw.yaml", data: []byte(b.String())}}, nil
 }
 

@@ -166,3 +166,45 @@ func TestPredictGalvatronPoint(t *testing.T) {
 		t.Errorf("Galvatron at %s charges the DP all-reduce %v of its time", m[1], r)
 	}
 }
+
+// A folder of --to simai's files gets both SimAI columns, and SimAI 1.1's
+// is charged with the plan's GPUs (it tells a one-server job by them):
+// the TP all-gather of sequence parallelism at the gather pair's value,
+// SimAI 1.1's own binary's 50925.292 µs on this export.
+func TestPredictChargesSimAI11(t *testing.T) {
+	const profile = "../../docs/measured/host-2026-11-26/profile-4ranks.json"
+	dir := t.TempDir()
+	if code, _, errOut := runCLI("export", "--to", "simai", "--simai-tp", "2", "--simai-dp", "1", "--simai-pp", "2", profile, "-o", dir); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runCLI("predict", "--profile", profile, "--model", "llama2-7b", "--tp", "2", "--pp", "2", "--sp", "--charges", dir, "--format", "json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var doc struct {
+		Charges []struct {
+			Dim        string `json:"dim"`
+			Collective string `json:"collective"`
+			Charges    []struct {
+				Planner string  `json:"planner"`
+				Us      float64 `json:"charge_us"`
+				Cannot  string  `json:"cannot"`
+			} `json:"charges"`
+		} `json:"planner_charges"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, row := range doc.Charges {
+		for _, c := range row.Charges {
+			seen[c.Planner] = true
+			if c.Planner == "simai-1.1" && row.Dim == "TP" && row.Collective == "allgather" && (c.Cannot != "" || c.Us < 50925.290 || c.Us > 50925.294) {
+				t.Errorf("SimAI 1.1's TP all-gather: %+v", c)
+			}
+		}
+	}
+	if !seen["simai"] || !seen["simai-1.1"] {
+		t.Errorf("planners %v, want simai and simai-1.1", seen)
+	}
+}

@@ -157,7 +157,7 @@ func planCharges(planners []charge.Planner, p model.Prediction) []charge.Row {
 			continue
 		}
 		calls = append(calls, charge.Call{Dim: tr.Dim, Coll: tr.Coll, Group: tr.Group, Layout: tr.Layout, Bytes: tr.Bytes, PerStep: tr.Calls,
-			TP: p.Strategy.TP, EP: p.Strategy.EP})
+			TP: p.Strategy.TP, EP: p.Strategy.EP, World: p.Strategy.DP * p.Strategy.TP * p.Strategy.PP})
 		us = append(us, tr.Time/tr.Calls)
 	}
 	return charge.Compare(planners, calls, us)
