@@ -153,3 +153,23 @@ func (s simai11) Charge(c Call) (float64, error) {
 	t = t * (n - 1) / (n / 1.0)
 	return math.Trunc(t) / 1e3, nil
 }
+
+// SimAIPoint is the call whose size SimAI's bandwidths should be
+// exported at (export's SimAIBW "point:SIZE"): SimAI 1.x times every call
+// from a bandwidth and current SimAI its all-reduces from 1 MiB, with no
+// latency, so each is right at one size only. It is the call, of those a
+// SimAI export charges off from a bandwidth, that weighs most in a step
+// (its calls per step × its time); none where no such call is off.
+func SimAIPoint(rows []Row) (call Call, ok bool) {
+	best := -1.0
+	for _, r := range rows {
+		for _, c := range r.Charges {
+			fromBW := c.Planner == "simai-1.1" && c.Us > 0 ||
+				c.Planner == "simai" && r.Coll == "allreduce" && r.Bytes >= 1<<20
+			if fromBW && c.Cannot == "" && c.Off && r.PerStep*r.Us > best {
+				call, best, ok = r.Call, r.PerStep*r.Us, true
+			}
+		}
+	}
+	return call, ok
+}

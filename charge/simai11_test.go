@@ -108,3 +108,31 @@ func TestSimAI11Refusals(t *testing.T) {
 		}
 	}
 }
+
+// SimAI's point is the heaviest call a SimAI export charges off from a
+// bandwidth: any of SimAI 1.1's but those it times as 0, current SimAI's
+// all-reduces from 1 MiB (below, it charges fixed latencies).
+func TestSimAIPoint(t *testing.T) {
+	row := func(coll string, bytes, perStep, us float64, ch ...Charged) Row {
+		return Row{Call: Call{Dim: "DP", Coll: coll, Bytes: bytes, PerStep: perStep}, Us: us, Charges: ch}
+	}
+	off11 := Charged{Planner: "simai-1.1", Us: 1, Off: true}
+	zero11 := Charged{Planner: "simai-1.1", Off: true}
+	offNow := Charged{Planner: "simai", Us: 1, Off: true}
+	for _, c := range []struct {
+		rows []Row
+		want float64 // bytes; 0 for none
+	}{
+		{[]Row{row("allreduce", 1, 10, 10, off11), row("allgather", 2, 10, 20, off11)}, 2},
+		{[]Row{row("allreduce", 1, 10, 10, off11), row("allgather", 2, 10, 20, zero11)}, 1},
+		{[]Row{row("allreduce", 1<<20, 10, 10, offNow), row("allgather", 2<<20, 10, 20, offNow)}, 1 << 20},
+		{[]Row{row("allreduce", 1<<19, 10, 10, offNow)}, 0},
+		{[]Row{row("allreduce", 1<<20, 10, 10, Charged{Planner: "simai", Us: 1}), row("allgather", 1, 1, 1, Charged{Planner: "simai-1.1", Cannot: "x", Off: true})}, 0},
+		{nil, 0},
+	} {
+		call, ok := SimAIPoint(c.rows)
+		if ok != (c.want != 0) || call.Bytes != c.want {
+			t.Errorf("%v: %+v %v, want %v bytes", c.rows, call, ok, c.want)
+		}
+	}
+}

@@ -40,6 +40,12 @@ type Options struct {
 	// is 32 MiB), "asymptotic" (the fit's busbw∞) or "average" (the mean
 	// over the measured sizes, as nccl-tests' "Avg bus bandwidth").
 	GalvatronBW string
+	// SimAIBW is what SimAI's bandwidths hold (busbw.yaml's values,
+	// SimAI_analytical's -nv and -nic), the same choices: its default,
+	// "asymptotic", is the curve's line's busbw. SimAI 1.x charges every
+	// call S/busbw and current SimAI its all-reduces, with no latency, so
+	// a point makes calls of that size exact.
+	SimAIBW string
 	// TP, DP, EP and PP are the group sizes SimAI's sections describe;
 	// 0 picks the defaults (TP = ranks per node, DP = world/TP, EP = DP,
 	// PP = 2).
@@ -87,6 +93,11 @@ func (r *Request) Check() error {
 	}
 	if err := CheckBandwidthRef(r.GalvatronBW); err != nil {
 		return setting.Errorf("{GalvatronBW}: %w", err)
+	}
+	if r.SimAIBW != "" {
+		if err := CheckBandwidthRef(r.SimAIBW); err != nil {
+			return setting.Errorf("{SimAIBW}: %w", err)
+		}
 	}
 	for _, g := range []struct {
 		name string

@@ -16,8 +16,9 @@ type simaiGroup struct{ n, stride int }
 
 // simaiFiles renders busbw.yaml as SimAI 1.0 and 1.1 read it (the -busbw
 // flag; later SimAI computes bus bandwidths itself and reads no file).
-// Values are fitted busbw∞ in SimAI's GB/s, which is 2^30 bytes per
-// second (Common.hh: GBps = 1/2^30), so busbw·10⁹/2^30. Sections: TP
+// Values are each curve's busbw under o.SimAIBW (by default its line's
+// busbw∞) in SimAI's GB/s, which is 2^30 bytes per second (Common.hh:
+// GBps = 1/2^30), so busbw·10⁹/2^30. Sections: TP
 // over consecutive TP groups; DP over DP groups (stride TP); under EP,
 // allreduce, allgather and reducescatter describe the expert-data-parallel
 // group SimAI calls DP_EP (the DP/EP ranks holding the same experts,
@@ -35,7 +36,7 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 		name = "collbench"
 	}
 	// bw finds a group's curve with find (p.Curve of a collective, or
-	// profiled.P2PCurve) and gives its busbw∞ in 2^30 B/s; false where the
+	// profiled.P2PCurve) and gives its busbw (o.SimAIBW) in 2^30 B/s; false where the
 	// profile has no curve of exactly that group's ranks.
 	bw := func(find func(n int, layout string) (*document.ProfileCurve, error), g simaiGroup) (float64, bool) {
 		layout, ok := model.LayoutOf(w, g.n, g.stride)
@@ -46,7 +47,7 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 		if err != nil {
 			return 0, false
 		}
-		bw, err := fittedBusBW(c)
+		bw, err := o.simaiBusBW(c)
 		if err != nil {
 			return 0, false
 		}

@@ -43,7 +43,8 @@ const simaiSmallest = 1 << 20
 // nodes, and ratio from the tables for TP all-gather and reduce-scatter
 // (nic_ratio.csv inside a node) and all-to-all (ata_ratio.csv). So:
 //   - -g_p_s and -n_p_s are the ranks per node (one NIC per GPU);
-//   - -nv is the TP group's all-reduce busbw∞ (--simai-tp consecutive
+//   - -nv is the TP group's all-reduce busbw (o.SimAIBW; by default the
+//     line's busbw∞) (--simai-tp consecutive
 //     ranks; the node's where TP fills it or was not measured), and -nic
 //     the inter-node one (strided groups, one rank per node), each
 //     ·10⁹/2^30;
@@ -81,17 +82,17 @@ func simaiAnalyticalFiles(p *document.Profile, o Options) ([]exportFile, error) 
 	nv := 0.0
 	if rpn > 1 {
 		layout, _ := model.LayoutOf(w, tpG.n, tpG.stride)
-		if bw, err := busbwInf(p, "allreduce", tpG.n, layout); err == nil {
+		if bw, err := o.busbwOf(p, "allreduce", tpG.n, layout); err == nil {
 			nv = bw
 			args += " -nv " + num(nv*1e9/(1<<30))
 		}
 	}
 	if nodes > 1 {
-		if bw, err := busbwInf(p, "allreduce", nodes, "strided"); err == nil {
+		if bw, err := o.busbwOf(p, "allreduce", nodes, "strided"); err == nil {
 			args += " -nic " + num(bw*1e9/(1<<30))
 		}
 	} else if nv > 0 && tp >= 1 && rpn%tp == 0 {
-		args += " -nic " + num(simaiOneNodeNIC(simaiDPBandwidth(p, nv, tp, dp), rpn, tp)*1e9/(1<<30))
+		args += " -nic " + num(simaiOneNodeNIC(o.simaiDPBandwidth(p, nv, tp, dp), rpn, tp)*1e9/(1<<30))
 	}
 	gather := simaiRatioRows(p, []string{"allgather", "reducescatter"}, tpG, nv)
 	ata := simaiRatioRows(p, []string{"alltoall"}, epG, nv)
@@ -134,26 +135,44 @@ func simaiOneNodeNIC(bw float64, rpn, tp int) float64 {
 // inside one node under tensor parallelism tp: the line of the profile's
 // all-reduce over the DP group (dp ranks, tp apart), or nv, the node's,
 // where the profile lacks that group.
-func simaiDPBandwidth(p *document.Profile, nv float64, tp, dp int) float64 {
+func (o Options) simaiDPBandwidth(p *document.Profile, nv float64, tp, dp int) float64 {
 	w := p.Meta.WorldSize
 	layout, ok := model.LayoutOf(w, dp, tp)
 	if !ok || dp < 2 {
 		return nv
 	}
-	if bw, err := busbwInf(p, "allreduce", dp, layout); err == nil {
+	if bw, err := o.busbwOf(p, "allreduce", dp, layout); err == nil {
 		return bw
 	}
 	return nv
 }
 
-// busbwInf is the fitted busbw∞ (GB/s) of the curve of op over groups of
-// n ranks in layout.
-func busbwInf(p *document.Profile, op string, n int, layout string) (float64, error) {
+// busbwOf is the bus bandwidth (GB/s) SimAI is given for the curve of op
+// over groups of n ranks in layout, under o.SimAIBW.
+func (o Options) busbwOf(p *document.Profile, op string, n int, layout string) (float64, error) {
 	c, err := p.Curve(op, n, layout)
 	if err != nil {
 		return 0, err
 	}
-	return fittedBusBW(c)
+	return o.simaiBusBW(c)
+}
+
+// simaiBusBW is the bus bandwidth (GB/s) SimAI is given for a curve:
+// its line's (asymptotic, the default), at a point or the mean over its
+// sizes (o.SimAIBW).
+func (o Options) simaiBusBW(c *document.ProfileCurve) (float64, error) {
+	if o.SimAIBW == "" || o.SimAIBW == "asymptotic" {
+		return fittedBusBW(c)
+	}
+	ref, err := parseBandwidthRef(o.SimAIBW)
+	if err != nil {
+		return 0, err
+	}
+	bw, err := ref.busbw(c)
+	if err == nil && !(bw > 0) {
+		err = fmt.Errorf("%s: no bandwidth at %s", c.Key(), o.SimAIBW)
+	}
+	return bw, err
 }
 
 // fittedBusBW is the bus bandwidth of a curve's single line in GB/s

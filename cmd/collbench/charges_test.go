@@ -208,3 +208,43 @@ func TestPredictChargesSimAI11(t *testing.T) {
 		t.Errorf("planners %v, want simai and simai-1.1", seen)
 	}
 }
+
+// SimAI's bandwidths hold no latency either: predict names the size to
+// export them at, and SimAI 1.1 then charges that call its measured time.
+// On the kept H100 profile, gpt2-1.5b's 1 MiB buckets are charged 0.10 of
+// their time from the line's bandwidth.
+func TestPredictSimAIPoint(t *testing.T) {
+	const profile = "../../docs/measured/h100-2026-11-26/profile-g2-float.json"
+	plan := []string{"predict", "--profile", profile, "--model", "gpt2-1.5b", "--bucket", "1M"}
+	first := t.TempDir()
+	if code, _, errOut := runCLI("export", "--to", "simai", "--simai-tp", "1", profile, "-o", first); code != 0 {
+		t.Fatalf("export: exit %d: %s", code, errOut)
+	}
+	code, out, errOut := runCLI(append(plan, "--charges", first)...)
+	m := regexp.MustCompile(`# simai: .* --simai-bw (point:\d+) to charge this plan's DP allreduce at its measured time`).FindStringSubmatch(out)
+	if code != 0 || m == nil {
+		t.Fatalf("exit %d, no advice:\n%s%s", code, out, errOut)
+	}
+	advised := t.TempDir()
+	if code, _, errOut := runCLI("export", "--to", "simai", "--simai-tp", "1", "--simai-bw", m[1], profile, "-o", advised); code != 0 {
+		t.Fatalf("export %s: exit %d: %s", m[1], code, errOut)
+	}
+	code, out, errOut = runCLI(append(plan, "--charges", advised, "--format", "json")...)
+	var doc struct {
+		Charges []struct {
+			Charges []struct {
+				Planner string  `json:"planner"`
+				Ratio   float64 `json:"ratio"`
+			} `json:"charges"`
+		} `json:"planner_charges"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || len(doc.Charges) != 1 {
+		t.Fatalf("exit %d: %s%s", code, out, errOut)
+	}
+	for _, c := range doc.Charges[0].Charges {
+		// SimAI 1.1 truncates its times to whole ns: 1 in 36000.
+		if c.Planner == "simai-1.1" && (c.Ratio < 0.9999 || c.Ratio > 1.0001) {
+			t.Errorf("SimAI 1.1 at %s charges the DP all-reduce %v of its time", m[1], c.Ratio)
+		}
+	}
+}

@@ -27,6 +27,7 @@ func (e *exportFlags) register(fs *pflag.FlagSet) {
 // registerTuning adds the flags that shape the exported figures.
 func (e *exportFlags) registerTuning(fs *pflag.FlagSet) {
 	fs.StringVar(&e.GalvatronBW, "galvatron-bw", "point:32M", "what Galvatron's bandwidth files hold: point:SIZE (busbw at SIZE), asymptotic (fitted busbw∞) or average (mean over the sizes)")
+	fs.StringVar(&e.SimAIBW, "simai-bw", "asymptotic", "what SimAI's bandwidths hold (busbw.yaml, -nv, -nic): asymptotic (the line's busbw), point:SIZE (busbw at SIZE) or average (mean over the sizes)")
 	fs.IntVar(&e.TP, "simai-tp", 0, "SimAI TP group size (default: ranks per node)")
 	fs.IntVar(&e.DP, "simai-dp", 0, "SimAI DP group size (default: world / TP)")
 	fs.IntVar(&e.EP, "simai-ep", 0, "SimAI EP group size (default: DP); its expert-data-parallel group is DP/EP ranks")

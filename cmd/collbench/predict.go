@@ -141,6 +141,10 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 		fmt.Fprintf(stdout, "# galvatron: its data-parallel and pipeline bandwidths hold no latency; export it with --galvatron-bw point:%d to charge this plan's %s %s at its measured time\n",
 			int64(math.Round(call.Bytes)), call.Dim, call.Coll)
 	}
+	if call, ok := charge.SimAIPoint(rows); ok {
+		fmt.Fprintf(stdout, "# simai: its bandwidths hold no latency; export it with --simai-bw point:%d to charge this plan's %s %s at its measured time\n",
+			int64(math.Round(call.Bytes)), call.Dim, call.Coll)
+	}
 	return nil
 }
 

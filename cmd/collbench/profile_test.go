@@ -147,6 +147,8 @@ func TestProfileUsageErrors(t *testing.T) {
 		{[]string{"profile", "-g", "2", "--layouts", "diagonal"}, "unknown layout"},
 		{[]string{"profile", "-g", "2", "--export", "megatron"}, "unknown export target"},
 		{[]string{"profile", "-g", "2", "--galvatron-bw", "point:x"}, "--galvatron-bw"},
+		{[]string{"profile", "-g", "2", "--export", "simai", "--simai-bw", "point:0"}, "--simai-bw: bandwidth reference \"point:0\": want point:SIZE with a positive size"},
+		{[]string{"export", "--to", "simai", "--simai-bw", "median", bad}, "--simai-bw: unknown bandwidth reference \"median\""},
 		{[]string{"profile", "-g", "1", "-b", "1K", "-e", "1K"}, "at least 2 ranks"},
 		{[]string{"profile", "-g", "2", "-b", "1K", "-e", "1K", "--budget", "1s"}, "--budget 1s cannot hold the overlap probe"},
 		// Refused before the buffers are sized, let alone allocated: 64 GiB

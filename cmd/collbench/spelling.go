@@ -48,6 +48,7 @@ var settingFlags = map[string]string{
 	"Format":        "--format",
 	"GEMMs":         "--gemm",
 	"GalvatronBW":   "--galvatron-bw",
+	"SimAIBW":       "--simai-bw",
 	"Graph":         "-G",
 	"GroupSize":     "--group-size",
 	"GroupSizes":    "--group-sizes",
