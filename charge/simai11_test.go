@@ -20,10 +20,11 @@ import (
 // whole µs and its time is proportional to the size, so each call was
 // written 1024 times as large (a power of two, which the float SimAI
 // scales sizes by keeps exact) and its time read back ÷ 1024: the
-// figures hold to the ns SimAI truncates its times to. They show what each call
-// is left with: no latency term, the TP gather pair at its mean, a one-
-// server job's DP gathers timed as 0, its DP_EP all-reduce with the DP
-// group's value, groups across servers with theirs.
+// figures hold to about a ns (SimAI truncates its times to whole ns).
+// They show what each call is left with: no latency term, the TP gather
+// pair at its mean, a one-server job's DP gathers timed as 0, its DP_EP
+// all-reduce with the DP group's value, groups across servers with
+// theirs.
 func TestSimAI11ChargesPinnedByItsBinary(t *testing.T) {
 	for _, c := range []struct {
 		profile string
