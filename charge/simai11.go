@@ -138,8 +138,11 @@ func (s simai11) Charge(c Call) (float64, error) {
 		return 0, nil // an EP group where TP spans servers
 	}
 	bw := s.bw[sec][key]
-	if bw <= 0 {
+	switch {
+	case bw == -1:
 		return 0, fmt.Errorf("busbw.yaml holds no %s %s, which SimAI 1.1 reads as -1: a negative time", sec, key)
+	case !(bw > 0):
+		return 0, fmt.Errorf("busbw.yaml's %s %s is %v, no bandwidth SimAI 1.1 can time a call with", sec, key, bw)
 	}
 	n := float64(c.Group)
 	// The workload's size passes through a float (it is scaled by its

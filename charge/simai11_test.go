@@ -3,6 +3,8 @@ package charge
 import (
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -136,4 +138,46 @@ func TestSimAIPoint(t *testing.T) {
 			t.Errorf("%v: %+v %v, want %v bytes", c.rows, call, ok, c.want)
 		}
 	}
+}
+
+// Whatever busbw.yaml holds, reading it and charging from it ends in a
+// charge or an error, never a panic.
+func FuzzReadSimAI11(f *testing.F) {
+	seed, err := os.ReadFile("../export/testdata/export-simai-busbw.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(seed))
+	f.Add("x\nTP:\nallreduce,: 1e40\nallgather,:\n: 3\nPP:\nbusbw: -2 junk\n")
+	f.Add("")
+	f.Add("x\nTP:\nallreduce,: nan\nallgather,: inf\n")
+	f.Fuzz(func(t *testing.T, yaml string) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "busbw.yaml"), []byte(yaml), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "simai_analytical.args"), []byte("-g_p_s 4 -n_p_s 4\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(filepath.Join(dir, export.SimAIRatioDir), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"nic_ratio.csv", "nvlink_ratio.csv", "ata_ratio.csv"} {
+			if err := os.WriteFile(filepath.Join(dir, export.SimAIRatioDir, name), []byte("Size,1\n1099511627776,1\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		pl, err := readSimAI11(filepath.Join(dir, "busbw.yaml"))
+		if err != nil {
+			return
+		}
+		for _, dim := range []string{"TP", "DP", "EDP", "EP", "PP"} {
+			for _, coll := range []string{"allreduce", "allgather", "reducescatter", "alltoall", "pipeline"} {
+				us, err := pl.Charge(Call{Dim: dim, Coll: coll, Group: 2, Bytes: 1 << 20, TP: 2, EP: 2, World: 8})
+				if err == nil && (us < 0 || math.IsNaN(us)) {
+					t.Errorf("%s %s: charged %v", dim, coll, us)
+				}
+			}
+		}
+	})
 }
