@@ -108,3 +108,30 @@ func TestAIConfiguratorChargesAsItsEngine(t *testing.T) {
 		}
 	}
 }
+
+// Whatever nccl_perf.txt holds, reading it and charging from it ends in a
+// charge or an error, never a panic.
+func FuzzReadAIConfigurator(f *testing.F) {
+	seed, err := os.ReadFile("../export/testdata/export-aiconfigurator-nccl_perf.txt")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(string(seed))
+	f.Add("op_name,nccl_dtype,num_gpus,message_size,latency\nall_reduce,half,2,-9223372036854775808,NaN\nall_reduce,half,2,9223372036854775807,1\n")
+	f.Add("op_name,nccl_dtype,num_gpus,message_size,latency\nall_gather,fp8,2,4,0\n")
+	f.Fuzz(func(t *testing.T, table string) {
+		path := filepath.Join(t.TempDir(), "nccl_perf.txt")
+		if err := os.WriteFile(path, []byte(table), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		pl, err := readAIConfigurator(path)
+		if err != nil {
+			return
+		}
+		for _, coll := range []string{"allreduce", "allgather", "reducescatter", "alltoall"} {
+			for _, bytes := range []float64{0, 1, 3, 1 << 20, 1e300} {
+				_, _ = pl.Charge(Call{Coll: coll, Group: 2, Bytes: bytes}) // only a panic fails
+			}
+		}
+	})
+}
