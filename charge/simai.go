@@ -25,16 +25,35 @@ type simai struct {
 func (simai) Name() string { return "simai" }
 
 func readSimAI(path string) (Planner, error) {
-	data, err := os.ReadFile(path)
+	s, err := readSimAIArgs(path)
 	if err != nil {
 		return nil, err
+	}
+	dir := filepath.Dir(path)
+	for _, t := range []struct {
+		name string
+		into *[][]float64
+	}{{"nic_ratio.csv", &s.nicT}, {"nvlink_ratio.csv", &s.nvT}, {"ata_ratio.csv", &s.ataT}} {
+		if *t.into, err = readRatioCSV(filepath.Join(dir, export.SimAIRatioDir, t.name)); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// readSimAIArgs reads simai_analytical.args, SimAI_analytical's flags:
+// the GPUs and NICs per server, and -nv and -nic where given.
+func readSimAIArgs(path string) (simai, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return simai{}, err
 	}
 	s := simai{}
 	f := strings.Fields(string(data))
 	for i := 0; i+1 < len(f); i += 2 {
 		v, err := strconv.ParseFloat(f[i+1], 64)
 		if err != nil {
-			return nil, fmt.Errorf("%s %q is not a number", f[i], f[i+1])
+			return simai{}, fmt.Errorf("%s %q is not a number", f[i], f[i+1])
 		}
 		switch f[i] {
 		case "-g_p_s":
@@ -48,16 +67,7 @@ func readSimAI(path string) (Planner, error) {
 		}
 	}
 	if s.gps < 1 || s.nps < 1 {
-		return nil, fmt.Errorf("no -g_p_s and -n_p_s")
-	}
-	dir := filepath.Dir(path)
-	for _, t := range []struct {
-		name string
-		into *[][]float64
-	}{{"nic_ratio.csv", &s.nicT}, {"nvlink_ratio.csv", &s.nvT}, {"ata_ratio.csv", &s.ataT}} {
-		if *t.into, err = readRatioCSV(filepath.Join(dir, export.SimAIRatioDir, t.name)); err != nil {
-			return nil, err
-		}
+		return simai{}, fmt.Errorf("no -g_p_s and -n_p_s")
 	}
 	return s, nil
 }

@@ -69,11 +69,11 @@ func readSimAI11(path string) (Planner, error) {
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	args, err := readSimAI(filepath.Join(filepath.Dir(path), "simai_analytical.args"))
+	args, err := readSimAIArgs(filepath.Join(filepath.Dir(path), "simai_analytical.args"))
 	if err != nil {
 		return nil, fmt.Errorf("the GPUs per server SimAI 1.1 is run with: %w", err)
 	}
-	s.gps = args.(simai).gps
+	s.gps = args.gps
 	return s, nil
 }
 
