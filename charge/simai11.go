@@ -108,34 +108,26 @@ func (s simai11) Charge(c Call) (float64, error) {
 	default:
 		inside = world == s.gps && tp <= s.gps
 	}
+	// TP's values time a TP group wherever it lies, and every all-reduce
+	// inside a server; the reduce-scatter takes the all-gather's. Across
+	// servers a DP or DP_EP all-reduce takes its own section's all-reduce,
+	// and its other collectives that section's all-gather.
 	var sec, key string
 	switch {
-	case inside && op == "allreduce":
-		sec, key = "TP", "allreduce"
-	case inside && group == "TP" && (op == "allgather" || op == "reducescatter"):
-		sec, key = "TP", "allgather"
-	case inside && group == "TP" && op == "alltoall":
-		sec, key = "TP", "alltoall"
+	case group == "TP" || inside && op == "allreduce":
+		sec, key = "TP", op
+		if op == "reducescatter" {
+			key = "allgather"
+		}
 	case inside && group == "EP" && op == "alltoall":
 		sec, key = "EP", "alltoall"
-	case inside:
-		return 0, nil
-	case group == "TP" && op == "allreduce":
-		sec, key = "TP", "allreduce"
-	case group == "TP" && op == "alltoall":
-		sec, key = "TP", "alltoall"
-	case group == "TP":
-		sec, key = "TP", "allgather"
-	case group == "DP" && op == "allreduce":
-		sec, key = "DP", "allreduce"
-	case group == "DP":
-		sec, key = "DP", "allgather"
-	case group == "DP_EP" && op == "allreduce":
-		sec, key = "EP", "allreduce"
-	case group == "DP_EP":
-		sec, key = "EP", "allgather"
+	case inside || group == "EP":
+		return 0, nil // compute_time has no branch for it: 0
 	default:
-		return 0, nil // an EP group where TP spans servers
+		sec, key = map[string]string{"DP": "DP", "DP_EP": "EP"}[group], "allgather"
+		if op == "allreduce" {
+			key = "allreduce"
+		}
 	}
 	bw := s.bw[sec][key]
 	switch {
