@@ -168,21 +168,25 @@ func tableTime(table map[int]float64, mb float64) float64 {
 // the step among those Galvatron charges beyond Tolerance; ok is false
 // when there is none.
 func GalvatronPoint(rows []Row) (call Call, ok bool) {
-	best := -1.0
 	for _, pass := range []map[string]bool{{"DP": true, "EDP": true}, {"PP": true}} {
-		for _, r := range rows {
-			if !pass[r.Dim] {
-				continue
-			}
-			for _, c := range r.Charges {
-				if c.Planner == "galvatron" && c.Cannot == "" && c.Off && r.PerStep*r.Us > best {
-					call, best, ok = r.Call, r.PerStep*r.Us, true
-				}
-			}
-		}
-		if ok {
+		if call, ok := heaviestOff(rows, func(r Row, c Charged) bool { return pass[r.Dim] && c.Planner == "galvatron" }); ok {
 			return call, true
 		}
 	}
 	return Call{}, false
+}
+
+// heaviestOff is the call that weighs most in a step (its calls per step
+// × its time) among those a planner charges beyond Tolerance where take
+// says so; ok is false when there is none.
+func heaviestOff(rows []Row, take func(Row, Charged) bool) (call Call, ok bool) {
+	best := -1.0
+	for _, r := range rows {
+		for _, c := range r.Charges {
+			if c.Cannot == "" && c.Off && take(r, c) && r.PerStep*r.Us > best {
+				call, best, ok = r.Call, r.PerStep*r.Us, true
+			}
+		}
+	}
+	return call, ok
 }

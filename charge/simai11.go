@@ -156,15 +156,8 @@ func (s simai11) Charge(c Call) (float64, error) {
 // SimAI export charges off from a bandwidth, that weighs most in a step
 // (its calls per step × its time); none where no such call is off.
 func SimAIPoint(rows []Row) (call Call, ok bool) {
-	best := -1.0
-	for _, r := range rows {
-		for _, c := range r.Charges {
-			fromBW := c.Planner == "simai-1.1" && c.Us > 0 ||
-				c.Planner == "simai" && r.Coll == "allreduce" && r.Bytes >= 1<<20
-			if fromBW && c.Cannot == "" && c.Off && r.PerStep*r.Us > best {
-				call, best, ok = r.Call, r.PerStep*r.Us, true
-			}
-		}
-	}
-	return call, ok
+	return heaviestOff(rows, func(r Row, c Charged) bool {
+		return c.Planner == "simai-1.1" && c.Us > 0 ||
+			c.Planner == "simai" && r.Coll == "allreduce" && r.Bytes >= 1<<20
+	})
 }
