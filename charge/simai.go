@@ -259,5 +259,6 @@ func (s simai) Charge(c Call) (float64, error) {
 	if coll == "allreduce" {
 		f *= 2
 	}
-	return size / (1 << 30) / (ratio * bw) * 1e6 * f, nil
+	// compute_time returns a Tick: whole nanoseconds, truncated.
+	return math.Floor(size/(1<<30)/(ratio*bw)*1e9*f) / 1e3, nil
 }

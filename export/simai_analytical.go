@@ -49,8 +49,10 @@ const simaiSmallest = 1 << 20
 //     the inter-node one (strided groups, one rank per node), each
 //     ·10⁹/2^30;
 //   - on one node -nic compensates SimAI's DP all-reduce instead
-//     (simaiOneNodeNIC), the only thing it times with -nic there, from the
-//     DP group's own curve (simaiDPBandwidth);
+//     (simaiOneNodeNIC), the only thing it times with -nic there besides
+//     the expert-data-parallel group's, from the DP group's own curve
+//     (simaiDPBandwidth), or the expert-data-parallel group's where the
+//     plan has one (simaiOneNodeEDP);
 //   - the ratio tables' one-node column holds, at every measured size from
 //     1 MiB, S·f/(nv·t) for the measured median t (outliers replaced by
 //     the fit) of the group SimAI times: for all-gather and reduce-scatter
@@ -78,21 +80,30 @@ func simaiAnalyticalFiles(p *document.Profile, o Options) ([]exportFile, error) 
 	if ep >= 2 && ep*tp <= rpn && measuredGroup(p, "alltoall", w, simaiGroup{ep, tp}) {
 		epG = simaiGroup{ep, tp}
 	}
-	args := fmt.Sprintf("-g_p_s %d -n_p_s %d", rpn, rpn)
-	nv := 0.0
+	nv, nic := 0.0, 0.0
 	if rpn > 1 {
 		layout, _ := model.LayoutOf(w, tpG.n, tpG.stride)
 		if bw, err := o.busbwOf(p, "allreduce", tpG.n, layout); err == nil {
 			nv = bw
-			args += " -nv " + num(nv*1e9/(1<<30))
 		}
 	}
 	if nodes > 1 {
 		if bw, err := o.busbwOf(p, "allreduce", nodes, "strided"); err == nil {
-			args += " -nic " + num(bw*1e9/(1<<30))
+			nic = bw
 		}
 	} else if nv > 0 && tp >= 1 && rpn%tp == 0 {
-		args += " -nic " + num(simaiOneNodeNIC(o.simaiDPBandwidth(p, nv, tp, dp), rpn, tp)*1e9/(1<<30))
+		dpBW := o.simaiDPBandwidth(p, nv, tp, dp)
+		nic = simaiOneNodeNIC(dpBW, rpn, tp)
+		if edpBW, ok := o.simaiEDPBandwidth(p, tp, dp, ep); ok {
+			nv, nic = simaiOneNodeEDP(nv, dpBW, edpBW, rpn, tp, ep)
+		}
+	}
+	args := fmt.Sprintf("-g_p_s %d -n_p_s %d", rpn, rpn)
+	if nv > 0 {
+		args += " -nv " + num(nv*1e9/(1<<30))
+	}
+	if nic > 0 {
+		args += " -nic " + num(nic*1e9/(1<<30))
 	}
 	gather := simaiRatioRows(p, []string{"allgather", "reducescatter"}, tpG, nv)
 	ata := simaiRatioRows(p, []string{"alltoall"}, epG, nv)
@@ -125,10 +136,53 @@ func measuredGroup(p *document.Profile, op string, w int, g simaiGroup) bool {
 // -nv·g/(g−1). Without -nic it takes its CX7 figure, nothing measured.
 // -nic = bw/g gives bw exactly (up to -nv·g/(g−1)); on one node no other
 // group SimAI times reads -nic (TP and EP groups inside a node are one
-// node to it). A DP_EP group's all-reduce, timed the same way over
-// tp·ep, gets bw/ep.
+// node to it) but a DP_EP group's all-reduce, timed the same way over
+// tp·ep, which gets bw/ep (simaiOneNodeEDP).
 func simaiOneNodeNIC(bw float64, rpn, tp int) float64 {
 	return bw * float64(tp) / float64(rpn)
+}
+
+// simaiEDPBandwidth is the bus bandwidth (GB/s) of the all-reduce over
+// the expert-data-parallel group SimAI calls DP_EP (dp/ep ranks, tp·ep
+// apart), where the plan has one (dp/ep ≥ 2) and the profile measured it.
+func (o Options) simaiEDPBandwidth(p *document.Profile, tp, dp, ep int) (float64, bool) {
+	n := dp / ep
+	if ep < 2 || n < 2 {
+		return 0, false
+	}
+	layout, ok := model.LayoutOf(p.Meta.WorldSize, n, tp*ep)
+	if !ok {
+		return 0, false
+	}
+	bw, err := o.busbwOf(p, "allreduce", n, layout)
+	return bw, err == nil
+}
+
+// simaiOneNodeEDP chooses -nv and -nic (GB/s) on one node of rpn ranks
+// when the plan has an expert-data-parallel group. SimAI times its
+// all-reduce (Layer::compute_time, DP_EP inside a node) over
+// rpn/(tp·ep) NICs at -nic each, and the DP group's over rpn/tp: one
+// -nic cannot give both groups their own bandwidth, and left at the DP
+// group's it charged mixtral's expert gradients, most of its step, 2.3×
+// on the kept host profile. So -nic gives the EDP group its bandwidth
+// (edpBW·tp·ep/rpn). The DP group then reads ep·edpBW, unless -nv caps
+// it: SimAI takes the least of the NICs' and -nv·g/(g−1) for g = rpn/tp
+// GPUs where the NICs exceed -nv. With tp 1 no TP group is timed with
+// -nv, and the all-to-all's table is relative to it, so -nv =
+// dpBW·(g−1)/g gives the DP group its own bandwidth too, wherever that
+// cap does not also catch the EDP group. With tp > 1, -nv is the TP
+// group's and the DP all-reduce is left at ep·edpBW.
+func simaiOneNodeEDP(nv, dpBW, edpBW float64, rpn, tp, ep int) (float64, float64) {
+	nic := edpBW * float64(tp*ep) / float64(rpn)
+	g, ge := rpn/tp, rpn/(tp*ep)
+	if tp > 1 || g < 2 || float64(ep)*edpBW <= dpBW {
+		return nv, nic
+	}
+	capped := dpBW * float64(g-1) / float64(g)
+	if ge >= 2 && edpBW > capped*float64(ge)/float64(ge-1) {
+		return nv, nic
+	}
+	return capped, nic
 }
 
 // simaiDPBandwidth is the bus bandwidth (GB/s) of the DP all-reduce
