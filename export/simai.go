@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/collbench/collbench/document"
-	"github.com/collbench/collbench/model"
 	"github.com/collbench/collbench/model/profiled"
 )
 
@@ -39,19 +38,8 @@ func simaiFiles(p *document.Profile, o Options) ([]exportFile, error) {
 	// profiled.P2PCurve) and gives its busbw (o.SimAIBW) in 2^30 B/s; false where the
 	// profile has no curve of exactly that group's ranks.
 	bw := func(find func(n int, layout string) (*document.ProfileCurve, error), g simaiGroup) (float64, bool) {
-		layout, ok := model.LayoutOf(w, g.n, g.stride)
-		if !ok || g.n < 2 {
-			return 0, false
-		}
-		c, err := find(g.n, layout)
-		if err != nil {
-			return 0, false
-		}
-		bw, err := o.simaiBusBW(c)
-		if err != nil {
-			return 0, false
-		}
-		return bw * 1e9 / (1 << 30), true
+		v, ok := o.groupBusBWBy(w, find, g)
+		return v * 1e9 / (1 << 30), ok
 	}
 	yaml := func(v float64, ok bool) string {
 		if !ok {

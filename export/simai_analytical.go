@@ -82,13 +82,12 @@ func simaiAnalyticalFiles(p *document.Profile, o Options) ([]exportFile, error) 
 	}
 	nv, nic := 0.0, 0.0
 	if rpn > 1 {
-		layout, _ := model.LayoutOf(w, tpG.n, tpG.stride)
-		if bw, err := o.busbwOf(p, "allreduce", tpG.n, layout); err == nil {
+		if bw, ok := o.groupBusBW(p, "allreduce", tpG); ok {
 			nv = bw
 		}
 	}
 	if nodes > 1 {
-		if bw, err := o.busbwOf(p, "allreduce", nodes, "strided"); err == nil {
+		if bw, ok := o.groupBusBW(p, "allreduce", simaiGroup{nodes, rpn}); ok {
 			nic = bw
 		}
 	} else if nv > 0 && tp >= 1 && rpn%tp == 0 {
@@ -146,16 +145,10 @@ func simaiOneNodeNIC(bw float64, rpn, tp int) float64 {
 // the expert-data-parallel group SimAI calls DP_EP (dp/ep ranks, tp·ep
 // apart), where the plan has one (dp/ep ≥ 2) and the profile measured it.
 func (o Options) simaiEDPBandwidth(p *document.Profile, tp, dp, ep int) (float64, bool) {
-	n := dp / ep
-	if ep < 2 || n < 2 {
+	if ep < 2 {
 		return 0, false
 	}
-	layout, ok := model.LayoutOf(p.Meta.WorldSize, n, tp*ep)
-	if !ok {
-		return 0, false
-	}
-	bw, err := o.busbwOf(p, "allreduce", n, layout)
-	return bw, err == nil
+	return o.groupBusBW(p, "allreduce", simaiGroup{dp / ep, tp * ep})
 }
 
 // simaiOneNodeEDP chooses -nv and -nic (GB/s) on one node of rpn ranks
@@ -190,25 +183,32 @@ func simaiOneNodeEDP(nv, dpBW, edpBW float64, rpn, tp, ep int) (float64, float64
 // all-reduce over the DP group (dp ranks, tp apart), or nv, the node's,
 // where the profile lacks that group.
 func (o Options) simaiDPBandwidth(p *document.Profile, nv float64, tp, dp int) float64 {
-	w := p.Meta.WorldSize
-	layout, ok := model.LayoutOf(w, dp, tp)
-	if !ok || dp < 2 {
-		return nv
-	}
-	if bw, err := o.busbwOf(p, "allreduce", dp, layout); err == nil {
+	if bw, ok := o.groupBusBW(p, "allreduce", simaiGroup{dp, tp}); ok {
 		return bw
 	}
 	return nv
 }
 
-// busbwOf is the bus bandwidth (GB/s) SimAI is given for the curve of op
-// over groups of n ranks in layout, under o.SimAIBW.
-func (o Options) busbwOf(p *document.Profile, op string, n int, layout string) (float64, error) {
-	c, err := p.Curve(op, n, layout)
-	if err != nil {
-		return 0, err
+// groupBusBW is the bus bandwidth (GB/s) SimAI is given for the curve of
+// op over the group g (o.SimAIBW); false where g has fewer than 2 ranks,
+// is no layout the profile measures, or was not measured.
+func (o Options) groupBusBW(p *document.Profile, op string, g simaiGroup) (float64, bool) {
+	return o.groupBusBWBy(p.Meta.WorldSize, curveOf(p, op), g)
+}
+
+// groupBusBWBy is groupBusBW for the curve find gives (a collective's,
+// or the pipeline's send) in a job of w ranks.
+func (o Options) groupBusBWBy(w int, find func(n int, layout string) (*document.ProfileCurve, error), g simaiGroup) (float64, bool) {
+	layout, ok := model.LayoutOf(w, g.n, g.stride)
+	if !ok || g.n < 2 {
+		return 0, false
 	}
-	return o.simaiBusBW(c)
+	c, err := find(g.n, layout)
+	if err != nil {
+		return 0, false
+	}
+	bw, err := o.simaiBusBW(c)
+	return bw, err == nil
 }
 
 // simaiBusBW is the bus bandwidth (GB/s) SimAI is given for a curve:
