@@ -12,6 +12,9 @@ type Budget struct {
 	MinIters, MaxIters int
 	// Reserve is held back for work after the points (the overlap runs).
 	Reserve time.Duration
+	// PerPoint is what each point costs besides its calls (a power
+	// window): it is held back for every point not yet measured.
+	PerPoint time.Duration
 	// Since is when the limit started counting (the command's start, so
 	// set-up counts too); zero means at Start.
 	Since time.Time
@@ -54,9 +57,10 @@ func (b *Budget) usable() time.Duration {
 	return b.Limit - time.Duration(endMargin*float64(b.Limit))
 }
 
-// share is one remaining point's slice of the time left.
+// share is one remaining point's slice of the time left for its calls.
 func (b *Budget) share() time.Duration {
-	return b.Remaining() / time.Duration(max(b.left, 1))
+	n := time.Duration(max(b.left, 1))
+	return max(b.Remaining()-n*b.PerPoint, 0) / n
 }
 
 // Iters is the timed iterations for the next point, given its time per
@@ -76,7 +80,7 @@ func (b *Budget) Iters(perCall time.Duration) int {
 // sizes after it.
 func (b *Budget) TooLong(perCall time.Duration, extra int) bool {
 	cost := perCall * time.Duration(b.MinIters+extra)
-	return b.Limit > 0 && (cost > 3*b.share() || cost > b.Remaining())
+	return b.Limit > 0 && (cost > 3*b.share() || cost+b.PerPoint > b.Remaining())
 }
 
 // Overruns says whether a point whose calls take perCall, with extra
@@ -84,7 +88,7 @@ func (b *Budget) TooLong(perCall time.Duration, extra int) bool {
 // budget even at MinIters: the promise alone, for points the suite keeps
 // unless the promise forbids them (a curve's first sizes).
 func (b *Budget) Overruns(perCall time.Duration, extra int) bool {
-	return b.Limit > 0 && perCall*time.Duration(b.MinIters+extra) > b.Remaining()
+	return b.Limit > 0 && perCall*time.Duration(b.MinIters+extra)+b.PerPoint > b.Remaining()
 }
 
 // Left is what is left of the whole limit, less the end margin, for the

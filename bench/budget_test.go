@@ -69,6 +69,29 @@ func TestBudget(t *testing.T) {
 	}
 }
 
+// A cost every point has besides its calls (a power window) is held back
+// for every point not yet measured: 8 s for 8 points with 500 ms each
+// leaves 500 ms of calls a point.
+func TestBudgetPerPoint(t *testing.T) {
+	now := time.Unix(0, 0)
+	b := Budget{Limit: 10 * time.Second, MinIters: 3, MaxIters: 20, Reserve: 1700 * time.Millisecond,
+		PerPoint: 500 * time.Millisecond, now: func() time.Time { return now }}
+	b.Start(8)
+	if got := b.Iters(50 * time.Millisecond); got != 10 {
+		t.Errorf("Iters(50ms) = %d, want 10 (500 ms of calls)", got)
+	}
+	// 3 × 500 ms of calls is within 3× the share; with the window it is
+	// still within the 8 s left.
+	if b.TooLong(500*time.Millisecond, 0) || !b.TooLong(600*time.Millisecond, 0) {
+		t.Error("the share of calls is not the time left less the windows")
+	}
+	now = now.Add(6 * time.Second)
+	b.Done(7) // 2 s left for the last point: its window and 1.5 s of calls
+	if b.Overruns(500*time.Millisecond, 0) || !b.Overruns(510*time.Millisecond, 0) {
+		t.Error("the last point's window is not counted against what is left")
+	}
+}
+
 // A curve's first MinCurveSizes sizes are kept whenever what is left holds
 // them, even at more than three times a point's share; later sizes are
 // held to the share, and nothing may overrun what is left.

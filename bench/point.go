@@ -27,6 +27,13 @@ type PointPlan struct {
 	// with them every process of their groups. nil: none stops; ignored in
 	// the blocking modes that barrier every process in the timed loop.
 	Cut func(perCall []time.Duration) []bool
+	// Power, with PowerWindow above zero, reads the devices' power draw
+	// after the timed loop while the size runs on for PowerWindow
+	// (Row.Power), so that the timed figures are those of any other
+	// point. Every process must set both alike; nothing is read with
+	// Cut.
+	Power       PowerMeter
+	PowerWindow time.Duration
 }
 
 // Point measures one size out of place, as a sweep measures each size,
@@ -115,6 +122,10 @@ func (e *Engine) Point(ctx context.Context, t numeric.DataType, redop numeric.Re
 	row.OutOfPlace, err = sized.benchTime(ctx, op, &sum)
 	e.rep, e.scratch = sized.rep, sized.scratch
 	row.Iters = n
+	if err != nil || plan.Power == nil || plan.PowerWindow <= 0 || plan.Cut != nil {
+		return row, err
+	}
+	row.Power, err = e.powerDraw(ctx, op, row.OutOfPlace.Time, plan.Power, plan.PowerWindow)
 	return row, err
 }
 

@@ -58,6 +58,9 @@ type Row struct {
 	OutOfPlace Placement
 	InPlace    Placement
 	Iters      int
+	// Power is what the devices drew while the size ran on after its
+	// timed loop; zero unless a Point was asked to read it.
+	Power PowerDraw
 }
 
 // Summary closes a run as nccl-tests' footer does.

@@ -25,6 +25,11 @@ type Suite struct {
 	// StallFloor turns on the stall watchdog, as Options.StallFloor.
 	StallFloor time.Duration
 	Budget     Budget // Iters between Budget.MinIters and MaxIters
+	// Power, with PowerWindow above zero, reads the devices' power draw
+	// at every point as PointPlan says; the budget's PerPoint should
+	// hold the window.
+	Power       PowerMeter
+	PowerWindow time.Duration
 	// Wanted, when set, names the curves to measure first (a collective
 	// at a group size and layout), so that a budget that runs short
 	// leaves out the others: the curves an export will read. keep is how
@@ -209,7 +214,7 @@ func (s *Suite) curve(ctx context.Context, comm Comm, g Grouping, c *Collective,
 			s.advance(len(s.Sizes)-i, c.Name+" trimmed")
 			break
 		}
-		plan := PointPlan{Iters: func(perCall time.Duration) int {
+		plan := PointPlan{Power: s.Power, PowerWindow: s.PowerWindow, Iters: func(perCall time.Duration) int {
 			if s.tooLong(i, keep, perCall, 0) {
 				return 0
 			}

@@ -17,7 +17,7 @@ type Estimate struct {
 	Curves   int           // those over groups of the whole job, the ones summed
 	Size     int64         // the all-reduce timed
 	PerCall  time.Duration // its time per call
-	Least    time.Duration // those curves' warm-up and fewest iterations at their promised sizes
+	Least    time.Duration // those curves' warm-up, fewest iterations and power windows at their promised sizes
 }
 
 // otherCollShare discounts curves of other collectives than the one timed:
@@ -104,7 +104,7 @@ func (s *Suite) Estimate(ctx context.Context, comm Comm, wantedOnly bool) (Estim
 			share *= otherCollShare
 		}
 		for _, size := range s.Sizes[:w.keep] {
-			e.Least += time.Duration(calls * share * float64(e.PerCall) * float64(size) / float64(e.Size))
+			e.Least += time.Duration(calls*share*float64(e.PerCall)*float64(size)/float64(e.Size)) + s.Budget.PerPoint
 		}
 	}
 	return e, nil
