@@ -87,6 +87,9 @@ type SuiteConfig struct {
 	Check       int      `json:"validation"`
 	BudgetS     float64  `json:"budget_s"` // 0 = no limit
 	ElapsedS    float64  `json:"elapsed_s"`
+	// PowerWindowS is how long each size ran on while the GPUs' power
+	// draw was read, in s; 0 (absent) when it was not read.
+	PowerWindowS float64 `json:"power_window_s,omitempty"`
 	// ProbesLeftOut names each overlap probe the suite left out and why
 	// ("galvatron: the time budget was spent").
 	ProbesLeftOut []string `json:"probes_left_out,omitempty"`
@@ -134,6 +137,22 @@ type Sample struct {
 	Stats  Stats   `json:"stats"`
 	// ProcessUs is each process's own time when the job has several.
 	ProcessUs []float64 `json:"process_us,omitempty"`
+	// Power is what the GPUs drew while the size ran on after its timed
+	// loop; absent unless the profile read it.
+	Power *SamplePower `json:"power,omitempty"`
+}
+
+// SamplePower is the GPUs' power draw at one size, per GPU, as NVML
+// reports it: W is the mean of readings every 100 ms (what
+// AIConfigurator's collector records), CounterW the energy counters'
+// mean over the same window (0 where a GPU has none).
+type SamplePower struct {
+	W        float64 `json:"w"`
+	LimitW   float64 `json:"limit_w"`
+	CounterW float64 `json:"counter_w,omitempty"`
+	Samples  int     `json:"samples"`  // readings averaged, over every GPU
+	Calls    int     `json:"calls"`    // calls in the window
+	WindowS  float64 `json:"window_s"` // its wall time, the longest process's
 }
 
 // ProfileOverlap is one overlap probe.
@@ -183,6 +202,10 @@ func NewProfileCurve(r bench.CurveResult, t, redop string, world int, devs []Dev
 			AlgBW: p.AlgBW, BusBW: p.BusBW, Stats: StatsOf(p.Iter), ProcessUs: p.Procs}
 		if p.Iter.N > 0 {
 			s.TimeUs = p.Iter.P50
+		}
+		if d := row.Power; d.Samples > 0 {
+			s.Power = &SamplePower{W: d.W, LimitW: d.LimitW, CounterW: d.CounterW, Samples: d.Samples, Calls: d.Calls,
+				WindowS: d.Window.Seconds()}
 		}
 		c.Samples = append(c.Samples, s)
 	}

@@ -6,7 +6,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/fixture"
 	"github.com/collbench/collbench/internal/schemacheck"
@@ -169,5 +171,37 @@ func TestProfileLeftOut(t *testing.T) {
 	curves, probes := p.LeftOut()
 	if len(curves) != 1 || curves[0] != "allreduce n=4 consecutive: left out: the time budget was spent" || len(probes) != 1 {
 		t.Errorf("left out: %q, %q", curves, probes)
+	}
+}
+
+// A row whose power was read becomes its sample's power, in the schema's
+// shape, and round-trips; a row without keeps the sample as before.
+func TestProfileSamplePower(t *testing.T) {
+	ar, _ := bench.LookupCollective("allreduce")
+	r := bench.CurveResult{Coll: ar, Grouping: bench.Grouping{Size: 2}, GroupSize: 2, Groups: 1, Rows: []bench.Row{
+		{Size: 1 << 20, Count: 1 << 18, Iters: 5, OutOfPlace: bench.Placement{Time: 40, AlgBW: 26, BusBW: 26}},
+		{Size: 2 << 20, Count: 1 << 19, Iters: 5, OutOfPlace: bench.Placement{Time: 70, AlgBW: 30, BusBW: 30},
+			Power: bench.PowerDraw{W: 412.5, LimitW: 700, CounterW: 409.75, Samples: 22, Calls: 14286, Window: 1002 * time.Millisecond}}}}
+	c := document.NewProfileCurve(r, "float", "sum", 2, nil)
+	if c.Samples[0].Power != nil {
+		t.Errorf("a row without power has %+v", c.Samples[0].Power)
+	}
+	want := document.SamplePower{W: 412.5, LimitW: 700, CounterW: 409.75, Samples: 22, Calls: 14286, WindowS: 1.002}
+	if got := c.Samples[1].Power; got == nil || *got != want {
+		t.Fatalf("power %+v, want %+v", got, want)
+	}
+	p := fixture.Profile(t, 1, 2)
+	p.Suite.PowerWindowS = 1
+	p.Curves = append(p.Curves, c)
+	data := encode(t, p)
+	if err := schemacheck.Validate("../docs/profile.schema.json", data); err != nil {
+		t.Fatalf("a profile with power does not match the schema: %v", err)
+	}
+	if !strings.Contains(string(data), `"power": {`) || !strings.Contains(string(data), `"power_window_s": 1`) {
+		t.Errorf("power not written:\n%s", data)
+	}
+	back, err := document.DecodeProfile(bytes.NewReader(data))
+	if err != nil || !bytes.Equal(encode(t, back), data) {
+		t.Errorf("decode and encode do not round-trip: %v", err)
 	}
 }
