@@ -43,7 +43,11 @@ type ProfileSpec struct {
 	OverlapGEMMs  []string
 	OverlapBytes  int64
 	OverlapTarget time.Duration
-	Args          []string // the command line, recorded in the document
+	// PowerWindow, above zero, runs each size on for this long after its
+	// timed loop while NVML reads the GPUs' power draw (GPU backends
+	// only), which the samples record and AIConfigurator's table carries.
+	PowerWindow time.Duration
+	Args        []string // the command line, recorded in the document
 	// Exports are the export targets the profile is for (export.Targets):
 	// the curves they read are measured first, so that a budget that runs
 	// short leaves out others.
@@ -97,6 +101,8 @@ func (s *ProfileSpec) Plan(world int, isolated bool) (Plan, error) {
 		return p, Usagef("{Budget} cannot be negative")
 	case s.OverlapTarget < 0 || s.OverlapTarget > time.Hour:
 		return p, Usagef("{OverlapTarget} must be between 0 and 3600 seconds")
+	case s.PowerWindow < 0 || s.PowerWindow > maxPowerWindow:
+		return p, Usagef("{PowerWindow} must be between 0 and %v seconds", maxPowerWindow.Seconds())
 	}
 	if err := s.Sweep.Validate(); err != nil {
 		return p, UsageError{err}
@@ -221,6 +227,7 @@ type profileRun struct {
 	// estimated says the budget's estimate ran before the session opened
 	// (estimateFirst), so begin need not time it again.
 	estimated bool
+	meter     *powerMeter // with a power window, this process's GPUs
 }
 
 func (m *profileRun) Check(_ context.Context, j *Job) error {
@@ -236,6 +243,9 @@ func (m *profileRun) Opening(ctx context.Context, j *Job) (Opening, error) {
 	backend, _, err := j.Backend()
 	if err != nil {
 		return Opening{}, err
+	}
+	if spec.PowerWindow > 0 && !OnGPU(backend) {
+		return Opening{}, Usagef("{PowerWindow} reads the GPUs' power draw from NVML; the %s backend drives no GPU", backend.Name())
 	}
 	pp, err := m.probeBudget(OnGPU(backend))
 	if err != nil {
@@ -291,7 +301,7 @@ func (m *profileRun) probeBudget(gpu bool) (probePlan, error) {
 	}
 	overlap := bench.OverlapOptions{Target: target, Cover: probeCover, Timeout: j.Limits.Collective, StallFloor: j.Limits.Watchdog}
 	budget := bench.Budget{Limit: spec.Budget, MinIters: spec.MinIters, MaxIters: spec.Iters, Since: j.Began,
-		Reserve: time.Duration(len(probes)) * overlap.Duration()}
+		Reserve: time.Duration(len(probes)) * overlap.Duration(), PerPoint: spec.PowerWindow}
 	if !budget.Holds(budget.Reserve) {
 		return probePlan{}, Usagef("{Budget} %s cannot hold the overlap probe(s): %d × %s at {OverlapTarget} %s; raise it, lower {OverlapTarget} or pass {NoOverlap}",
 			spec.Budget, len(probes), overlap.Duration().Round(time.Millisecond), target)
@@ -319,7 +329,7 @@ func (m *profileRun) Begin(ctx context.Context, sess *Session) (*document.Profil
 	}
 	doc.Suite = document.SuiteConfig{Type: spec.Type.String(), RedOp: spec.RedOp.String(), GroupSizes: p.GroupSizes, Layouts: spec.Layout,
 		Concurrent: !j.Settings.Grouping.Isolated, Warmup: spec.Warmup, Iters: spec.Iters, MinIters: spec.MinIters, Check: spec.Check,
-		BudgetS: spec.Budget.Seconds(), Sizes: p.Sizes}
+		BudgetS: spec.Budget.Seconds(), Sizes: p.Sizes, PowerWindowS: spec.PowerWindow.Seconds()}
 	for _, c := range spec.Colls {
 		doc.Suite.Collectives = append(doc.Suite.Collectives, c.Name)
 	}
@@ -341,6 +351,12 @@ func (m *profileRun) Begin(ctx context.Context, sess *Session) (*document.Profil
 		if err := budgetHolds(ctx, &m.suite, sess.Comm, spec, j.Began, j.Peers(), 0); err != nil {
 			return nil, 0, err
 		}
+	}
+	if spec.PowerWindow > 0 {
+		if m.meter, err = openMeter(ctx, sess); err != nil {
+			return nil, 0, err
+		}
+		m.suite.Power, m.suite.PowerWindow = m.meter, spec.PowerWindow
 	}
 	m.doc = doc
 	m.points = len(spec.Colls) * len(p.Groupings) * len(p.Sizes)
@@ -380,6 +396,9 @@ func (m *profileRun) Measure(ctx context.Context, out *Recording[document.Profil
 }
 
 func (m *profileRun) Finish(_ context.Context, _ *Recording[document.ProfileCurve], runErr error) error {
+	if m.meter != nil {
+		m.meter.Close()
+	}
 	suiteOrder(m.doc.Curves, m.suite)
 	m.doc.Finished = time.Now().UTC().Format(time.RFC3339)
 	m.doc.Suite.ElapsedS = time.Since(m.start).Seconds()

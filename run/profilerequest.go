@@ -25,6 +25,9 @@ type ProfileRequest struct {
 	OverlapGEMMs       []string
 	OverlapBytes       int64
 	OverlapTarget      float64 // seconds; 0 is the backend's default
+	// PowerWindow is how long, in s, each size runs on while NVML reads
+	// the GPUs' power draw; 0 reads none.
+	PowerWindow float64
 	// Routing shapes alltoallv's traffic when its MoE is set.
 	Routing TrafficRequest
 }
@@ -49,7 +52,7 @@ func (r *ProfileRequest) Spec(args []string) (ProfileSpec, error) {
 	s := ProfileSpec{Sweep: bench.Sweep{Min: r.MinBytes, Max: r.MaxBytes, Factor: r.Factor},
 		Iters: r.Iters, MinIters: r.MinIters, Warmup: r.Warmup, Check: r.Check, Budget: r.Budget,
 		NoOverlap: r.NoOverlap, OverlapGEMMs: r.OverlapGEMMs, OverlapBytes: r.OverlapBytes,
-		OverlapTarget: duration(r.OverlapTarget), Args: args}
+		OverlapTarget: duration(r.OverlapTarget), PowerWindow: duration(r.PowerWindow), Args: args}
 	routed := false
 	for _, name := range strings.Split(r.Colls, ",") {
 		c, err := bench.LookupCollective(strings.TrimSpace(name))

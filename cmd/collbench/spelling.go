@@ -83,6 +83,7 @@ var settingFlags = map[string]string{
 	"OverlapGEMMs":  "--overlap-gemm",
 	"OverlapTarget": "--overlap-target",
 	"PairBytes":     "--pair-size",
+	"PowerWindow":   "--power-window",
 	"Parallel":      "-p",
 	"Passes":        "--passes",
 	"Preset":        "--preset",
