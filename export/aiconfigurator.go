@@ -3,6 +3,7 @@ package export
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,6 +71,17 @@ type aiconfiguratorRow struct {
 	Latency      *float64 `parquet:"latency,optional"` // ms
 }
 
+// aiconfiguratorPowerRow is a row with the two columns the collector
+// adds when it reads power (--measure_power): the GPU's mean draw and its
+// limit, in W. AIConfigurator's loaders read power (energy = power ×
+// latency); a table has both on every row or neither, as a CSV loader
+// reads an empty power as an error.
+type aiconfiguratorPowerRow struct {
+	aiconfiguratorRow
+	Power      *float64 `parquet:"power,optional"`
+	PowerLimit *float64 `parquet:"power_limit,optional"`
+}
+
 // aiconfiguratorFiles renders NVIDIA AIConfigurator's NCCL table twice:
 // nccl_perf.parquet (with its collection_meta.yaml) where current
 // releases read it, and nccl_perf.txt, the CSV its collector stages and
@@ -89,14 +101,32 @@ func aiconfiguratorFiles(p *document.Profile) ([]exportFile, error) {
 	if err != nil {
 		return nil, err
 	}
+	withPower := len(rows) > 0 && rows[0].Power != nil
 	var b strings.Builder
-	b.WriteString("framework,version,device,op_name,kernel_source,nccl_dtype,num_gpus,message_size,latency\n")
+	b.WriteString("framework,version,device,op_name,kernel_source,nccl_dtype,num_gpus,message_size,latency")
+	if withPower {
+		b.WriteString(",power,power_limit")
+	}
+	b.WriteString("\n")
 	for _, r := range rows {
-		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s,%d,%d,%s\n", csvField(*r.Framework), csvField(*r.Version), csvField(*r.Device),
+		fmt.Fprintf(&b, "%s,%s,%s,%s,%s,%s,%d,%d,%s", csvField(*r.Framework), csvField(*r.Version), csvField(*r.Device),
 			*r.OpName, csvField(*r.KernelSource), *r.NCCLDtype, *r.NumGPUs, *r.MessageSize,
 			strconv.FormatFloat(*r.Latency, 'g', -1, 64))
+		if withPower {
+			fmt.Fprintf(&b, ",%s,%s", strconv.FormatFloat(*r.Power, 'g', -1, 64), strconv.FormatFloat(*r.PowerLimit, 'g', -1, 64))
+		}
+		b.WriteString("\n")
 	}
-	pq, err := aiconfiguratorParquet(rows)
+	var pq []byte
+	if withPower {
+		pq, err = aiconfiguratorParquet(rows)
+	} else {
+		plain := make([]aiconfiguratorRow, len(rows))
+		for i, r := range rows {
+			plain[i] = r.aiconfiguratorRow
+		}
+		pq, err = aiconfiguratorParquet(plain)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -114,8 +144,9 @@ const AIConfiguratorTable = "nccl_perf.parquet"
 
 // aiconfiguratorRows are the table's rows: each op, each consecutive
 // group the profile measured of the halvings of the job (the whole job's
-// is required), each size.
-func aiconfiguratorRows(p *document.Profile) ([]aiconfiguratorRow, error) {
+// is required), each size; with power where every curve the table reads
+// has it (a profile with a power window).
+func aiconfiguratorRows(p *document.Profile) ([]aiconfiguratorPowerRow, error) {
 	version, device, source := p.Meta.NCCLVersion, p.Backend, "NCCL"
 	if version == "" {
 		version = p.Backend
@@ -127,8 +158,9 @@ func aiconfiguratorRows(p *document.Profile) ([]aiconfiguratorRow, error) {
 		source = "collbench-" + p.Backend
 	}
 	framework, dtype := "TRTLLM", "half"
-	var rows []aiconfiguratorRow
+	var rows []aiconfiguratorPowerRow
 	world := p.Meta.WorldSize
+	withPower := true
 	for _, op := range aiconfiguratorOps {
 		for _, n := range halvings(world) {
 			c, err := p.Curve(op.coll, n, "consecutive")
@@ -144,11 +176,41 @@ func aiconfiguratorRows(p *document.Profile) ([]aiconfiguratorRow, error) {
 			}
 			for s := int64(aiconfiguratorMin); s <= aiconfiguratorMax; s *= 2 {
 				name, gpus, elems, ms := op.name, int64(n), s/2, m.Time(float64(s))/1e3
-				rows = append(rows, aiconfiguratorRow{&framework, &version, &device, &name, &source, &dtype, &gpus, &elems, &ms})
+				r := aiconfiguratorPowerRow{aiconfiguratorRow: aiconfiguratorRow{&framework, &version, &device, &name, &source, &dtype, &gpus, &elems, &ms}}
+				if pw := nearestPower(c, s); pw != nil {
+					r.Power, r.PowerLimit = &pw.W, &pw.LimitW
+				} else {
+					withPower = false
+				}
+				rows = append(rows, r)
 			}
 		}
 	}
+	if !withPower {
+		for i := range rows {
+			rows[i].Power, rows[i].PowerLimit = nil, nil
+		}
+	}
 	return rows, nil
+}
+
+// nearestPower is the power the curve measured at the size nearest to
+// bytes (by ratio; the smaller of two as near), nil where it measured
+// none. A GPU's draw changes little between sizes twice apart, and the
+// table's rows reach far past the sizes measured.
+func nearestPower(c *document.ProfileCurve, bytes int64) *document.SamplePower {
+	var best *document.SamplePower
+	bestD := math.Inf(1)
+	for i := range c.Samples {
+		s := &c.Samples[i]
+		if s.Power == nil || s.Bytes <= 0 {
+			continue
+		}
+		if d := math.Abs(math.Log2(float64(s.Bytes) / float64(bytes))); d < bestD-1e-12 {
+			best, bestD = s.Power, d
+		}
+	}
+	return best
 }
 
 // aiconfiguratorParquet writes the rows as the parquet table
@@ -156,10 +218,11 @@ func aiconfiguratorRows(p *document.Profile) ([]aiconfiguratorRow, error) {
 // byte arrays (dictionary-encoded), num_gpus and message_size as INT64,
 // latency as DOUBLE, in version 1 data pages: the schema and pages pandas
 // writes from its collector's CSV, and those of the tables it ships.
-func aiconfiguratorParquet(rows []aiconfiguratorRow) ([]byte, error) {
+func aiconfiguratorParquet[R aiconfiguratorRow | aiconfiguratorPowerRow](rows []R) ([]byte, error) {
 	var buf bytes.Buffer
-	schema := parquet.NewSchema("schema", parquet.SchemaOf(aiconfiguratorRow{}))
-	w := parquet.NewGenericWriter[aiconfiguratorRow](&buf, schema, parquet.DataPageVersion(1))
+	var zero R
+	schema := parquet.NewSchema("schema", parquet.SchemaOf(zero))
+	w := parquet.NewGenericWriter[R](&buf, schema, parquet.DataPageVersion(1))
 	if _, err := w.Write(rows); err != nil {
 		return nil, fmt.Errorf("writing %s: %w", AIConfiguratorTable, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/csv"
 	"fmt"
+	"math/bits"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/parquet-go/parquet-go"
 
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/internal/fixture"
 )
 
@@ -137,5 +139,94 @@ func TestAIConfiguratorParquetHoldsTheCSVRows(t *testing.T) {
 				t.Fatalf("row %d: parquet %v, CSV %v", i, got, lines[i+1])
 			}
 		}
+	}
+}
+
+// withPower gives every sample of p the power a GPU drew at its size, as
+// a profile with a power window records it: w(bytes) W of a 700 W limit.
+func withPower(p *document.Profile, w func(bytes int64) float64) {
+	p.Suite.PowerWindowS = 1
+	for i := range p.Curves {
+		for j := range p.Curves[i].Samples {
+			s := &p.Curves[i].Samples[j]
+			s.Power = &document.SamplePower{W: w(s.Bytes), LimitW: 700, Samples: 10, Calls: 1000, WindowS: 1}
+		}
+	}
+}
+
+// A profile that read power gives the table the collector's two power
+// columns, in the CSV and the parquet alike (DOUBLE, as pandas writes
+// them; AIConfigurator's reader takes nothing else for a double): each
+// row the power measured at the nearest size, the smaller of two as
+// near, and the end sizes' power past the ends. A profile without power
+// gives neither column, on no row.
+func TestAIConfiguratorPowerColumns(t *testing.T) {
+	p := fixture.Profile(t, 1, 4)
+	measured := map[int64]bool{}
+	for _, s := range p.Curves[0].Samples {
+		measured[s.Bytes] = true
+	}
+	withPower(p, func(b int64) float64 { return 200 + float64(bits.Len64(uint64(b))) })
+	first, last := p.Curves[0].Samples[0].Bytes, p.Curves[0].Samples[len(p.Curves[0].Samples)-1].Bytes
+	dir := t.TempDir()
+	if _, err := Write(context.Background(), p, "aiconfigurator", dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "nccl_perf.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines, err := csv.NewReader(f).ReadAll()
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := strings.Join(lines[0], ","); !strings.HasSuffix(h, ",latency,power,power_limit") {
+		t.Fatalf("header %s: want power and power_limit after latency", h)
+	}
+	for _, l := range lines[1:] {
+		bytes, _ := strconv.ParseInt(l[7], 10, 64)
+		bytes *= 2 // message_size counts 2-byte elements
+		near := min(max(bytes, first), last)
+		for !measured[near] {
+			near /= 2 // the fixture's sizes are powers of two, some measured
+		}
+		want := 200 + float64(bits.Len64(uint64(near)))
+		if l[9] != strconv.FormatFloat(want, 'g', -1, 64) || l[10] != "700" {
+			t.Fatalf("row %v: power %s W of %s, want %v W (measured at %d B) of 700", l, l[9], l[10], want, near)
+		}
+	}
+	path := filepath.Join(dir, AIConfiguratorDir(p), AIConfiguratorTable)
+	rows, err := parquet.ReadFile[aiconfiguratorPowerRow](path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != len(lines)-1 {
+		t.Fatalf("%d parquet rows, %d CSV rows", len(rows), len(lines)-1)
+	}
+	for i, r := range rows {
+		if r.Power == nil || strconv.FormatFloat(*r.Power, 'g', -1, 64) != lines[i+1][9] || *r.PowerLimit != 700 {
+			t.Fatalf("parquet row %d: power %v, CSV %v", i, r.Power, lines[i+1])
+		}
+	}
+	schema := string(parquetText(t, path))
+	if !strings.Contains(schema, "optional double power;") || !strings.Contains(schema, "optional double power_limit;") {
+		t.Errorf("schema:\n%s", schema)
+	}
+
+	// One curve the table reads without power: no row has any.
+	for i := range p.Curves[0].Samples {
+		p.Curves[0].Samples[i].Power = nil
+	}
+	dir = t.TempDir()
+	if _, err := Write(context.Background(), p, "aiconfigurator", dir, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	txt, err := os.ReadFile(filepath.Join(dir, "nccl_perf.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(txt), "power") {
+		t.Errorf("a table with a curve without power has a power column:\n%.200s", txt)
 	}
 }
