@@ -120,15 +120,7 @@ func TestAIConfiguratorParquetHoldsTheCSVRows(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, err := os.Open(filepath.Join(dir, "nccl_perf.txt"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines, err := csv.NewReader(f).ReadAll()
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
+		lines := readCSV(t, filepath.Join(dir, "nccl_perf.txt"))
 		if len(lines)-1 != len(rows) || len(rows) == 0 {
 			t.Fatalf("%d parquet rows, %d CSV rows", len(rows), len(lines)-1)
 		}
@@ -140,6 +132,21 @@ func TestAIConfiguratorParquetHoldsTheCSVRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readCSV is a CSV file's records, as Python's csv module reads them.
+func readCSV(t *testing.T, path string) [][]string {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	lines, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lines
 }
 
 // withPower gives every sample of p the power a GPU drew at its size, as
@@ -172,15 +179,7 @@ func TestAIConfiguratorPowerColumns(t *testing.T) {
 	if _, err := Write(context.Background(), p, "aiconfigurator", dir, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, "nccl_perf.txt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines, err := csv.NewReader(f).ReadAll()
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
+	lines := readCSV(t, filepath.Join(dir, "nccl_perf.txt"))
 	if h := strings.Join(lines[0], ","); !strings.HasSuffix(h, ",latency,power,power_limit") {
 		t.Fatalf("header %s: want power and power_limit after latency", h)
 	}
