@@ -79,3 +79,28 @@ func TestGPUTuneScriptOnHost(t *testing.T) {
 		t.Errorf("no archive: %v", err)
 	}
 }
+
+// scripts/gpu-power.sh on the host backend (--host): the host refuses a
+// power window with its one line, and a profile without power exports
+// AIConfigurator's table without the power columns.
+func TestGPUPowerScriptOnHost(t *testing.T) {
+	tier.System(t, "a script")
+	bin := builtBinary(t)
+	out := filepath.Join(t.TempDir(), "gpu-power")
+	log, err := exec.Command("bash", "../../scripts/gpu-power.sh", "--host", "--collbench", bin, "--out", out).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	summary, err := os.ReadFile(filepath.Join(out, "summary.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, check := range []string{"PASS  host-refuses-window  (exit 2, one line)", "PASS  host-no-power-column  ("} {
+		if !strings.Contains(string(summary), check) {
+			t.Errorf("no %q in:\n%s", check, summary)
+		}
+	}
+	if _, err := os.Stat(out + ".tgz"); err != nil {
+		t.Errorf("no archive: %v", err)
+	}
+}
