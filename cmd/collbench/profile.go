@@ -47,7 +47,7 @@ func newProfileFlags() *profileFlags {
 	fs.StringArrayVar(&r.OverlapGEMMs, "overlap-gemm", nil, "overlap probe GEMM m,n,k; repeat for several (default: Galvatron's probe plus 4096³ bf16 on GPUs, 256³ float on the host)")
 	fs.Var(size(&r.OverlapBytes), "overlap-bytes", "all-reduce size of the --overlap-gemm probes (default 64M on GPUs, 1M on the host)")
 	fs.Float64Var(&r.OverlapTarget, "overlap-target", r.OverlapTarget, "seconds each overlapped phase runs (default 0.5 on GPUs, 0.05 on the host)")
-	fs.Float64Var(&r.PowerWindow, "power-window", 0, "seconds each size runs on after its timed loop while NVML reads the GPUs' power draw, which the profile and AIConfigurator's table record (GPUs only; AIConfigurator's collector runs 1; 0 = not read)")
+	fs.Float64Var(&r.PowerWindow, "power-window", 0, "seconds each size runs on while NVML reads the GPUs' power draw, for AIConfigurator's table (GPUs only; 0 = not read)")
 	f.JobRequest = run.DefaultJobRequest()
 	f.jobFlags.registerRanks(fs, "call", "run")
 	f.jobFlags.register(fs)
