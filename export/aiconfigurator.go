@@ -97,11 +97,10 @@ type aiconfiguratorPowerRow struct {
 // The table is AIConfigurator's "half" one: message_size counts 2-byte
 // elements of the bytes measured, whatever type the profile moved.
 func aiconfiguratorFiles(p *document.Profile) ([]exportFile, error) {
-	rows, err := aiconfiguratorRows(p)
+	rows, withPower, err := aiconfiguratorRows(p)
 	if err != nil {
 		return nil, err
 	}
-	withPower := len(rows) > 0 && rows[0].Power != nil
 	var b strings.Builder
 	b.WriteString("framework,version,device,op_name,kernel_source,nccl_dtype,num_gpus,message_size,latency")
 	if withPower {
@@ -144,9 +143,9 @@ const AIConfiguratorTable = "nccl_perf.parquet"
 
 // aiconfiguratorRows are the table's rows: each op, each consecutive
 // group the profile measured of the halvings of the job (the whole job's
-// is required), each size; with power where every curve the table reads
-// has it (a profile with a power window).
-func aiconfiguratorRows(p *document.Profile) ([]aiconfiguratorPowerRow, error) {
+// is required), each size; withPower says every row has its power, as
+// every curve the table reads has some (a profile with a power window).
+func aiconfiguratorRows(p *document.Profile) (rows []aiconfiguratorPowerRow, withPower bool, err error) {
 	version, device, source := p.Meta.NCCLVersion, p.Backend, "NCCL"
 	if version == "" {
 		version = p.Backend
@@ -158,21 +157,20 @@ func aiconfiguratorRows(p *document.Profile) ([]aiconfiguratorPowerRow, error) {
 		source = "collbench-" + p.Backend
 	}
 	framework, dtype := "TRTLLM", "half"
-	var rows []aiconfiguratorPowerRow
 	world := p.Meta.WorldSize
-	withPower := true
+	withPower = true
 	for _, op := range aiconfiguratorOps {
 		for _, n := range halvings(world) {
 			c, err := p.Curve(op.coll, n, "consecutive")
 			if err != nil {
 				if n == world {
-					return nil, err
+					return nil, false, err
 				}
 				continue // a smaller group the profile left out
 			}
 			m, err := profiled.Curve(c)
 			if err != nil {
-				return nil, err
+				return nil, false, err
 			}
 			for s := int64(aiconfiguratorMin); s <= aiconfiguratorMax; s *= 2 {
 				name, gpus, elems, ms := op.name, int64(n), s/2, m.Time(float64(s))/1e3
@@ -186,12 +184,7 @@ func aiconfiguratorRows(p *document.Profile) ([]aiconfiguratorPowerRow, error) {
 			}
 		}
 	}
-	if !withPower {
-		for i := range rows {
-			rows[i].Power, rows[i].PowerLimit = nil, nil
-		}
-	}
-	return rows, nil
+	return rows, withPower, nil
 }
 
 // nearestPower is the power the curve measured at the size nearest to

@@ -166,9 +166,7 @@ func (m *Meter) Stop() (Reading, error) {
 	if m.stop == nil {
 		return Reading{}, errors.New("the power meter was not started")
 	}
-	close(m.stop)
-	<-m.done
-	m.stop, m.done = nil, nil
+	m.halt()
 	r := Reading{LimitW: m.limitW, Window: m.now().Sub(m.began)}
 	if m.counted && r.Window > 0 {
 		var mj uint64
@@ -196,9 +194,14 @@ func (m *Meter) Stop() (Reading, error) {
 // Close stops sampling if it runs and shuts NVML down.
 func (m *Meter) Close() {
 	if m.stop != nil {
-		close(m.stop)
-		<-m.done
-		m.stop, m.done = nil, nil
+		m.halt()
 	}
 	m.lib.Shutdown()
+}
+
+// halt ends the sampling goroutine and waits for its last reading.
+func (m *Meter) halt() {
+	close(m.stop)
+	<-m.done
+	m.stop, m.done = nil, nil
 }
