@@ -11,6 +11,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/collbench/collbench/document"
+	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/model/profiled"
 )
 
@@ -42,18 +43,25 @@ const aiconfiguratorMin, aiconfiguratorMax = 2, 64 << 30
 // AIConfiguratorDir is where an export puts the table current
 // AIConfigurator reads, relative to the export folder: its systems/data
 // layout below a system's folder (comm/nccl/<NCCL version>/), so that the
-// folder comm is copied into systems/data/<system>/ whole.
+// folder comm is copied into systems/data/<system>/ whole. It is "" for a
+// profile whose version or backend cannot name a folder, which an export
+// of it refuses.
 func AIConfiguratorDir(p *document.Profile) string {
-	return filepath.Join("comm", "nccl", aiconfiguratorVersion(p))
+	v, err := aiconfiguratorVersion(p)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join("comm", "nccl", v)
 }
 
 // aiconfiguratorVersion names the NCCL the profile loaded, or its backend
-// where it loaded none.
-func aiconfiguratorVersion(p *document.Profile) string {
-	if v := p.Meta.NCCLVersion; v != "" && !strings.ContainsAny(v, `/\`) && v != "." && v != ".." {
-		return v
+// where it loaded none. Both come from the document, so either must be one
+// plain folder name (fileio.Component).
+func aiconfiguratorVersion(p *document.Profile) (string, error) {
+	if v := p.Meta.NCCLVersion; v != "" {
+		return v, fileio.Component("the profile's NCCL version", v)
 	}
-	return p.Backend
+	return p.Backend, fileio.Component("the profile's backend", p.Backend)
 }
 
 // aiconfiguratorRow is one row of AIConfigurator's NCCL table, with the
@@ -97,6 +105,10 @@ type aiconfiguratorPowerRow struct {
 // The table is AIConfigurator's "half" one: message_size counts 2-byte
 // elements of the bytes measured, whatever type the profile moved.
 func aiconfiguratorFiles(p *document.Profile) ([]exportFile, error) {
+	version, err := aiconfiguratorVersion(p)
+	if err != nil {
+		return nil, err
+	}
 	rows, withPower, err := aiconfiguratorRows(p)
 	if err != nil {
 		return nil, err
@@ -129,10 +141,10 @@ func aiconfiguratorFiles(p *document.Profile) ([]exportFile, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir := AIConfiguratorDir(p)
+	dir := filepath.Join("comm", "nccl", version)
 	return []exportFile{
 		{name: filepath.Join(dir, AIConfiguratorTable), data: pq},
-		{name: filepath.Join(dir, "collection_meta.yaml"), data: aiconfiguratorMeta(p)},
+		{name: filepath.Join(dir, "collection_meta.yaml"), data: aiconfiguratorMeta(p, version)},
 		{name: "nccl_perf.txt", data: []byte(b.String())},
 	}, nil
 }
@@ -228,7 +240,7 @@ func aiconfiguratorParquet[R aiconfiguratorRow | aiconfiguratorPowerRow](rows []
 // aiconfiguratorMeta is the collection_meta.yaml AIConfigurator expects
 // beside a table (its strict provenance check refuses a version folder
 // without one): the NCCL table, complete, collected.
-func aiconfiguratorMeta(p *document.Profile) []byte {
+func aiconfiguratorMeta(p *document.Profile, version string) []byte {
 	return []byte(fmt.Sprintf(`# NCCL table measured by collbench (%s backend)
 schema_version: 1
 provenance: collected
@@ -238,7 +250,18 @@ runtime:
 tables:
   nccl_perf:
     status: complete
-`, p.Backend, strconv.Quote(aiconfiguratorVersion(p))))
+`, oneLine(p.Backend), strconv.Quote(version)))
+}
+
+// oneLine is s with its control characters dropped, for a comment line:
+// a backend read from a document cannot start a line of its own.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return -1
+		}
+		return r
+	}, s)
 }
 
 // csvField quotes a field that holds a comma, a quote or a line break,

@@ -226,6 +226,9 @@ func Write(ctx context.Context, p *document.Profile, target, dir string, o Optio
 // checking that none would overwrite a file of keep (fileio.Distinct).
 func writeFiles(ctx context.Context, files []exportFile, dir string, keep []string) ([]string, error) {
 	for _, f := range files {
+		if err := fileio.Local(f.name); err != nil {
+			return nil, err
+		}
 		if err := fileio.Distinct(filepath.Join(dir, f.name), keep); err != nil {
 			return nil, err
 		}
