@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/fileio"
 )
@@ -27,6 +28,7 @@ var perProcessFlags = []string{"output", "output_file", "export-dir", "logs", "h
 // them with rank 0's before anything runs.
 func agreedSettings(fs *pflag.FlagSet) []cluster.Setting {
 	out := []cluster.Setting{{Name: "collbench version", Value: version}, {Name: "the command", Value: fs.Name()}}
+	out = append(out, agreedEnvironment(os.Getenv)...)
 	fs.VisitAll(func(f *pflag.Flag) {
 		if slices.Contains(perProcessFlags, f.Name) {
 			return
@@ -41,6 +43,41 @@ func agreedSettings(fs *pflag.FlagSet) []cluster.Setting {
 		}
 		out = append(out, cluster.Setting{Name: name, Value: f.Value.String()})
 	})
+	return out
+}
+
+// agreedVariables change what every call runs as much as a flag does:
+// the host backend's algorithm, segment, model and tuner file, NCCL's
+// algorithm, protocol and tuner file. Ranks that differ in them would time
+// two algorithms as one result, or fail the check as if the library were
+// wrong. Variables that say where a process logs or finds its devices are
+// its own (COLLBENCH_HOST_TUNING_LOG, NCCL_DEBUG_FILE, NCCL_SOCKET_IFNAME).
+var agreedVariables = []struct {
+	name string
+	file bool // names a file: its contents are agreed, not its path
+}{
+	{host.AlgoVar, false}, {host.SegmentVar, false}, {host.DoublingMaxVar, false}, {host.TunerFileVar, true},
+	{"NCCL_ALGO", false}, {"NCCL_PROTO", false}, {"NCCL_TUNER_CONFIG_FILE", true},
+}
+
+// agreedEnvironment is the agreed variables this process was started with,
+// each under its own name; one that is unset is left out, so a rank that
+// lacks it is named as started without it.
+func agreedEnvironment(getenv func(string) string) []cluster.Setting {
+	var out []cluster.Setting
+	for _, v := range agreedVariables {
+		value := getenv(v.name)
+		if value == "" {
+			continue
+		}
+		if fi, err := os.Stat(value); v.file && err == nil && fi.Mode().IsRegular() {
+			if sum := contentsDigest(value); sum != "" {
+				out = append(out, cluster.Setting{Name: "the contents of " + v.name, Value: sum})
+				continue
+			}
+		}
+		out = append(out, cluster.Setting{Name: v.name, Value: value})
+	}
 	return out
 }
 

@@ -704,27 +704,41 @@ func TestRanksWithOtherSettingsRefused(t *testing.T) {
 	racksA, racksB := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
 	os.WriteFile(racksA, []byte("r0 h0\n"), 0o644)
 	os.WriteFile(racksB, []byte("r0 h0\nr1 h1\n"), 0o644)
+	tunerA, tunerB := filepath.Join(dir, "a.conf"), filepath.Join(dir, "b.conf")
+	os.WriteFile(tunerA, []byte("allreduce,0,65536,ring,64K,-1,-1,-1\n"), 0o644)
+	os.WriteFile(tunerB, []byte("allreduce,0,65536,doubling,64K,-1,-1,-1\n"), 0o644)
 	sweep := []string{"-b", "1K", "-e", "4K", "-n", "2"}
+	ar := append([]string{"allreduce"}, sweep...)
 	for _, tc := range []struct {
-		name     string
-		one, two []string
-		want     string
+		name           string
+		one, two       []string
+		oneEnv, twoEnv []string
+		want           string
 	}{
 		{"sizes", append([]string{"allreduce"}, sweep...), []string{"allreduce", "-b", "2K", "-e", "4K", "-n", "2"},
-			"rank 1 was started with -b 2K, rank 0 with 1K"},
+			nil, nil, "rank 1 was started with -b 2K, rank 0 with 1K"},
 		{"iterations", append([]string{"allreduce"}, sweep...), []string{"allreduce", "-b", "1K", "-e", "4K", "-n", "3"},
-			"rank 1 was started with -n 3, rank 0 with 2"},
+			nil, nil, "rank 1 was started with -n 3, rank 0 with 2"},
 		{"collective", append([]string{"allreduce"}, sweep...), append([]string{"allgather"}, sweep...),
-			"rank 1 was started with the command allgather, rank 0 with allreduce"},
+			nil, nil, "rank 1 was started with the command allgather, rank 0 with allreduce"},
 		{"health", []string{"health", "--pair-size", "1M"}, []string{"health", "--pair-size", "2M"},
-			"rank 1 was started with --pair-size"},
+			nil, nil, "rank 1 was started with --pair-size"},
 		{"the contents of a file", []string{"health", "--racks", racksA}, []string{"health", "--racks", racksB},
-			"rank 1 was started with the contents of --racks"},
+			nil, nil, "rank 1 was started with the contents of --racks"},
+		// The host backend's settings change what runs as much as a flag.
+		{"a host algorithm on one rank", ar, ar, nil, []string{"COLLBENCH_HOST_ALGO=ring"},
+			"rank 1 was started with COLLBENCH_HOST_ALGO ring, which rank 0 has not"},
+		{"host segments", ar, ar, []string{"COLLBENCH_HOST_SEGMENT=64K"}, []string{"COLLBENCH_HOST_SEGMENT=128K"},
+			"rank 1 was started with COLLBENCH_HOST_SEGMENT 128K, rank 0 with 64K"},
+		{"the contents of a host tuner file", ar, ar, []string{"COLLBENCH_HOST_TUNER_FILE=" + tunerA}, []string{"COLLBENCH_HOST_TUNER_FILE=" + tunerB},
+			"rank 1 was started with the contents of COLLBENCH_HOST_TUNER_FILE"},
+		{"NCCL's protocol", ar, ar, []string{"NCCL_PROTO=LL"}, nil,
+			"rank 1 was started without NCCL_PROTO, which rank 0 has as LL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			env := jobEnv(t)
-			p0 := startRank(t, 0, 2, env, nil, tc.one...)
-			p1 := startRank(t, 1, 2, env, nil, tc.two...)
+			p0 := startRank(t, 0, 2, append(slices.Clone(env), tc.oneEnv...), nil, tc.one...)
+			p1 := startRank(t, 1, 2, append(slices.Clone(env), tc.twoEnv...), nil, tc.two...)
 			waitAll(t, 30*time.Second, p0, p1)
 			for i, p := range []*rankProc{p0, p1} {
 				lines := strings.Split(strings.TrimSpace(p.err.String()), "\n")
