@@ -1,9 +1,9 @@
 package charge
 
 import (
+	"bytes"
 	"encoding/csv"
 	"fmt"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +40,10 @@ func readAIConfigurator(path string) (Planner, error) {
 	var rows []aiconfiguratorRow
 	var err error
 	if strings.HasSuffix(path, ".parquet") {
-		rows, err = parquet.ReadFile[aiconfiguratorRow](path)
+		var data []byte
+		if data, err = readExport(path); err == nil {
+			rows, err = parquet.Read[aiconfiguratorRow](bytes.NewReader(data), int64(len(data)))
+		}
 	} else {
 		rows, err = readAIConfiguratorCSV(path)
 	}
@@ -77,12 +80,11 @@ func readAIConfigurator(path string) (Planner, error) {
 // readAIConfiguratorCSV reads nccl_perf.txt, the collector's CSV with a
 // header.
 func readAIConfiguratorCSV(path string) ([]aiconfiguratorRow, error) {
-	f, err := os.Open(path)
+	data, err := readExport(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	rows, err := csv.NewReader(f).ReadAll()
+	rows, err := csv.NewReader(bytes.NewReader(data)).ReadAll()
 	if err != nil {
 		return nil, err
 	}

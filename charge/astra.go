@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 
 	"github.com/collbench/collbench/export"
 )
@@ -19,7 +18,7 @@ type astra struct {
 func (astra) Name() string { return "astra-sim" }
 
 func readAstra(path string) (Planner, error) {
-	data, err := os.ReadFile(path)
+	data, err := readExport(path)
 	if err != nil {
 		return nil, err
 	}

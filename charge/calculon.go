@@ -3,7 +3,6 @@ package charge
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/collbench/collbench/export"
 )
@@ -46,7 +45,7 @@ type calculon struct {
 func (calculon) Name() string { return "calculon" }
 
 func readCalculon(path string) (Planner, error) {
-	data, err := os.ReadFile(path)
+	data, err := readExport(path)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 
 	"github.com/collbench/collbench/export"
+	"github.com/collbench/collbench/fileio"
 )
 
 // Call is one call of a plan as collbench predict counts it: a
@@ -74,4 +75,11 @@ func Open(dir string) ([]Planner, error) {
 		return nil, fmt.Errorf("%s holds no planner export collbench charges calls from (AIConfigurator's comm/nccl/*/nccl_perf.parquet or nccl_perf.txt, calculon_networks.json, Galvatron's sp_time, an ASTRA-sim workload's astra_trace.json, simai_analytical.args, busbw.yaml)", dir)
 	}
 	return out, nil
+}
+
+// readExport reads one of an export's files: a regular file, as the
+// export wrote it (fileio.ReadRegular). A FIFO or a device put under a
+// planner's file name is refused, never waited on.
+func readExport(path string) ([]byte, error) {
+	return fileio.ReadRegular(path, fileio.MaxInput)
 }

@@ -3,7 +3,6 @@ package charge
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -34,7 +33,7 @@ func readGalvatron(dir string) (Planner, error) {
 		if err != nil {
 			return nil, err
 		}
-		data, err := os.ReadFile(path)
+		data, err := readExport(path)
 		if err != nil {
 			return nil, err
 		}

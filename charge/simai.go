@@ -2,9 +2,9 @@ package charge
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -44,7 +44,7 @@ func readSimAI(path string) (Planner, error) {
 // readSimAIArgs reads simai_analytical.args, SimAI_analytical's flags:
 // the GPUs and NICs per server, and -nv and -nic where given.
 func readSimAIArgs(path string) (simai, error) {
-	data, err := os.ReadFile(path)
+	data, err := readExport(path)
 	if err != nil {
 		return simai{}, err
 	}
@@ -75,13 +75,12 @@ func readSimAIArgs(path string) (simai, error) {
 // readRatioCSV reads a ratio table as readCSV does: the first line
 // skipped, empty cells 1.
 func readRatioCSV(path string) ([][]float64, error) {
-	f, err := os.Open(path)
+	data, err := readExport(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	var rows [][]float64
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	for first := true; sc.Scan(); first = false {
 		if first || strings.TrimSpace(sc.Text()) == "" {
 			continue

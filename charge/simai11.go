@@ -2,9 +2,9 @@ package charge
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,16 +30,15 @@ func (simai11) Name() string { return "simai-1.1" }
 // before its comma; a null is no value. The GPUs per server come from
 // simai_analytical.args beside it.
 func readSimAI11(path string) (Planner, error) {
-	f, err := os.Open(path)
+	data, err := readExport(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
 	s := simai11{bw: map[string]map[string]float64{}}
 	for _, sec := range []string{"TP", "DP", "EP", "PP"} {
 		s.bw[sec] = map[string]float64{"allreduce": -1, "allgather": -1, "reducescatter": -1, "alltoall": -1, "busbw": -1}
 	}
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(data))
 	section := ""
 	for first := true; sc.Scan(); first = false {
 		line := strings.Trim(sc.Text(), " ")

@@ -120,3 +120,52 @@ func Distinct(output string, inputs []string) error {
 	}
 	return nil
 }
+
+// ReadRegular returns the contents of path, a regular file of at most
+// limit bytes: for files collbench looks for by name in a folder (a
+// planner's export), where a FIFO, a device or a folder put under that
+// name is refused rather than read, so nothing can hold the command. The
+// file is opened without waiting (O_NONBLOCK) and checked again once open,
+// so a FIFO put there in between is refused too.
+func ReadRegular(path string, limit int64) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if !st.Mode().IsRegular() {
+		return nil, notRegular(st.Mode())
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, notRegular(st.Mode())
+	}
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, unwrapPath(err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("larger than %s, which no collbench document is", sizeText(limit))
+	}
+	return data, nil
+}
+
+// notRegular says what a file that should be regular is instead.
+func notRegular(m fs.FileMode) error {
+	switch {
+	case m.IsDir():
+		return errors.New("it is a directory, not a regular file")
+	case m&fs.ModeNamedPipe != 0:
+		return errors.New("it is a FIFO, not a regular file")
+	case m&fs.ModeDevice != 0:
+		return errors.New("it is a device, not a regular file")
+	default:
+		return errors.New("not a regular file")
+	}
+}

@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"os"
+	"syscall"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/bench/host"
@@ -51,13 +52,53 @@ func hostTuning(getenv func(string) string) (host.Tuning, error) {
 		t.Table = host.Rules(rows)
 	}
 	if path := getenv(host.TuningLogVar); path != "" {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		f, err := openTuningLog(path)
 		if err != nil {
 			return t, UsageError{fmt.Errorf("%s=%s: %w", host.TuningLogVar, path, err)}
 		}
 		t.Log = f // written for the rest of the process, closed at its exit
 	}
 	return t, nil
+}
+
+// openTuningLog opens the host backend's log for appending. It is a
+// regular file or a character device (/dev/null, /dev/stderr): a FIFO
+// would hold the open until some reader came, deaf to an interrupt, and a
+// socket or folder cannot be appended to. The check and the open do not
+// block: O_NONBLOCK keeps a FIFO put there in between from waiting.
+func openTuningLog(path string) (*os.File, error) {
+	if st, err := os.Stat(path); err == nil {
+		if err := appendable(st.Mode()); err != nil {
+			return nil, err
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND|syscall.O_NONBLOCK, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err == nil {
+		err = appendable(st.Mode())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// appendable refuses what a log cannot be appended to without waiting.
+func appendable(m os.FileMode) error {
+	switch {
+	case m.IsRegular(), m&os.ModeCharDevice != 0:
+		return nil
+	case m.IsDir():
+		return fmt.Errorf("a directory: name a regular file")
+	case m&os.ModeNamedPipe != 0:
+		return fmt.Errorf("a FIFO: name a regular file")
+	default:
+		return fmt.Errorf("not a regular file")
+	}
 }
 
 // readTunerFile reads a regular file of at most maxTunerFile bytes.

@@ -35,6 +35,10 @@ func TestHostTuningFromEnv(t *testing.T) {
 		{map[string]string{host.TunerFileVar: filepath.Join(dir, "missing")}, "no such file"},
 		{map[string]string{host.TuningLogVar: filepath.Join(dir, "no", "log")}, "COLLBENCH_HOST_TUNING_LOG="},
 		{map[string]string{host.DoublingMaxVar: "-5"}, "COLLBENCH_HOST_DOUBLING_MAX=-5: invalid size"},
+		// A FIFO as the log would block the open until a reader came,
+		// deaf to an interrupt; a folder cannot be appended to.
+		{map[string]string{host.TuningLogVar: fifo}, "COLLBENCH_HOST_TUNING_LOG=" + fifo + ": a FIFO: name a regular file"},
+		{map[string]string{host.TuningLogVar: dir}, "a directory: name a regular file"},
 	}
 	for _, c := range cases {
 		_, err := hostTuning(func(k string) string { return c.env[k] })

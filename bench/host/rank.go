@@ -56,13 +56,17 @@ func (r *rank) run(op bench.Op, index int, shift int64) error {
 		return err
 	}
 	c.algo, c.seg = ch.Algorithm, int(ch.Segment)
+	algo := algorithms[op.Coll.ID]
+	if algo == nil {
+		return errUnsupported(op.Coll.Name)
+	}
+	if err := algo(r, c); err != nil {
+		return err
+	}
 	if c.algo != "" {
-		r.logChoice(c, ch)
+		return r.logChoice(c, ch) // after the call, which every rank finished
 	}
-	if algo := algorithms[op.Coll.ID]; algo != nil {
-		return algo(r, c)
-	}
-	return errUnsupported(op.Coll.Name)
+	return nil
 }
 
 // algorithms is the host backend's implementation of each collective.

@@ -234,15 +234,21 @@ func (r *rank) choose(c call, bytes int64) (Choice, error) {
 // NCCL_DEBUG_SUBSYS=TUNING: "AllReduce: 1048576 Bytes -> Algo RING proto
 // 256K channel{Lo..Hi}={0..0}", bytes being the call's count times its
 // element size (for all-gather and reduce-scatter, one rank's share).
-func (r *rank) logChoice(c call, ch Choice) {
+//
+// A line that cannot be written fails the call: a log that silently
+// lost its lines would read as calls that chose nothing.
+func (r *rank) logChoice(c call, ch Choice) error {
 	w := r.tuning.Log
 	if w == nil || r.id != 0 || r.info.Group != 0 {
-		return
+		return nil
 	}
 	logMu.Lock()
 	defer logMu.Unlock()
-	fmt.Fprintf(w, "%s: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..0}\n", tunerNames[c.Coll.ID][1],
-		c.Counts.Param*int64(c.elt), strings.ToUpper(ch.Algorithm), bench.FormatSize(ch.Segment))
+	if _, err := fmt.Fprintf(w, "%s: %d Bytes -> Algo %s proto %s channel{Lo..Hi}={0..0}\n", tunerNames[c.Coll.ID][1],
+		c.Counts.Param*int64(c.elt), strings.ToUpper(ch.Algorithm), bench.FormatSize(ch.Segment)); err != nil {
+		return fmt.Errorf("logging the host backend's choice (%s): %w", TuningLogVar, err)
+	}
+	return nil
 }
 
 // logMu keeps the lines of several processes' ranks whole where they
