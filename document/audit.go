@@ -1,6 +1,7 @@
 package document
 
 import (
+	"fmt"
 	"io"
 )
 
@@ -124,8 +125,13 @@ func DecodeSaved(r io.Reader) (Saved, error) {
 	}
 	if d.head.Schema == AuditSchemaName {
 		var a AuditRun
-		err := d.decodeSince(AuditSchemaName, 1, AuditSchemaVersion, "collbench audit record", &a)
-		return Saved{Audit: &a}, err
+		if err := d.decodeSince(AuditSchemaName, 1, AuditSchemaVersion, "collbench audit record", &a); err != nil {
+			return Saved{}, err
+		}
+		if err := a.validate(); err != nil {
+			return Saved{}, fmt.Errorf("collbench audit record: %w", err)
+		}
+		return Saved{Audit: &a}, nil
 	}
 	run, err := d.run()
 	return Saved{Run: run}, err

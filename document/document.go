@@ -108,6 +108,9 @@ func (d *versioned) run() (*Run, error) {
 	if err := d.decodeSince(SchemaName, 1, SchemaVersion, "collbench run", &run); err != nil {
 		return nil, err
 	}
+	if err := run.validate(); err != nil {
+		return nil, fmt.Errorf("collbench run: %w", err)
+	}
 	return &run, nil
 }
 
