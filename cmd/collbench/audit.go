@@ -109,11 +109,17 @@ func (f *auditFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr 
 	if errors.As(err, &refused) {
 		return usageError{Err: err}
 	}
+	if err == nil {
+		err = interrupted(ctx)
+	}
 	if err != nil {
 		return err
 	}
 	if j.Rank == 0 {
 		report.Audit(stdout, res.Record)
+		if err := interrupted(ctx); err != nil {
+			return err
+		}
 		if f.record != "" {
 			if err := fileio.Save(ctx, f.record, stdout, res.Record.Encode); err != nil {
 				return err

@@ -168,3 +168,14 @@ func checkFormat(format string, allowed ...string) error {
 	last := len(allowed) - 1
 	return usagef("unknown --format %q (want %s or %s)", format, strings.Join(allowed[:last], ", "), allowed[last])
 }
+
+// interrupted is ctx's cause once an interrupt has ended it: a command
+// whose last round finished just before Ctrl-C still stops there, exit
+// 130, and writes none of the files it was asked for, rather than report
+// as finished what the user cut short.
+func interrupted(ctx context.Context) error {
+	if ctx.Err() != nil {
+		return context.Cause(ctx)
+	}
+	return nil
+}

@@ -108,6 +108,9 @@ func (f *tuneFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 	if errors.As(err, &refused) {
 		return usageError{Err: err}
 	}
+	if err == nil {
+		err = interrupted(ctx)
+	}
 	if err != nil || j.Rank != 0 {
 		return err
 	}
@@ -120,11 +123,17 @@ func (f *tuneFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 			continue
 		}
 		data := w.data
+		if err := interrupted(ctx); err != nil {
+			return err
+		}
 		if err := fileio.Save(ctx, w.path, stdout, func(out io.Writer) error { _, err := io.Copy(out, bytes.NewReader(data)); return err }); err != nil {
 			return err
 		}
 	}
 	if f.record != "" {
+		if err := interrupted(ctx); err != nil {
+			return err
+		}
 		if err := fileio.Save(ctx, f.record, stdout, res.Record.Encode); err != nil {
 			return err
 		}
