@@ -61,7 +61,8 @@ type Options struct {
 	Cycles int // -N, 0 = until interrupted
 	Check  int // -c
 	// Bitwise is how many calls after a reference call each placement's
-	// output is compared with it bit for bit (nccl-tests' -B); 0 none.
+	// output is compared with it bit for bit (nccl-tests' -B); 0 none, at
+	// most MaxBitwise.
 	Bitwise int
 	// OrderInputs gives the bitwise check's calls inputs that show the
 	// order of a reduction (values of many magnitudes, the same for an
@@ -99,6 +100,11 @@ type Options struct {
 	Estimate bool
 }
 
+// MaxBitwise bounds the bitwise check's repeats: a million calls of every
+// size already take minutes at the smallest; more is a typo, which would
+// otherwise run silently for hours.
+const MaxBitwise = 1 << 20
+
 // Validate checks the options against communicators of nranks ranks and
 // returns them as the engine runs them (nccl-tests' adjustments applied);
 // o itself is left as it was.
@@ -122,6 +128,8 @@ func (o Options) Validate(nranks int) (Options, error) {
 		return o, setting.Errorf("check passes ({Check}) cannot be negative (got %d)", o.Check)
 	case o.Bitwise < 0:
 		return o, setting.Errorf("bitwise repeats ({Bitwise}) cannot be negative (got %d)", o.Bitwise)
+	case o.Bitwise > MaxBitwise:
+		return o, setting.Errorf("bitwise repeats ({Bitwise}) must be at most %d (got %d)", MaxBitwise, o.Bitwise)
 	case o.Blocking < Async || o.Blocking > SyncPerCallBarrierPerIter:
 		return o, setting.Errorf("blocking mode ({Blocking}) must be 0, 1, 2 or 3 (got %d)", o.Blocking)
 	case o.Graph < 0:

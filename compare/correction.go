@@ -92,6 +92,21 @@ func Adjust(ps []float64, c Correction) []float64 {
 // below 1e-11 after 20.
 const MaxRounds = 1000
 
+// MinAlpha is the smallest significance a run may ask for. Below it the
+// rounds that could show a difference grow past what anyone means to wait
+// for (1e-320 asks for 980 rounds a side), which is a slip of the keyboard,
+// not a plan.
+const MinAlpha = 1e-6
+
+// CheckAlpha refuses a significance that is not a number from MinAlpha up
+// to, not including, 1.
+func CheckAlpha(alpha float64) error {
+	if !(alpha >= MinAlpha && alpha < 1) {
+		return fmt.Errorf("--alpha must be from %g up to 1 (got %g)", MinAlpha, alpha)
+	}
+	return nil
+}
+
 // RoundsNeeded is the least number of rounds a side, at least from, with
 // which the rank-sum test can show one difference among tests comparisons
 // at alpha: the two samples wholly apart give a p-value whose adjustment

@@ -154,13 +154,17 @@ func TestAuditBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{}, "no sweep given"},
-		{[]string{"--repeats", "0", "--", "allreduce"}, "--repeats must be at least 1 (got 0)"},
+		{[]string{"--repeats", "0", "--", "allreduce"}, "--repeats must be between 1 and 1048576 (got 0)"},
+		{[]string{"--repeats", "9223372036854775807", "--", "allreduce"}, "--repeats must be between 1 and 1048576 (got 9223372036854775807)"},
+		{[]string{"--arm-timeout", "-1", "--", "allreduce"}, "--arm-timeout must be 0 (automatic) or between 0.001"},
+		{[]string{"--arm-timeout", "1e-9", "--", "allreduce"}, "--arm-timeout must be 0 (automatic) or between 0.001"},
 		{[]string{"--", "nosuch"}, `"nosuch" is not a collective`},
 		{[]string{"--", "allreduce", "-B", "2"}, "-B, --order-inputs and --keep-outputs are audit's to set"},
 		{[]string{"--", "allreduce", "--keep-outputs", "x"}, "--order-inputs and --keep-outputs are about the bitwise check's calls"},
 		{[]string{"--channels", "0", "--", "allreduce"}, `--channels: "0" is not a channel count from 1 to 64`},
 		{[]string{"--algorithms", "spiral", "--", "allreduce"}, `--algorithms: "spiral" is not one`},
-		{[]string{"--alpha", "1", "--", "allreduce"}, "--alpha between 0 and 1"},
+		{[]string{"--alpha", "1", "--", "allreduce"}, "--alpha must be from 1e-06 up to 1"},
+		{[]string{"--alpha", "1e-320", "--", "allreduce"}, "--alpha must be from 1e-06 up to 1"},
 		{[]string{"--", "allreduce", "-J", "x.json"}, "--output_file is audit's to set"},
 		{[]string{"-q", "--channels", "2", "--", "allreduce", "-g", "2", "-b", "1K", "-e", "1K", "--backend", "host"}, "the host backend runs one channel"},
 	} {

@@ -74,6 +74,7 @@ func TestBadInput(t *testing.T) {
 		{"zero size", []string{"allreduce", "-b", "0"}, "must be positive"},
 		{"negative size", []string{"allreduce", "-b", "-8"}, "cannot be negative"},
 		{"negative bitwise repeats", []string{"allreduce", "-B", "-1"}, "bitwise repeats (-B) cannot be negative (got -1)"},
+		{"bitwise repeats past the bound", []string{"allreduce", "-B", "2000000"}, "bitwise repeats (-B) must be at most 1048576 (got 2000000)"},
 		{"bad suffix", []string{"allreduce", "-e", "8T"}, "invalid size"},
 		{"unknown collective", []string{"allshuffle"}, "unknown command"},
 		{"unknown type", []string{"allreduce", "-d", "float128"}, "unknown data type"},
