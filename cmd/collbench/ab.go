@@ -77,7 +77,7 @@ func (f *abFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.
 	j, err := joinArmsJob(ctx, fs, f.rendezvous, f.logs, stderr, func(procs int) (inputs []string, err error) {
 		arms, inputs, err = f.check(sweep, procs)
 		return inputs, err
-	}, f.output)
+	}, "output_file")
 	if err != nil {
 		return err
 	}
@@ -191,9 +191,6 @@ func (f *abFlags) check(sweep []string, procs int) (arms []ab.Arm, inputs []stri
 	}
 	if _, err := compare.ParseCorrection(f.correction); err != nil {
 		return nil, nil, usagef("--correction: %v", err)
-	}
-	if f.output != "" && f.logs != "" && sameFile(f.output, f.logs) {
-		return nil, nil, usagef("-J %s and --logs %s are one path: -J is a file, --logs a folder; name two", f.output, f.logs)
 	}
 	coll, err := bench.LookupCollective(sweep[0])
 	if err != nil {

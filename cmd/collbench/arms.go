@@ -32,11 +32,12 @@ func (j *armsJob) processes(sweep []string, logs string, armTimeout float64) ab.
 
 // joinArmsJob places this process in the command's job, lets check see
 // how many processes it has (it returns the files the arms read), refuses
-// on rank 0 the outputs that cannot be written or would replace one of
-// those inputs, and makes the logs folder, then meets the other
-// processes. The caller closes the job.
+// on rank 0 the outputs that cannot be written, would replace one of
+// those inputs or are the logs folder, and makes the logs folder, then
+// meets the other processes. outputFlags name the flags of the files the
+// command writes. The caller closes the job.
 func joinArmsJob(ctx context.Context, fs *pflag.FlagSet, rendezvous, logs string, stderr io.Writer,
-	check func(procs int) (inputs []string, err error), outputs ...string) (*armsJob, error) {
+	check func(procs int) (inputs []string, err error), outputFlags ...string) (*armsJob, error) {
 	command := fs.Name()
 	j, err := run.NewJob(run.Settings{RanksPerProc: 1, Rendezvous: rendezvous, Version: version, Agreed: agreedSettings(fs)}, os.Getenv,
 		func(format string, a ...any) { fmt.Fprintf(stderr, "collbench "+command+": "+format+"\n", a...) })
@@ -52,6 +53,15 @@ func joinArmsJob(ctx context.Context, fs *pflag.FlagSet, rendezvous, logs string
 		return nil, fmt.Errorf("finding this program: %w", err)
 	}
 	if j.Rank == 0 {
+		var outputs []string
+		for _, name := range outputFlags {
+			out := fs.Lookup(name).Value.String()
+			if out != "" && logs != "" && sameFile(out, logs) {
+				return nil, usagef("%s %s and --logs %s are one path: %s is a file, --logs a folder; name two",
+					flagSpelling(fs, name), out, logs, flagSpelling(fs, name))
+			}
+			outputs = append(outputs, out)
+		}
 		if err := checkFiles(inputs, outputs...)(); err != nil {
 			return nil, err
 		}
@@ -65,6 +75,15 @@ func joinArmsJob(ctx context.Context, fs *pflag.FlagSet, rendezvous, logs string
 		return nil, err
 	}
 	return &armsJob{Job: j, exe: exe}, nil
+}
+
+// flagSpelling is how a flag of fs is written: its shorthand where it has
+// one (-J), else its name (--measured).
+func flagSpelling(fs *pflag.FlagSet, name string) string {
+	if f := fs.Lookup(name); f != nil && f.Shorthand != "" {
+		return "-" + f.Shorthand
+	}
+	return "--" + name
 }
 
 // registerArmTimeout adds --arm-timeout to a command that runs arms.

@@ -73,7 +73,7 @@ func (f *auditFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr 
 	j, err := joinArmsJob(ctx, fs, f.rendezvous, f.logs, stderr, func(procs int) (inputs []string, err error) {
 		space, inputs, err = f.check(sweep, procs)
 		return inputs, err
-	}, f.record)
+	}, "output_file")
 	if err != nil {
 		return err
 	}

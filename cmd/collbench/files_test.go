@@ -328,3 +328,69 @@ func TestOutputsAreNotInputs(t *testing.T) {
 		}
 	}
 }
+
+// The files the environment names count as a command's files: a tuner
+// file the library or the host backend reads is an input no output may
+// replace, the host backend's log is appended to and may be no input nor
+// another output, and the commands that run turns refuse a -J or -o that
+// is the --logs folder before anything runs, keeping what was there.
+func TestEnvironmentFilesAndLogsAreChecked(t *testing.T) {
+	selfEnv(t)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "t.conf")
+	refs := filepath.Join(dir, "refs.json")
+	table := `{"version": 1, "entries": [{"id": "site-h100-ar", "gpu": "H100", "link": "NVLink4", "gpus_per_node": 8, "nodes_min": 1,
+		"collective": "allreduce", "busbw_gbps": 360, "source": "site acceptance run"}]}`
+	sweep := []string{"--", "allreduce", "-g", "2", "-b", "1K", "-e", "4K", "-n", "2"}
+	for _, c := range []struct {
+		name  string
+		env   [][2]string
+		args  []string
+		want  string
+		input string
+	}{
+		{"a host tuner file as tune's output", [][2]string{{"COLLBENCH_HOST_TUNER_FILE", conf}},
+			append([]string{"tune", "-q", "--algorithms", "ring", "-o", conf}, sweep...), "is the input " + conf + ", which COLLBENCH_HOST_TUNER_FILE names", conf},
+		{"NCCL's tuner file as -J", [][2]string{{"NCCL_TUNER_CONFIG_FILE", conf}},
+			[]string{"allreduce", "-g", "2", "-b", "8", "-e", "8", "-J", conf}, "which NCCL_TUNER_CONFIG_FILE names", conf},
+		{"the host log as an input", [][2]string{{"COLLBENCH_HOST_TUNING_LOG", refs}},
+			[]string{"allreduce", "-g", "2", "-b", "8", "-e", "8", "--references", refs}, "COLLBENCH_HOST_TUNING_LOG=" + refs + ": the output " + refs + " is the input", refs},
+		{"the host log as -J", [][2]string{{"COLLBENCH_HOST_TUNING_LOG", filepath.Join(dir, "log")}},
+			[]string{"allreduce", "-g", "2", "-b", "8", "-e", "8", "-J", filepath.Join(dir, "log")}, "are one file, written twice", ""},
+		{"tune's -J as its --logs", nil,
+			append([]string{"tune", "-q", "--algorithms", "ring", "-o", filepath.Join(dir, "o.conf"), "-J", filepath.Join(dir, "t.json"), "--logs", filepath.Join(dir, "t.json")}, sweep...),
+			"-J " + filepath.Join(dir, "t.json") + " and --logs " + filepath.Join(dir, "t.json") + " are one path", ""},
+		{"tune's -o as its --logs", nil,
+			append([]string{"tune", "-q", "--algorithms", "ring", "-o", filepath.Join(dir, "o.conf"), "--logs", filepath.Join(dir, "o.conf")}, sweep...),
+			"-o " + filepath.Join(dir, "o.conf") + " and --logs", ""},
+		{"audit's -J as its --logs", nil,
+			append([]string{"audit", "-q", "-J", filepath.Join(dir, "a.json"), "--logs", filepath.Join(dir, "a.json")}, sweep...),
+			"-J " + filepath.Join(dir, "a.json") + " and --logs " + filepath.Join(dir, "a.json") + " are one path", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.WriteFile(conf, []byte("allreduce,0,65536,ring,64K,-1,-1,-1\n"), 0o644)
+			os.WriteFile(refs, []byte(table), 0o644)
+			for _, kv := range c.env {
+				t.Setenv(kv[0], kv[1])
+			}
+			var before []byte
+			if c.input != "" {
+				before, _ = os.ReadFile(c.input)
+			}
+			code, out, errOut := runCLI(c.args...)
+			if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+				t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", code, out, errOut, c.want)
+			}
+			if c.input != "" {
+				if after, _ := os.ReadFile(c.input); !bytes.Equal(before, after) {
+					t.Errorf("%s changed", c.input)
+				}
+			}
+			for _, f := range []string{"t.json", "a.json", "o.conf"} {
+				if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+					t.Errorf("%s made", f)
+				}
+			}
+		})
+	}
+}

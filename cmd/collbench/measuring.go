@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/cluster"
 	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/libpath"
@@ -108,10 +109,20 @@ func withLibFlag(err error) error {
 // checkFiles refuses, before anything runs, an output that cannot be
 // written, one that is one of the inputs (writing it would destroy what
 // was read), and two outputs that are one file (the second would replace
-// the first).
+// the first). The files the environment names count too: the tuner files
+// as inputs, the host backend's log as an output that is appended to.
 func checkFiles(inputs []string, outputs ...string) func() error {
 	return func() error {
+		inputs := append(slices.Clone(inputs), envFiles(os.Getenv, false)...)
 		var seen []string
+		// The host backend's log is appended to, never replaced: it may
+		// be no input, and no output may be it.
+		for _, p := range envFiles(os.Getenv, true) {
+			if err := fileio.Distinct(p, inputs); err != nil {
+				return usagef("%s=%s: %v", host.TuningLogVar, p, err)
+			}
+			seen = append(seen, p)
+		}
 		for _, p := range outputs {
 			if p == "" || p == fileio.Stdout {
 				continue
@@ -120,6 +131,12 @@ func checkFiles(inputs []string, outputs ...string) func() error {
 				return usageError{Err: err}
 			}
 			if err := fileio.Distinct(p, inputs); err != nil { // an empty input names no file
+				var same *fileio.SameFileError
+				if errors.As(err, &same) {
+					if v := envVarNaming(os.Getenv, same.Input); v != "" {
+						return usagef("the output %s is the input %s, which %s names; write to another file", same.Output, same.Input, v)
+					}
+				}
 				return usageError{Err: err}
 			}
 			for _, q := range seen {
@@ -131,6 +148,35 @@ func checkFiles(inputs []string, outputs ...string) func() error {
 		}
 		return nil
 	}
+}
+
+// envFiles are the files the environment names for the library and the
+// host backend: the tuner files they read (logs false), or the host
+// backend's log it appends to (logs true).
+func envFiles(getenv func(string) string, logs bool) []string {
+	var out []string
+	for _, v := range envFileVars {
+		if p := getenv(v.name); p != "" && v.log == logs {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// envFileVars are the variables that name files: read, or appended to.
+var envFileVars = []struct {
+	name string
+	log  bool
+}{{host.TunerFileVar, false}, {"NCCL_TUNER_CONFIG_FILE", false}, {host.TuningLogVar, true}}
+
+// envVarNaming is the variable of envFileVars that names path, "" if none.
+func envVarNaming(getenv func(string) string, path string) string {
+	for _, v := range envFileVars {
+		if p := getenv(v.name); p != "" && p == path {
+			return v.name
+		}
+	}
+	return ""
 }
 
 // sameFile says whether two names are one file: the same file where it

@@ -83,7 +83,7 @@ func (f *tuneFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 	j, err := joinArmsJob(ctx, fs, f.rendezvous, f.logs, stderr, func(procs int) (inputs []string, err error) {
 		space, inputs, err = f.check(sweep, procs)
 		return append(inputs, f.plugin), err
-	}, f.output, f.measured, f.record)
+	}, "output", "measured", "output_file")
 	if err != nil {
 		return err
 	}
