@@ -17,7 +17,7 @@ func keepCall(t *testing.T, dir string, ranks int, count int64, inPlace bool, va
 	t.Helper()
 	ar, _ := bench.LookupCollective("allreduce")
 	op := bench.Op{Coll: ar, Type: numeric.Float32, RedOp: numeric.Sum, Root: -1, InPlace: inPlace, Counts: ar.Counts(count, 4, ranks)}
-	keep := kept.Keep(dir)
+	keep := kept.Keep(dir, false)
 	for r := 0; r < ranks; r++ {
 		out := make([]byte, 4*count)
 		for i := int64(0); i < count; i++ {

@@ -95,7 +95,7 @@ func (e *Engine) bitwise(ctx context.Context, op Op, call func(each func(local, 
 		err := call(func(_, rank int, out []byte) {
 			ref = append(ref, bytes.Clone(out))
 			if e.Opts.Reference != nil && kept == nil {
-				kept = e.Opts.Reference(Kept{Op: op, Rank: rank, Output: out})
+				kept = e.Opts.Reference(Kept{Op: op, Rank: rank, Cycle: e.cycle, Output: out})
 			}
 		})
 		if err == nil && kept != nil {

@@ -28,6 +28,7 @@ type Engine struct {
 	cut     float64
 	cutAll  bool       // every process was cut: the combined time is theirs
 	rep     int        // verification repetition, varies the data between checks
+	cycle   int        // the run cycle (-N) being measured, from 0
 	watch   StallWatch // what the run has measured, to bound its waits
 	scratch struct{ want, got []byte }
 }
@@ -94,6 +95,7 @@ func (e *Engine) timeTest(ctx context.Context, t numeric.DataType, redop numeric
 		}
 	}
 	for cycle := 0; o.Cycles == 0 || cycle < o.Cycles; cycle++ {
+		e.cycle = cycle
 		for _, size := range o.Sweep.Sizes() {
 			oop := e.op(size, t, redop, root, false)
 			row := Row{Size: oop.Footprint(), Count: oop.Counts.Param, Type: t, Op: redop, Root: root, Iters: o.Iters}

@@ -67,10 +67,11 @@ func orderSeed(op Op) uint64 {
 }
 
 // Kept is one rank's output of a bitwise check's reference call, handed
-// to Options.Reference: the case it answers, the rank, and the bytes,
-// good only until the hook returns.
+// to Options.Reference: the case it answers, the rank, the run cycle (-N)
+// from 0, and the bytes, good only until the hook returns.
 type Kept struct {
 	Op     Op
 	Rank   int
+	Cycle  int
 	Output []byte
 }

@@ -105,7 +105,10 @@ func (r *SweepRequest) Options(coll *bench.Collective, job JobRequest, opChanged
 		Estimate: r.Estimate, OrderInputs: r.OrderInputs,
 	}
 	if r.KeepOutputs != "" {
-		o.Reference = kept.Keep(r.KeepOutputs)
+		if err := kept.Prepare(r.KeepOutputs); err != nil {
+			return o, Usagef("{KeepOutputs}: %v", err)
+		}
+		o.Reference = kept.Keep(r.KeepOutputs, r.Cycles != 1)
 	}
 	var err error
 	if o.Timeout, err = Seconds("{Timeout}", job.Timeout); err != nil {

@@ -68,15 +68,51 @@ func Parse(name string) (c Case, ok bool) {
 	return c, c.File() == name // a number written another way (+1, 01) names no case
 }
 
+// Prepare makes dir ready for a run's outputs before the run measures
+// anything: made if missing, and then an empty folder. A file, a FIFO or a
+// link loop in its place, or a folder another run has kept outputs in, is
+// refused now rather than after minutes of timed calls. Every process of
+// a job prepares its own folder before the job meets, so none has written
+// yet.
+func Prepare(dir string) error {
+	st, err := os.Stat(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		if err = os.MkdirAll(dir, 0o755); err == nil {
+			st, err = os.Stat(dir)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("%s holds %d entries already: give an empty or new folder, one a run", dir, len(entries))
+	}
+	return nil
+}
+
 // Keep is a bench.Options.Reference that writes every reference output
-// into dir, one file per case and rank, made if missing. A file already
-// there is refused, never overwritten: dir holds one run's outputs.
-func Keep(dir string) func(bench.Kept) error {
+// into dir, one file per case and rank; with perCycle (a run of several
+// cycles, -N), each cycle's into its own folder dir/cycle1, dir/cycle2, ….
+// A file already there is refused, never overwritten: a folder holds one
+// run's outputs. A file whose write fails (a full disk) is removed, not
+// left half-written.
+func Keep(dir string, perCycle bool) func(bench.Kept) error {
 	return func(k bench.Kept) error {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		into := dir
+		if perCycle {
+			into = filepath.Join(dir, CycleDir(k.Cycle))
+		}
+		if err := os.MkdirAll(into, 0o755); err != nil {
 			return err
 		}
-		path := filepath.Join(dir, caseOf(k).File())
+		path := filepath.Join(into, caseOf(k).File())
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 		if errors.Is(err, os.ErrExist) {
 			return fmt.Errorf("%s is there already: give a folder no run has kept its outputs in", path)
@@ -85,12 +121,23 @@ func Keep(dir string) func(bench.Kept) error {
 			return err
 		}
 		_, err = f.Write(k.Output)
+		if serr := f.Sync(); err == nil {
+			err = serr
+		}
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
-		return err
+		if err != nil {
+			os.Remove(path)
+			return fmt.Errorf("writing %s: %w", path, err)
+		}
+		return nil
 	}
 }
+
+// CycleDir is the folder, inside a run's --keep-outputs folder, of the
+// outputs of its cycle from 0 when it runs several.
+func CycleDir(cycle int) string { return "cycle" + strconv.Itoa(cycle+1) }
 
 // List lists the cases a folder holds.
 func List(dir string) ([]Case, error) {

@@ -59,11 +59,11 @@ func TestKeepNeverOverwrites(t *testing.T) {
 	ar, _ := bench.LookupCollective("allreduce")
 	op := bench.Op{Coll: ar, Type: numeric.Float32, RedOp: numeric.Sum, Root: -1, Counts: ar.Counts(10, 4, 1)}
 	first := []byte(strings.Repeat("\x01", 40))
-	if err := Keep(dir)(bench.Kept{Op: op, Rank: 0, Output: first}); err != nil {
+	if err := Keep(dir, false)(bench.Kept{Op: op, Rank: 0, Output: first}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, Case{Coll: "allreduce", Type: "float", Op: "sum", Root: -1, Size: 40, Count: 10}.File())
-	err := Keep(dir)(bench.Kept{Op: op, Rank: 0, Output: make([]byte, 40)})
+	err := Keep(dir, false)(bench.Kept{Op: op, Rank: 0, Output: make([]byte, 40)})
 	if err == nil || !strings.Contains(err.Error(), "is there already") {
 		t.Errorf("keeping into a used folder: %v", err)
 	}

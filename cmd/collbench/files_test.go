@@ -394,3 +394,47 @@ func TestEnvironmentFilesAndLogsAreChecked(t *testing.T) {
 		})
 	}
 }
+
+// --keep-outputs is checked before anything is timed: a file, a FIFO, a
+// link loop or a folder a run has kept outputs in is refused in one line,
+// exit 2, with nothing measured. A run of several cycles keeps each
+// cycle's outputs in a folder of its own, where a second cycle used to
+// find the first's files and fail.
+func TestKeepOutputsCheckedUpFrontAndPerCycle(t *testing.T) {
+	dir := t.TempDir()
+	sweep := []string{"allreduce", "-g", "2", "-b", "1K", "-e", "2K", "-f", "2", "-n", "2", "-B", "2"}
+	file := filepath.Join(dir, "file")
+	os.WriteFile(file, []byte("x"), 0o644)
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	loop := filepath.Join(dir, "loop")
+	os.Symlink(loop, loop)
+	used := filepath.Join(dir, "used")
+	os.MkdirAll(used, 0o755)
+	os.WriteFile(filepath.Join(used, "allreduce.float.sum.root-1.out-of-place.1024B.256.rank0.out"), nil, 0o644)
+	for _, c := range []struct{ path, want string }{
+		{file, "is not a folder"},
+		{fifo, "is not a folder"},
+		{loop, "too many levels of symbolic links"},
+		{used, "holds 1 entries already: give an empty or new folder"},
+	} {
+		code, out, errOut := runCLI(append(sweep, "--keep-outputs", c.path)...)
+		if code != exitUsage || strings.Contains(out, "1024") || !strings.Contains(errOut, "--keep-outputs") ||
+			!strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("--keep-outputs %s: exit %d, stderr %q, want exit 2 and one line with %q before any row\n%s", c.path, code, errOut, c.want, out)
+		}
+	}
+	keep := filepath.Join(dir, "k")
+	code, out, errOut := runCLI(append(sweep, "--keep-outputs", keep, "-N", "2", "--order-inputs")...)
+	if code != exitOK {
+		t.Fatalf("-N 2: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, cycle := range []string{"cycle1", "cycle2"} {
+		entries, err := os.ReadDir(filepath.Join(keep, cycle))
+		if err != nil || len(entries) != 2*2*2 { // sizes × placements × ranks
+			t.Errorf("%s: %d files, %v", cycle, len(entries), err)
+		}
+	}
+}
