@@ -13,9 +13,13 @@ import (
 // commands use with the automatic choice.
 type Diagnosis struct {
 	*machine.Report
-	Backend string        `json:"backend"`           // "nccl" or "host"
-	Missing []string      `json:"missing,omitempty"` // what the nccl backend lacks here
-	Host    HostResources `json:"host"`
+	Backend string   `json:"backend"`           // "nccl", "host", or "none" where GPUs are here but unusable
+	Missing []string `json:"missing,omitempty"` // what the nccl backend lacks here
+	// Unusable says, on a machine with NVIDIA GPUs whose nccl backend
+	// cannot start (a broken driver, no NCCL), which GPUs and why: the
+	// automatic choice refuses such a machine rather than measure the CPU.
+	Unusable string        `json:"unusable,omitempty"`
+	Host     HostResources `json:"host"`
 }
 
 // HostResources is what the host backend has to run on.
@@ -44,6 +48,10 @@ func Diagnose(ncclLib string) (*Diagnosis, error) {
 	}
 	if len(d.Missing) > 0 {
 		d.Backend = "host"
+		if where, ok := gpusPresent(); ok {
+			d.Backend = "none"
+			d.Unusable = fmt.Sprintf("NVIDIA GPUs are here (%s) but the nccl backend cannot start: %s", where, d.Missing[0])
+		}
 	}
 	return d, nil
 }
@@ -51,8 +59,12 @@ func Diagnose(ncclLib string) (*Diagnosis, error) {
 // WriteText renders the inventory and the backend that runs here.
 func (d *Diagnosis) WriteText(w io.Writer) {
 	d.Report.WriteText(w)
-	if d.Backend == "nccl" {
+	switch d.Backend {
+	case "nccl":
 		fmt.Fprintf(w, "%-15s%s\n", "backend:", "nccl ({Backend} auto picks it here)")
+		return
+	case "none":
+		fmt.Fprintf(w, "%-15s%s\n", "backend:", "none: "+d.Unusable+"; the measuring commands refuse to run on the CPU instead; pass {Backend} host to measure the CPU")
 		return
 	}
 	fmt.Fprintf(w, "%-15s%s\n", "backend:", fmt.Sprintf("host: CPU memory, shared memory between the ranks of one host and TCP between hosts, %d CPU(s), %.1f GiB available ({Backend} auto picks it here; the nccl backend needs the NVIDIA driver, a GPU and NCCL)",

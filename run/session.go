@@ -251,13 +251,13 @@ func pickBackend(name, ncclLib string, transport host.Transport, getenv func(str
 		if ncclLib == "" {
 			named = libpath.NCCL.EnvVar + "=" + getenv(libpath.NCCL.EnvVar)
 		}
-		return nil, nil, setting.Errorf("the nccl backend is not available, and %s asks for it: %w (to run on the CPU anyway, pass {Backend} host)", named, err)
+		return nil, nil, UsageError{setting.Errorf("the nccl backend is not available, and %s asks for it: %w (to run on the CPU anyway, pass {Backend} host)", named, err)}
 	}
 	if err != nil {
 		if where, ok := gpusPresent(); ok {
 			// A GPU machine whose driver or NCCL is broken: a run on
 			// the CPU would put a number of another kind in its log.
-			return nil, nil, setting.Errorf("this machine has NVIDIA GPUs (%s), but the nccl backend cannot start: %w (collbench doctor says what is missing; to run on the CPU anyway, pass {Backend} host)", where, err)
+			return nil, nil, UsageError{setting.Errorf("this machine has NVIDIA GPUs (%s), but the nccl backend cannot start: %w (collbench doctor says what is missing; to run on the CPU anyway, pass {Backend} host)", where, err)}
 		}
 		why := err.Error()
 		if errors.Is(err, cuda.ErrNoDriver) && getenv(libpath.CUDA.EnvVar) == "" {

@@ -120,6 +120,9 @@ func TestAutoRefusesANamedNCCLThatCannotRun(t *testing.T) {
 	} {
 		_, _, err := pickBackend("auto", tc.lib, host.TransportAuto, tc.getenv)
 		var se *setting.Error
+		if !errors.As(err, new(UsageError)) {
+			t.Errorf("lib %q: %T is not a usage error (exit 2)", tc.lib, err)
+		}
 		if !errors.As(err, &se) || !strings.Contains(se.Spell(func(n string) string { return "{" + n + "}" }), tc.want) ||
 			!strings.Contains(err.Error(), "pass Backend host") {
 			t.Errorf("lib %q: %v, want %q", tc.lib, err, tc.want)
@@ -149,6 +152,9 @@ func TestAutoRefusesTheCPUOnAGPUMachine(t *testing.T) {
 	none := func(string) string { return "" }
 	_, _, err := pickBackend("auto", "", host.TransportAuto, none)
 	var se *setting.Error
+	if !errors.As(err, new(UsageError)) {
+		t.Errorf("%T is not a usage error (exit 2)", err)
+	}
 	if !errors.As(err, &se) || !strings.Contains(err.Error(), "this machine has NVIDIA GPUs ("+filepath.Join(dir, "nvidia0")+"), but the nccl backend cannot start: ") ||
 		!strings.Contains(err.Error(), "pass Backend host") {
 		t.Errorf("GPU device nodes, no driver: %v; want a refusal naming them", err)

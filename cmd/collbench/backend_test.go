@@ -64,3 +64,27 @@ func TestAutoOnTheCPUSaysSo(t *testing.T) {
 		}
 	}
 }
+
+// An NCCL the caller named, by flag or by COLLBENCH_NCCL_LIB, that
+// cannot load is a refusal of what was asked: exit 2 and one line, as
+// README says, so that launch words it as every rank's usage error and
+// not as failed ranks.
+func TestNamedNCCLThatCannotLoadIsAUsageError(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "libnccl.so.2")
+	for _, tc := range []struct {
+		env  string
+		args []string
+	}{
+		{"", []string{"allreduce", "-g", "2", "-b", "8", "-e", "8", "--nccl-lib", missing}},
+		{missing, []string{"allreduce", "-g", "2", "-b", "8", "-e", "8"}},
+	} {
+		if tc.env != "" {
+			t.Setenv("COLLBENCH_NCCL_LIB", tc.env)
+		}
+		code, out, errOut := runCLI(tc.args...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, "the nccl backend is not available") ||
+			strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("env %q %v: exit %d, stderr %q; want exit 2 and one line", tc.env, tc.args, code, errOut)
+		}
+	}
+}

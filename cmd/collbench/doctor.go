@@ -40,7 +40,11 @@ func runDoctor(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	} else {
 		d.WriteText(spelling{w: stdout})
 	}
-	if len(d.Missing) > 0 {
+	switch {
+	case d.Unusable != "":
+		fmt.Fprintf(stderr, "collbench doctor: %s; measuring commands refuse to run; pass --backend host to run on the CPU\n", d.Unusable)
+		return exitFailure
+	case len(d.Missing) > 0:
 		fmt.Fprintf(stderr, "collbench doctor: %s; measuring commands will run on the host backend\n", d.Missing[0])
 		return exitFailure
 	}
