@@ -150,13 +150,20 @@ const Interrupted = 130
 func Consequence(code int) bool { return code == 1 || code == 4 }
 
 // culprit picks, from the failures in the order the launcher learnt of
-// them, the one that most likely caused the others: the first, unless a
-// failure of a rank's own came within settle of a first that looks like
-// a consequence.
+// them, the one that most likely caused the others: the first, unless it
+// looks like a consequence and another rank refused its arguments (exit
+// 2, whenever the launcher heard of it: a refusal comes before the job
+// meets, so it causes a lost peer and is never caused by one), or a
+// failure of a rank's own came within settle of it.
 func culprit(failures []exit) exit {
 	first := failures[0]
 	if !Consequence(first.code) {
 		return first
+	}
+	for _, f := range failures[1:] {
+		if f.code == usageCode {
+			return f
+		}
 	}
 	for _, f := range failures[1:] {
 		if f.at.Sub(first.at) <= settle && !Consequence(f.code) {
@@ -331,6 +338,9 @@ func (l *launcher) wait(procs []*exec.Cmd, exits chan exit, sigs chan os.Signal,
 	}
 	first := culprit(failures)
 	what := fmt.Sprintf("rank %d failed first", first.rank)
+	if first.code == usageCode {
+		what = fmt.Sprintf("rank %d refused its arguments (exit %d), as printed above, and the others could not run without it", first.rank, usageCode)
+	}
 	var failing []int
 	for _, f := range failures {
 		failing = append(failing, f.rank)

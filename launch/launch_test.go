@@ -77,7 +77,14 @@ func TestCulprit(t *testing.T) {
 		{"rank 0 refused, heard of second", []exit{{1, 1, at(0)}, {0, 2, at(3)}, {2, 1, at(4)}}, 0},
 		{"killed rank heard of first", []exit{{2, 137, at(0)}, {0, 1, at(5)}, {1, 1, at(6)}}, 2},
 		{"consequences only", []exit{{3, 1, at(0)}, {0, 1, at(2)}}, 3},
-		{"an own failure long after", []exit{{1, 1, at(0)}, {0, 2, at(900)}}, 1},
+		// A refusal is made before the job meets: however late the
+		// launcher hears of it (a loaded machine), it is the cause of
+		// the lost peer, never its effect.
+		{"a refusal long after", []exit{{1, 1, at(0)}, {0, 2, at(5000)}}, 0},
+		{"a refusal long after a stall", []exit{{1, 4, at(0)}, {2, 4, at(1)}, {0, 2, at(3000)}}, 0},
+		// A signal long after may be the launcher's own, ending what
+		// lingered: not a cause.
+		{"a signal long after", []exit{{1, 1, at(0)}, {0, 143, at(900)}}, 1},
 		{"stall consequences", []exit{{0, 4, at(0)}, {1, 4, at(1)}}, 0},
 	}
 	for _, tt := range tests {
@@ -88,16 +95,17 @@ func TestCulprit(t *testing.T) {
 }
 
 // Rank 0 refusing its usage after another rank has already exited 1 for
-// want of it: the launch reports rank 0 and ends with its code.
+// want of it, as late as a loaded machine makes it: the launch reports
+// rank 0's refusal and ends with its code.
 func TestRunNamesTheCause(t *testing.T) {
 	env, ln, err := Env(nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	code := Run(Options{Procs: 3, Exe: "/bin/sh", Args: []string{"-c", `case $RANK in 0) sleep 0.05; exit 2;; *) exit 1;; esac`},
+	code := Run(Options{Procs: 3, Exe: "/bin/sh", Args: []string{"-c", `case $RANK in 0) sleep 1; exit 2;; *) exit 1;; esac`},
 		Stdout: &out, Stderr: &errOut, Grace: 5 * time.Second, Env: env, Listener: ln})
-	if code != 2 || !strings.Contains(errOut.String(), "rank 0 failed first") {
+	if code != 2 || !strings.Contains(errOut.String(), "rank 0 refused its arguments (exit 2)") || strings.Contains(errOut.String(), "failed first") {
 		t.Errorf("exit %d, stderr %q; want rank 0's 2", code, errOut.String())
 	}
 }

@@ -759,7 +759,7 @@ func TestLaunchRendezvousOverridden(t *testing.T) {
 	addr := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	code, _, errOut := runCLI("launch", "-n", "2", "--grace", "2", "--", "allreduce", "-b", "8", "-e", "8", "--rendezvous", addr)
 	want := "[rank 0] collbench allreduce: --rendezvous " + addr + ": the launcher already opened this job's rendezvous on port "
-	if code != exitUsage || !strings.Contains(errOut, want) || !strings.Contains(errOut, "rank 0 failed first") {
+	if code != exitUsage || !strings.Contains(errOut, want) || !strings.Contains(errOut, "rank 0 refused its arguments (exit 2)") {
 		t.Errorf("exit %d, want %d and %q\n%s", code, exitUsage, want, errOut)
 	}
 }
