@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -181,6 +182,28 @@ func TestSuiteWantedFirst(t *testing.T) {
 type sleepComm struct {
 	nullComm
 	pending, perIter time.Duration
+	// clock, when set, is advanced by what a call would sleep, instead
+	// of sleeping: a budget read from it sees the calls' time and nothing
+	// of how loaded the machine running the test is.
+	clock *fakeClock
+}
+
+// fakeClock is a time that moves only when told.
+type fakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fakeClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fakeClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }
 
 func (c *sleepComm) Enqueue(b Batch) error {
@@ -204,7 +227,11 @@ func (c *sleepComm) IterTimes() [][]time.Duration {
 }
 
 func (c *sleepComm) Wait(ctx context.Context) error {
-	time.Sleep(c.pending)
+	if c.clock != nil {
+		c.clock.advance(c.pending)
+	} else {
+		time.Sleep(c.pending)
+	}
 	c.pending = 0
 	return c.nullComm.Wait(ctx)
 }
@@ -214,15 +241,16 @@ func (c *sleepComm) Wait(ctx context.Context) error {
 func TestSuiteKeepsPromiseOrDropsCurve(t *testing.T) {
 	ar, _ := LookupCollective("allreduce")
 	sizes := []int64{1 << 10, 2 << 10, 4 << 10, 8 << 10, 16 << 10, 32 << 10, 64 << 10, 128 << 10, 256 << 10}
-	// A call at each size sleeps 1, 2, … 256 ms; a point is one warm-up
-	// call and one timed: the first 8 sizes take 0.51 s, the ninth 0.51 s
-	// more.
+	// A call at each size takes 1, 2, … 256 ms of a clock the calls
+	// advance, which the budget reads; a point is one warm-up call and
+	// one timed: the first 8 sizes take 0.51 s, the ninth 0.51 s more.
 	run := func(limit time.Duration, keep int) CurveResult {
+		clock := &fakeClock{t: time.Unix(0, 0)}
 		s := Suite{World: 2, Colls: []*Collective{ar}, Sizes: sizes, Type: numeric.Float32, RedOp: numeric.Sum, Groupings: []Grouping{{}},
-			Warmup: 1, Budget: Budget{Limit: limit, MinIters: 1, MaxIters: 1},
+			Warmup: 1, Budget: Budget{Limit: limit, MinIters: 1, MaxIters: 1, now: clock.now},
 			Wanted: func(string, int, string) (bool, int) { return true, keep },
 			Open: func(context.Context, Grouping, int64) (Comm, int64, func(), error) {
-				return &sleepComm{nullComm: nullComm{ranks: 2}}, 1 << 30, func() {}, nil
+				return &sleepComm{nullComm: nullComm{ranks: 2}, clock: clock}, 1 << 30, func() {}, nil
 			}}
 		var got CurveResult
 		if err := s.Run(context.Background(), func(r CurveResult) { got = r }, func(ProbeResult) {}); err != nil {
