@@ -800,3 +800,27 @@ func waitBusy(t *testing.T, p *rankProc, ticks int) {
 	}
 	t.Fatal("the process used no CPU for a minute")
 }
+
+// waitHandlesSignals waits until p has installed its handlers for SIGINT
+// and SIGTERM (their bits in /proc's SigCgt mask): a signal sent before
+// that ends a process by default, however the command would have handled
+// it, and on a loaded machine that start-up can take seconds.
+func waitHandlesSignals(t *testing.T, p *rankProc) {
+	t.Helper()
+	status := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
+	const want = 1<<(syscall.SIGINT-1) | 1<<(syscall.SIGTERM-1)
+	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		data, err := os.ReadFile(status)
+		if err != nil {
+			t.Fatalf("the process ended early: %v; stderr %q", err, p.err.String())
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+				if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&want == want {
+					return
+				}
+			}
+		}
+	}
+	t.Fatalf("the process installed no handler for SIGINT and SIGTERM in 2 minutes")
+}

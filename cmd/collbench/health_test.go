@@ -703,7 +703,8 @@ func TestHealthInterruptedReadingRacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startRank(t, 0, 1, nil, nil, "health", "-g", "2", "--racks", fifo)
-	time.Sleep(500 * time.Millisecond)
+	waitHandlesSignals(t, p)
+	time.Sleep(100 * time.Millisecond) // most likely in the wait for a writer by now; an earlier signal ends it the same way
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	waitAll(t, 10*time.Second, p)
 	if p.code != exitSignal {
