@@ -14,6 +14,16 @@ import (
 // curve runs on for it.
 const maxPowerWindow = time.Minute
 
+// minPowerWindow is the shortest power window: one sampling period of
+// AIConfigurator's collector (a reading every 100 ms), below which the mean
+// is one reading.
+const minPowerWindow = 100 * time.Millisecond
+
+// powerWindowError refuses a power window outside its bounds.
+func powerWindowError(seconds float64) error {
+	return Usagef("{PowerWindow} must be 0 (not read) or between %g and %g seconds (got %g)", minPowerWindow.Seconds(), maxPowerWindow.Seconds(), seconds)
+}
+
 // powerMeter is a power.Meter as the suite reads it.
 type powerMeter struct{ *power.Meter }
 

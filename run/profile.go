@@ -101,8 +101,8 @@ func (s *ProfileSpec) Plan(world int, isolated bool) (Plan, error) {
 		return p, Usagef("{Budget} cannot be negative")
 	case s.OverlapTarget < 0 || s.OverlapTarget > time.Hour:
 		return p, Usagef("{OverlapTarget} must be between 0 and 3600 seconds")
-	case s.PowerWindow < 0 || s.PowerWindow > maxPowerWindow:
-		return p, Usagef("{PowerWindow} must be between 0 and %v seconds", maxPowerWindow.Seconds())
+	case s.PowerWindow < 0 || s.PowerWindow > maxPowerWindow || (s.PowerWindow > 0 && s.PowerWindow < minPowerWindow):
+		return p, powerWindowError(s.PowerWindow.Seconds())
 	}
 	if err := s.Sweep.Validate(); err != nil {
 		return p, UsageError{err}

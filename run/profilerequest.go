@@ -49,6 +49,11 @@ func DefaultProfileRequest() ProfileRequest {
 // line the document records. What the profile's own settings allow is
 // checked where a Go program's spec is checked too (ProfileSpec.Plan).
 func (r *ProfileRequest) Spec(args []string) (ProfileSpec, error) {
+	if w := r.PowerWindow; w != 0 && !(w >= minPowerWindow.Seconds() && w <= maxPowerWindow.Seconds()) {
+		// Checked before it becomes a duration, where 1e-300 s is 0: not
+		// read, which is not what was asked.
+		return ProfileSpec{}, powerWindowError(w)
+	}
 	s := ProfileSpec{Sweep: bench.Sweep{Min: r.MinBytes, Max: r.MaxBytes, Factor: r.Factor},
 		Iters: r.Iters, MinIters: r.MinIters, Warmup: r.Warmup, Check: r.Check, Budget: r.Budget,
 		NoOverlap: r.NoOverlap, OverlapGEMMs: r.OverlapGEMMs, OverlapBytes: r.OverlapBytes,
