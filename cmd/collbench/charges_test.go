@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -237,4 +238,28 @@ func TestPredictChargesSimAI11(t *testing.T) {
 // their time from the line's bandwidth.
 func TestPredictSimAIPoint(t *testing.T) {
 	followPointAdvice(t, "simai", []string{"--to", "simai", "--simai-tp", "1"}, "--simai-bw", "simai-1.1")
+}
+
+// A profile that an export would write over is refused before any target
+// is written, as a usage error (exit 2), not a failed export (exit 3),
+// and the profile is kept.
+func TestExportOverItsInputRefused(t *testing.T) {
+	const profile = "../../docs/measured/host-2026-11-26/profile-4ranks.json"
+	data, err := os.ReadFile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	in := filepath.Join(dir, "calculon_networks.json")
+	os.WriteFile(in, data, 0o644)
+	code, out, errOut := runCLI("export", "--to", "galvatron,calculon", in, "-o", dir)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "is a file the calculon export writes") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q; want exit 2 and one line", code, out, errOut)
+	}
+	if after, _ := os.ReadFile(in); !bytes.Equal(after, data) {
+		t.Error("the profile was replaced")
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "sp_time_*")); len(m) > 0 {
+		t.Errorf("another target was written before the refusal: %v", m)
+	}
 }

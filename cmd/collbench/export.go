@@ -95,6 +95,10 @@ func runExport(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return err
 		}
 		e.Keep = []string{fs.Arg(0)}
+		targets, _ := export.ParseTargets(e.Targets) // checked above
+		if t := export.Collides(targets, e.Dir, fs.Arg(0)); t != "" {
+			return usagef("the profile %s is a file the %s export writes into -o %s; name another folder", fs.Arg(0), t, e.Dir)
+		}
 		if err := e.checkDir(); err != nil {
 			return err
 		}
