@@ -1,8 +1,11 @@
 package charge
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/collbench/collbench/export"
 	"github.com/collbench/collbench/fileio"
@@ -42,6 +45,15 @@ type Planner interface {
 // for; a planner whose files are not there is left out. None found is an
 // error.
 func Open(dir string) ([]Planner, error) {
+	if st, err := os.Stat(dir); err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%s: %w", dir, err)
+	} else if !st.IsDir() {
+		return nil, fmt.Errorf("%s is not a folder", dir)
+	}
 	var out []Planner
 	for _, open := range []struct {
 		files []string // the files whose presence says the export is there, the first found read
@@ -64,6 +76,11 @@ func Open(dir string) ([]Planner, error) {
 		}
 		if len(m) == 0 {
 			continue
+		}
+		if len(m) > 1 {
+			// Two AIConfigurator version folders: which one a planner
+			// would read is the user's to say, not ours to guess.
+			return nil, fmt.Errorf("%s holds %d of one planner's tables (%s): keep the one to charge from", dir, len(m), strings.Join(m, ", "))
 		}
 		p, err := open.read(m[0])
 		if err != nil {

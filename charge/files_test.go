@@ -1,6 +1,7 @@
 package charge
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/collbench/collbench/export"
+	"github.com/collbench/collbench/internal/fixture"
 )
 
 // openBounded is Open(dir), failing the test where it has not returned
@@ -64,5 +66,30 @@ func TestOpenRefusesWhatIsNotARegularFile(t *testing.T) {
 		if err := openBounded(t, dir); err == nil || !strings.Contains(err.Error(), "FIFO") {
 			t.Errorf("%s as a FIFO: %v", name, err)
 		}
+	}
+}
+
+// A folder that is not there, or is a file, is said to be so; a folder
+// with two AIConfigurator version folders is refused rather than charged
+// from whichever the glob lists first.
+func TestOpenSaysWhatTheFolderIs(t *testing.T) {
+	if _, err := Open(filepath.Join(t.TempDir(), "none")); err == nil || !strings.Contains(err.Error(), "no such file or directory") {
+		t.Errorf("a missing folder: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o644)
+	if _, err := Open(file); err == nil || !strings.Contains(err.Error(), "is not a folder") {
+		t.Errorf("a file: %v", err)
+	}
+	dir := t.TempDir()
+	p := fixture.Profile(t, 2, 4)
+	for _, v := range []string{"2.30.7", "2.27.3"} {
+		p.Meta.NCCLVersion = v
+		if _, err := export.Write(context.Background(), p, "aiconfigurator", dir, export.Options{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "holds 2 of one planner's tables") {
+		t.Errorf("two version folders: %v", err)
 	}
 }

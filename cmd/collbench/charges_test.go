@@ -83,10 +83,12 @@ func TestPredictCharges(t *testing.T) {
 		want string
 	}{
 		{append(plan, "--rank-strategies"), "--charges compares one plan's calls; drop --rank-strategies"},
-		{[]string{"predict", "--profile", profile, "--model", "llama2-7b", "--charges", t.TempDir()}, "--charges: "},
+		{[]string{"predict", "--profile", profile, "--model", "llama2-7b", "--charges", t.TempDir()}, "holds no planner export"},
+		{[]string{"predict", "--profile", profile, "--model", "llama2-7b", "--charges", "/nonexistent"}, "--charges: /nonexistent: no such file or directory"},
+		{[]string{"predict", "--profile", profile, "--model", "llama2-7b", "--charges", profile}, "is not a folder"},
 	} {
 		code, _, errOut := runCLI(c.args...)
-		if code == 0 || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
+		if code != exitUsage || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") > 0 {
 			t.Errorf("%v: exit %d, %q; want one line with %q", c.args, code, errOut, c.want)
 		}
 	}

@@ -109,7 +109,9 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 	var planners []charge.Planner
 	if f.charges != "" {
 		if planners, err = charge.Open(f.charges); err != nil {
-			return fmt.Errorf("--charges: %w; write them with collbench export --to aiconfigurator,calculon,galvatron,simai", err)
+			// The folder is the caller's input: one that is missing or
+			// holds no export is a usage error, as any bad argument.
+			return usageError{Err: fmt.Errorf("--charges: %w; write them with collbench export --to aiconfigurator,calculon,galvatron,simai", err)}
 		}
 	}
 	p, err := f.Predict(world, mc)
