@@ -1,6 +1,8 @@
 package document
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -240,6 +242,18 @@ func (p *Profile) Curve(op string, n int, layout string) (*ProfileCurve, error) 
 // Encode writes the profile as indented JSON.
 func (p *Profile) Encode(w io.Writer) error {
 	return writeIndented(w, p)
+}
+
+// Digest names the profile's contents: the start of the SHA-256 of its
+// encoding, which a decoded profile encodes again byte for byte, so that a
+// profile in memory, in its file, and reformatted by hand and read back
+// has one digest.
+func (p *Profile) Digest() (string, error) {
+	h := sha256.New()
+	if err := p.Encode(h); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))[:16], nil
 }
 
 // DecodeProfile reads and checks a profile. Unknown keys, another schema

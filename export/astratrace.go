@@ -331,6 +331,9 @@ func WriteAstraTrace(ctx context.Context, p *document.Profile, calls []TraceCall
 	}
 	files = append(files, exportFile{name: AstraTraceFile, data: append(summary, '\n')})
 	paths, err := writeFiles(ctx, files, dir, keep)
+	if err == nil {
+		err = recordProvenance(ctx, dir, "astra-sim", p, keep)
+	}
 	return paths, traced, err
 }
 

@@ -216,6 +216,9 @@ func Write(ctx context.Context, p *document.Profile, target, dir string, o Optio
 		return nil, &TargetError{target, err}
 	}
 	paths, err := writeFiles(ctx, files, dir, o.Keep)
+	if err == nil {
+		err = recordProvenance(ctx, dir, target, p, o.Keep)
+	}
 	if err != nil && ctx.Err() == nil {
 		err = &TargetError{target, err}
 	}
@@ -421,6 +424,9 @@ func Collides(targets []string, dir, path string) string {
 		return ""
 	}
 	for _, t := range targets {
+		if rel == ProvenanceFile {
+			return t // every target records itself there
+		}
 		for _, pattern := range fileNames[t] {
 			if ok, _ := filepath.Match(pattern, rel); ok {
 				return t

@@ -265,3 +265,44 @@ func TestExportOverItsInputRefused(t *testing.T) {
 		t.Errorf("another target was written before the refusal: %v", m)
 	}
 }
+
+// predict --charges holds each planner's export to the profile it is
+// given: exports the folder records as made from another profile are
+// refused (exit 2) naming them; the same profile reformatted is the same
+// profile; a folder without the record is charged with a line saying so.
+func TestPredictChargesFromAnotherProfile(t *testing.T) {
+	const profile = "../../docs/measured/host-2026-11-26/profile-4ranks.json"
+	dir := t.TempDir()
+	if code, _, errOut := runCLI("export", "--to", "aiconfigurator,calculon", profile, "-o", dir); code != 0 {
+		t.Fatalf("export: exit %d, %s", code, errOut)
+	}
+	data, err := os.ReadFile(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	json.Unmarshal(data, &doc)
+	reformatted := filepath.Join(t.TempDir(), "same.json")
+	compact, _ := json.Marshal(doc)
+	os.WriteFile(reformatted, compact, 0o644)
+	doc["meta"].(map[string]any)["env"] = map[string]any{"NCCL_ALGO": "Ring"}
+	other := filepath.Join(t.TempDir(), "other.json")
+	edited, _ := json.Marshal(doc)
+	os.WriteFile(other, edited, 0o644)
+	plan := func(p string) []string {
+		return []string{"predict", "--profile", p, "--model", "llama2-7b", "--dp", "4", "--charges", dir}
+	}
+	code, out, errOut := runCLI(plan(other)...)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "holds exports made from another profile than this one") ||
+		!strings.Contains(errOut, "aiconfigurator (sha256:") || !strings.Contains(errOut, "calculon (sha256:") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+		t.Errorf("another profile: exit %d, stderr %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(plan(reformatted)...); code != exitOK || errOut != "" {
+		t.Errorf("the same profile reformatted: exit %d, stderr %q", code, errOut)
+	}
+	os.Remove(filepath.Join(dir, "collbench_exports.json"))
+	code, _, errOut = runCLI(plan(other)...)
+	if code != exitOK || !strings.Contains(errOut, "keeps no record of the profile its aiconfigurator, calculon export(s) came from") {
+		t.Errorf("no record: exit %d, stderr %q", code, errOut)
+	}
+}

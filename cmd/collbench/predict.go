@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/collbench/collbench/charge"
+	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/export"
 	"github.com/collbench/collbench/model"
 	"github.com/collbench/collbench/model/profiled"
@@ -66,10 +67,10 @@ func newPredictFlags() *predictFlags {
 // runPredict is collbench predict.
 func runPredict(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	f := newPredictFlags()
-	return fileCommand(f.fs, args, stdout, stderr, func() error { return predict(ctx, f, stdout) })
+	return fileCommand(f.fs, args, stdout, stderr, func() error { return predict(ctx, f, stdout, stderr) })
 }
 
-func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
+func predict(ctx context.Context, f *predictFlags, stdout, stderr io.Writer) error {
 	switch {
 	case f.fs.NArg() > 0:
 		return usagef("unexpected argument %q", f.fs.Arg(0))
@@ -113,6 +114,9 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 			// holds no export is a usage error, as any bad argument.
 			return usageError{Err: fmt.Errorf("--charges: %w; write them with collbench export --to aiconfigurator,calculon,galvatron,simai", err)}
 		}
+		if err := fromThisProfile(f.charges, planners, doc, stderr); err != nil {
+			return usageError{Err: fmt.Errorf("--charges: %w", err)}
+		}
 	}
 	p, err := f.Predict(world, mc)
 	if err != nil {
@@ -124,6 +128,9 @@ func predict(ctx context.Context, f *predictFlags, stdout io.Writer) error {
 		}
 		if planners, err = charge.Open(f.astra); err != nil {
 			return fmt.Errorf("--astra-trace: %w", err)
+		}
+		if err := fromThisProfile(f.astra, planners, doc, stderr); err != nil {
+			return usageError{Err: fmt.Errorf("--astra-trace: %w", err)}
 		}
 	}
 	rows := planCharges(planners, p)
@@ -173,4 +180,23 @@ func encodeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)
+}
+
+// fromThisProfile refuses exports in dir that the folder records as made
+// from another profile than doc, and says in one line which planners'
+// exports it cannot tell.
+func fromThisProfile(dir string, planners []charge.Planner, doc *document.Profile, stderr io.Writer) error {
+	digest, err := doc.Digest()
+	if err != nil {
+		return err
+	}
+	unknown, err := charge.FromProfile(dir, planners, digest)
+	if err != nil {
+		return err
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(stderr, "collbench predict: %s keeps no record of the profile its %s export(s) came from (%s); charged as they are\n",
+			dir, strings.Join(unknown, ", "), export.ProvenanceFile)
+	}
+	return nil
 }
