@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/collbench/collbench/bench"
 	"github.com/collbench/collbench/launch"
@@ -57,8 +59,9 @@ func (lf *launchFlags) options(sub []string) (launch.Options, error) {
 	case len(sub) == 0:
 		return launch.Options{}, usagef("no subcommand given (e.g. collbench launch -n 4 allreduce -b 8 -e 1M)")
 	}
-	if _, err := bench.LookupCollective(sub[0]); err != nil && sub[0] != "overlap" && sub[0] != "profile" && sub[0] != "health" && sub[0] != "ab" && sub[0] != "tune" && sub[0] != "audit" {
-		return launch.Options{}, usagef("%q is not a collective, overlap, profile, health, ab or tune; run 'collbench help' for the list", sub[0])
+	if _, err := bench.LookupCollective(sub[0]); err != nil && !slices.Contains(launchable, sub[0]) {
+		return launch.Options{}, usagef("%q is not a collective, %s or %s; run 'collbench help' for the list", sub[0],
+			strings.Join(launchable[:len(launchable)-1], ", "), launchable[len(launchable)-1])
 	}
 	grace, err := run.Seconds("--grace", lf.grace)
 	if err != nil {
@@ -74,6 +77,10 @@ func (lf *launchFlags) options(sub []string) (launch.Options, error) {
 	}
 	return launch.Options{Procs: lf.nprocs, Exe: exe, Args: sub, Grace: grace, Env: env, Listener: ln, DistinctHosts: lf.distinct}, nil
 }
+
+// launchable are the commands besides the collectives that run as a job
+// of several processes under collbench launch.
+var launchable = []string{"overlap", "profile", "health", "ab", "tune", "audit"}
 
 // launchOutcome is the descriptor collbench launch gave this process to
 // say what its exit means; nil when no launcher started it.

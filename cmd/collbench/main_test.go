@@ -77,6 +77,7 @@ func TestBadInput(t *testing.T) {
 		{"bitwise repeats past the bound", []string{"allreduce", "-B", "2000000"}, "bitwise repeats (-B) must be at most 1048576 (got 2000000)"},
 		{"bad suffix", []string{"allreduce", "-e", "8T"}, "invalid size"},
 		{"unknown collective", []string{"allshuffle"}, "unknown command"},
+		{"launch of an unknown command", []string{"launch", "-n", "2", "allshuffle"}, `"allshuffle" is not a collective, overlap, profile, health, ab, tune or audit`},
 		{"unknown type", []string{"allreduce", "-d", "float128"}, "unknown data type"},
 		{"unknown op", []string{"allreduce", "-o", "xor"}, "unknown reduction op"},
 		{"zero gpus", []string{"allreduce", "-g", "0"}, "-g must be at least 1"},
