@@ -69,6 +69,15 @@ type MemoryLimiter interface {
 	MaxBytes(s Setup, check bool) (int64, error)
 }
 
+// Prechecker is a backend that can refuse a setup before any process
+// meets another: what Open would refuse of this process alone (its
+// memory, its settings). Every process of a job runs it on its own, so a
+// refusal is every process's, said alike, and none is left waiting for a
+// peer that already gave up. The setup has no Exchange yet.
+type Prechecker interface {
+	Precheck(s Setup) error
+}
+
 // Capabilities lists the options a backend can honour; the engine refuses
 // the others instead of ignoring them.
 type Capabilities struct {

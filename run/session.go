@@ -47,11 +47,17 @@ type Session struct {
 // do not take. The returned context ends when the job fails;
 // Session.Close releases everything.
 func (j *Job) Open(ctx context.Context, sweep bench.Sweep, check bool, adjust func(*bench.Setup), tuning gpu.Tuning) (context.Context, *Session, error) {
-	if err := j.connect(ctx); err != nil {
-		return ctx, nil, err
-	}
+	// The backend is this process's choice, and what it refuses of this
+	// process alone is refused before the job meets: by every process
+	// alike, none left to report a peer that went away.
 	backend, notes, err := j.Backend()
 	if err != nil {
+		return ctx, nil, err
+	}
+	if err := j.precheck(backend, sweep, adjust); err != nil {
+		return ctx, nil, err
+	}
+	if err := j.connect(ctx); err != nil {
 		return ctx, nil, err
 	}
 	if g, ok := backend.(gpu.Backend); ok {
@@ -125,13 +131,43 @@ func (s *Session) Regroup(ctx context.Context, g bench.Grouping, bytes int64) (b
 }
 
 func (s *Session) open(ctx context.Context, g bench.Grouping, sweep bench.Sweep, check bool, adjust func(*bench.Setup)) (bench.Comm, []bench.Device, bench.Sweep, string, error) {
-	j, per := s.job, s.job.Settings.RanksPerProc
-	setup := bench.Setup{JobRanks: j.World(), FirstRank: j.Rank * per, LocalRanks: per, HostProcs: j.LocalSize, Devices: s.local,
-		Groups: g, Exchange: j.exchange(), Addr: j.Advertise()}
+	j := s.job
+	setup := j.setup(g, s.local, adjust)
+	setup.Exchange, setup.Addr = j.exchange(), j.Advertise()
+	return openComm(ctx, s.Backend, setup, sweep, check, j)
+}
+
+// setup is this process's part of the job over groups g, before the
+// backend's memory cap and without the job's exchange.
+func (j *Job) setup(g bench.Grouping, devices []int, adjust func(*bench.Setup)) bench.Setup {
+	per := j.Settings.RanksPerProc
+	setup := bench.Setup{JobRanks: j.World(), FirstRank: j.Rank * per, LocalRanks: per, HostProcs: j.LocalSize, Devices: devices, Groups: g}
 	if adjust != nil {
 		adjust(&setup)
 	}
-	return openComm(ctx, s.Backend, setup, sweep, check, j)
+	return setup
+}
+
+// precheck runs the backend's own refusals of this process's setup
+// (bench.Prechecker), where it has any and sets no memory cap the
+// processes agree on first. A buffer too large is a usage error.
+func (j *Job) precheck(backend bench.Backend, sweep bench.Sweep, adjust func(*bench.Setup)) error {
+	pc, ok := backend.(bench.Prechecker)
+	if _, capped := backend.(bench.MemoryLimiter); !ok || capped {
+		return nil
+	}
+	setup := j.setup(j.Settings.Grouping, nil, adjust)
+	setup.BufBytes = sweep.Max
+	if setup.BufferBytes != nil {
+		setup.BufBytes = max(setup.BufBytes, setup.BufferBytes(sweep.Max))
+	}
+	if err := pc.Precheck(setup); err != nil {
+		if errors.Is(err, bench.ErrTooLarge) {
+			return UsageError{err}
+		}
+		return err
+	}
+	return nil
 }
 
 // openComm applies the backend's memory cap (agreed across processes) to

@@ -27,6 +27,15 @@ func (Backend) Name() string { return "host" }
 // Open creates the ranks of this process, their buffers, streams and the
 // mesh of links between the ranks of each group, in this process and
 // others.
+// Precheck implements bench.Prechecker: the settings and the memory the
+// ranks of this process would take, as Open checks them.
+func (b Backend) Precheck(s bench.Setup) error {
+	if err := b.Tuning.Check(); err != nil {
+		return err
+	}
+	return checkMemory(s, b.Transport)
+}
+
 func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if s.LocalRanks < 1 {
 		return nil, fmt.Errorf("need at least one rank (got %d)", s.LocalRanks)

@@ -83,7 +83,8 @@ func TestMemoryCgroupRefusal(t *testing.T) {
 // Under launch -n 4, four processes that each fit the cgroup alone but
 // not together are refused before anything is allocated, each saying so
 // in memory's words, instead of being killed by the OOM killer ("left the
-// job (EOF)", exit 137).
+// job (EOF)", exit 137), and before the job meets: no process reports a
+// peer that went away, and the four alike lines are shown once.
 func TestMemoryAcrossProcesses(t *testing.T) {
 	bin := builtBinary(t)
 	dir := memoryCgroup(t, 1536<<20)
@@ -96,7 +97,9 @@ func TestMemoryAcrossProcesses(t *testing.T) {
 	}
 	text := string(out)
 	if code != exitUsage || !strings.Contains(text, "4 processes on this host, each with -e 209715200 bytes on 1 ranks") ||
-		!strings.Contains(text, "the memory cgroup /"+filepath.Base(dir)+" allows") || strings.Contains(text, "137") {
+		!strings.Contains(text, "the memory cgroup /"+filepath.Base(dir)+" allows") || strings.Contains(text, "137") ||
+		!strings.Contains(text, "ranks 0-3 refused their arguments (exit 2)") || strings.Contains(text, "has exited") ||
+		strings.Count(text, "buffers too large") != 1 {
 		t.Errorf("launch -n 4 in a 1.5 GiB cgroup: exit %d (%v)\n%s", code, err, text)
 	}
 }
