@@ -20,6 +20,8 @@ func TestHostTuningFromEnv(t *testing.T) {
 	fifo := filepath.Join(dir, "fifo")
 	os.WriteFile(good, []byte("# host\nbroadcast,0,4096,direct,64K,1,-1,4\n"), 0o644)
 	os.WriteFile(bad, []byte("broadcast,0,4096,tree,simple,1,-1,4\n"), 0o644)
+	zero := filepath.Join(dir, "zero.conf")
+	os.WriteFile(zero, []byte("broadcast,0,4096,direct,0,1,-1,4\n"), 0o644)
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -32,6 +34,7 @@ func TestHostTuningFromEnv(t *testing.T) {
 		{map[string]string{host.SegmentVar: "x"}, "COLLBENCH_HOST_SEGMENT=x: invalid size"},
 		{map[string]string{host.TunerFileVar: bad}, `line 1: the host backend has no algorithm "tree"`},
 		{map[string]string{host.TunerFileVar: fifo}, "not a regular file"},
+		{map[string]string{host.TunerFileVar: zero}, "line 1: the protocol column holds the segment: a segment of 0 bytes"},
 		{map[string]string{host.TunerFileVar: filepath.Join(dir, "missing")}, "no such file"},
 		{map[string]string{host.TuningLogVar: filepath.Join(dir, "no", "log")}, "COLLBENCH_HOST_TUNING_LOG="},
 		{map[string]string{host.DoublingMaxVar: "-5"}, "COLLBENCH_HOST_DOUBLING_MAX=-5: invalid size"},

@@ -140,6 +140,11 @@ var Vocabulary = tuner.Vocabulary{
 	Algorithms:  []string{AlgoRing, AlgoDoubling, AlgoPipeline, AlgoDirect},
 	Protocol: func(s string) error {
 		seg, err := bench.ParseSize(s)
+		if err == nil && seg == 0 {
+			// 0 is "the default" only where nothing was written; a
+			// row or a trial that names a segment names one.
+			err = fmt.Errorf("a segment of 0 bytes: want a multiple of 16 from %d to %d", MinSegment, MaxSegment)
+		}
 		if err == nil {
 			err = CheckSegment(seg)
 		}

@@ -138,6 +138,7 @@ func TestTuneRefusals(t *testing.T) {
 		{with("--algorithms", "ring,fastest"), `--algorithms: "fastest" is not one`},
 		{with("--protocols", "ll,lowlatency"), `--protocols: "lowlatency" is not one`},
 		{with("--channels", "0"), `--channels: "0" is not a channel count from 1 to 64`},
+		{with("--protocols", "0"), `--protocols: "0" is not one`},
 		{with("--plugin", "/bin/sh"), "--plugin: /bin/sh exports no ncclTunerPlugin_v* symbol: it is not an NCCL tuner plugin"},
 		{with("--plugin", dir), "is not a regular file"},
 		{with("--rounds", "2000"), "--rounds must be between 0"},
