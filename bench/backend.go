@@ -78,6 +78,13 @@ type Prechecker interface {
 	Precheck(s Setup) error
 }
 
+// CollectiveChecker is a backend that can refuse, before any process
+// meets another, a collective its settings cannot run over groups of n
+// ranks.
+type CollectiveChecker interface {
+	CheckCollective(c *Collective, n int) error
+}
+
 // Capabilities lists the options a backend can honour; the engine refuses
 // the others instead of ignoring them.
 type Capabilities struct {

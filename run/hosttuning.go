@@ -13,6 +13,18 @@ import (
 // maxTunerFile bounds a tuner file read: a row is at most 255 bytes.
 const maxTunerFile = 4 << 20
 
+// HostTuning reads the host backend's choices from an environment, as a
+// run started with it would, for a caller that checks a run it will start
+// (an ab arm) before starting it. The log is not opened.
+func HostTuning(getenv func(string) string) (host.Tuning, error) {
+	return hostTuning(func(k string) string {
+		if k == host.TuningLogVar {
+			return ""
+		}
+		return getenv(k)
+	})
+}
+
 // hostTuning reads the host backend's choices from the environment. A
 // value that cannot be taken is refused in one line naming the variable.
 func hostTuning(getenv func(string) string) (host.Tuning, error) {

@@ -148,6 +148,23 @@ func (j *Job) setup(g bench.Grouping, devices []int, adjust func(*bench.Setup)) 
 	return setup
 }
 
+// checkCollective has the job's backend refuse, before anything runs, a
+// collective its settings cannot run over groups of n ranks
+// (bench.CollectiveChecker). A backend that cannot be chosen is left to
+// Open to report.
+func (j *Job) checkCollective(coll *bench.Collective, n int) error {
+	b, _, err := j.Backend()
+	if err != nil {
+		return nil
+	}
+	if cc, ok := b.(bench.CollectiveChecker); ok {
+		if err := cc.CheckCollective(coll, n); err != nil {
+			return UsageError{err}
+		}
+	}
+	return nil
+}
+
 // precheck runs the backend's own refusals of this process's setup
 // (bench.Prechecker), where it has any and sets no memory cap the
 // processes agree on first. A buffer too large is a usage error.

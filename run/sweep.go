@@ -85,6 +85,9 @@ func (m *sweepRun) Check(_ context.Context, j *Job) error {
 	if m.spec.StreamNull && opts.Graph > 0 {
 		return Usagef("{StreamNull} and {Graph} cannot be combined: CUDA cannot capture the NULL stream into a graph")
 	}
+	if err := j.checkCollective(opts.Coll, groups.Of(nranks)); err != nil {
+		return err
+	}
 	m.opts = opts
 	return nil
 }

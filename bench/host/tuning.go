@@ -226,13 +226,36 @@ func (r *rank) choose(c call, bytes int64) (Choice, error) {
 		// the same whatever segment was asked for (as its log says).
 		ch.Segment = DefaultSegment
 	}
+	return ch, runnable(c.Coll, ch.Algorithm, r.n)
+}
+
+// runnable refuses an algorithm the collective cannot run with over n
+// ranks: one it does not have, or recursive doubling on a group that is
+// not a power of two.
+func runnable(coll *bench.Collective, algo string, n int) error {
+	algos := Algorithms(coll.ID)
 	switch {
-	case !slices.Contains(algos, ch.Algorithm):
-		return ch, fmt.Errorf("the host backend has no %s %s (it has %s)", ch.Algorithm, c.Coll.Name, strings.Join(algos, ", "))
-	case ch.Algorithm == AlgoDoubling && r.n&(r.n-1) != 0:
-		return ch, fmt.Errorf("recursive doubling needs a power-of-two group, and %s runs on %d ranks", c.Coll.Name, r.n)
+	case len(algos) == 0:
+		return nil
+	case !slices.Contains(algos, algo):
+		return fmt.Errorf("the host backend has no %s %s (it has %s)", algo, coll.Name, strings.Join(algos, ", "))
+	case algo == AlgoDoubling && n&(n-1) != 0:
+		return fmt.Errorf("recursive doubling needs a power-of-two group, and %s runs on %d ranks", coll.Name, n)
 	}
-	return ch, nil
+	return nil
+}
+
+// CheckCollective implements bench.CollectiveChecker: an algorithm forced
+// for every call (COLLBENCH_HOST_ALGO) that coll cannot run over groups of
+// n ranks is refused before anything runs, not at its first call.
+func (b Backend) CheckCollective(coll *bench.Collective, n int) error {
+	if b.Tuning.Algorithm == "" {
+		return nil
+	}
+	if err := runnable(coll, b.Tuning.Algorithm, n); err != nil {
+		return fmt.Errorf("%s=%s: %w", AlgoVar, b.Tuning.Algorithm, err)
+	}
+	return nil
 }
 
 // logChoice writes the call's choice, as NCCL's rank 0 logs its own with

@@ -14,10 +14,12 @@ import (
 
 	"github.com/collbench/collbench/ab"
 	"github.com/collbench/collbench/bench"
+	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/compare"
 	"github.com/collbench/collbench/document"
 	"github.com/collbench/collbench/fileio"
 	"github.com/collbench/collbench/report"
+	"github.com/collbench/collbench/run"
 )
 
 // abFlags are the options of collbench ab.
@@ -132,6 +134,11 @@ func (f *abFlags) vet(arm int, probed ab.ArmOutcome) error {
 	backend := c.backend
 	if backend == "auto" {
 		backend = probed.Backend
+	}
+	if backend == "host" {
+		if err := c.host.CheckCollective(c.opts.Coll, c.groupRanks); err != nil {
+			return err
+		}
 	}
 	if backend == "host" && len(c.ncclOnly) > 0 {
 		verb := "applies"
@@ -270,6 +277,10 @@ type checkedSweep struct {
 	// given); ncclOnly the flags set that only the nccl backend takes.
 	backend  string
 	ncclOnly []string
+	// host is what the arm's environment sets for the host backend,
+	// checked against the collective and its groups of ranks.
+	host       host.Backend
+	groupRanks int
 }
 
 // ncclOnlyFlags are the collectives' flags that only the nccl backend
@@ -343,7 +354,14 @@ func checkSweep(command string, coll *bench.Collective, sweep []string, arm ab.A
 		}
 		ranks = fl.GroupSize
 	}
-	c := checkedSweep{opts: o, rows: o.PlannedRows(ranks), inputs: inputs, backend: fl.Backend}
+	// The arm's host backend settings, read now: a malformed one is the
+	// arm's usage error before any round, not its failure in round 1.
+	tuning, err := run.HostTuning(armEnv(arm))
+	if err != nil {
+		return none, err
+	}
+	c := checkedSweep{opts: o, rows: o.PlannedRows(ranks), inputs: inputs, backend: fl.Backend,
+		host: host.Backend{Tuning: tuning}, groupRanks: ranks}
 	for _, name := range ncclOnlyFlags {
 		if f := fs.Lookup(name); f != nil && fs.Changed(name) && f.Value.String() != "0" && f.Value.String() != "false" {
 			c.ncclOnly = append(c.ncclOnly, "--"+name)

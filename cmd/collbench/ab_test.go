@@ -314,6 +314,10 @@ func TestABBadInput(t *testing.T) {
 		{append([]string{"ab", "--arm", "", "--arm", "--nccl-max-ctas 4 -R 1"}, sweep...),
 			"arm B (--nccl-max-ctas 4 -R 1): --local_register, --nccl-max-ctas apply to the nccl backend only, and the arm runs on the host backend here"},
 		{append(two, "--", "allreduce", "--group-size", "3", "-b", "8", "-e", "8"), "arm A (-g 2): --group-size 3 is larger than the job's 2 ranks"},
+		// An arm's host backend settings are checked before round 1.
+		{append([]string{"ab", "--arm", "-g 2", "--arm", "COLLBENCH_HOST_SEGMENT=100 -g 2"}, sweep...), "arm B (COLLBENCH_HOST_SEGMENT=100 -g 2): COLLBENCH_HOST_SEGMENT=100: a segment of 100 bytes"},
+		{append([]string{"ab", "--arm", "-g 2", "--arm", "COLLBENCH_HOST_ALGO=spiral -g 2"}, sweep...), `COLLBENCH_HOST_ALGO=spiral: the host backend has no algorithm "spiral"`},
+		{append([]string{"ab", "--arm", "-g 3 --backend host", "--arm", "COLLBENCH_HOST_ALGO=doubling -g 3 --backend host"}, sweep...), "recursive doubling needs a power-of-two group, and allreduce runs on 3 ranks"},
 		{append(two, "--", "alltoallv", "--moe", "8,2", "-g", "2"), "arm A (-g 2): --moe times a layer's calls, not a sweep's sizes, and ab compares sweeps"},
 		{append(append(two, "-J", matrix), "--", "alltoallv", "--matrix", matrix, "-n", "2"), "the output " + matrix + " is the input " + matrix},
 		{append([]string{"ab", "-J", site, "--arm", "--references " + site, "--arm", ""}, sweep...), "the output " + site + " is the input " + site},

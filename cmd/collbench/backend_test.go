@@ -88,3 +88,25 @@ func TestNamedNCCLThatCannotLoadIsAUsageError(t *testing.T) {
 		}
 	}
 }
+
+// A host algorithm forced for every call that the collective cannot run
+// over its group is refused before anything runs (exit 2, one line, no
+// table), not at the first call.
+func TestForcedHostAlgorithmCheckedUpFront(t *testing.T) {
+	for _, c := range []struct {
+		algo string
+		args []string
+		want string
+	}{
+		{"direct", []string{"allreduce", "-g", "2"}, "COLLBENCH_HOST_ALGO=direct: the host backend has no direct allreduce"},
+		{"doubling", []string{"allreduce", "-g", "3"}, "recursive doubling needs a power-of-two group, and allreduce runs on 3 ranks"},
+		{"doubling", []string{"allreduce", "-g", "6", "--group-size", "3"}, "runs on 3 ranks"},
+		{"doubling", []string{"broadcast", "-g", "2"}, "the host backend has no doubling broadcast"},
+	} {
+		t.Setenv("COLLBENCH_HOST_ALGO", c.algo)
+		code, out, errOut := runCLI(append(c.args, "-b", "1K", "-e", "4K", "--backend", "host")...)
+		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%s %v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.algo, c.args, code, out, errOut, c.want)
+		}
+	}
+}
