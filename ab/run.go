@@ -469,6 +469,18 @@ func (r *Runner) Turn(ctx context.Context, a Arm, idx, round int) (doc *document
 	return doc, "", nil
 }
 
+// RefusedTurn says whether a turn's failure (Turn's failed) is the arm's
+// process refusing its arguments (exit 2): a usage error of what the turn
+// was asked to run, where any other failure is the machine's (a full
+// disk, a lost rank) and no fault of the request.
+func RefusedTurn(failed string) bool {
+	return strings.Contains(failed, fmt.Sprintf("(exit %d): ", usageExit))
+}
+
+// usageExit is the exit code of a collbench process that refused its
+// arguments.
+const usageExit = 2
+
 // culprit picks the failure to report: a process found stopped at its
 // deadline (what held the others), else the first rank whose exit is its
 // own (not a launch.Consequence of a peer's failure, nor a process ended

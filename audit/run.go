@@ -163,6 +163,9 @@ func (a *auditing) turn(ctx context.Context, s *run, stage string) (*document.Ru
 	if failed == "" {
 		s.dirs = append(s.dirs, dir)
 	}
+	if failed != "" && stage == "run" {
+		return doc, failed, nil // the first run's failure ends the audit, which says it once
+	}
 	a.emit(Event{Stage: stage, Label: s.Label, Elapsed: time.Since(start), Failed: failed})
 	return doc, failed, nil
 }
@@ -187,6 +190,9 @@ func (a *auditing) runSettings(ctx context.Context) error {
 		return err
 	}
 	if p.Failed != "" {
+		if !ab.RefusedTurn(p.Failed) {
+			return setting.Errorf("the sweep itself %s", p.Failed) // the machine's failure, exit 1
+		}
 		return &Refused{setting.Errorf("the sweep itself %s", p.Failed)}
 	}
 	if err := a.o.Space.Check(p.Backend); err != nil {

@@ -177,6 +177,11 @@ func (t *tuning) planArms(ctx context.Context) error {
 		return err
 	}
 	if p.Failed != "" {
+		if !ab.RefusedTurn(p.Failed) {
+			// The machine failed it (a full disk, a lost rank): a
+			// failure, not a refusal of what was asked.
+			return setting.Errorf("the sweep itself %s", p.Failed)
+		}
 		return refuse("the sweep itself %s", p.Failed)
 	}
 	own.seconds = p.Seconds

@@ -5,7 +5,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 )
 
@@ -61,5 +63,41 @@ func TestLateInterruptWritesNothing(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// fullTmp is a TMPDIR with no room left: a 16 KiB tmpfs, filled. Where
+// this process may not mount one, the test is skipped.
+func fullTmp(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=16k"); err != nil {
+		t.Skipf("cannot mount a small tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	f, err := os.Create(filepath.Join(dir, "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write(make([]byte, 64<<10)) // fails once full, as meant
+	f.Close()
+	return dir
+}
+
+// A full TMPDIR fails tune and audit as the machine's failure (exit 1),
+// not as a refusal of what was asked (exit 2), in one line.
+func TestTurnsOnAFullDisk(t *testing.T) {
+	selfEnv(t)
+	t.Setenv("TMPDIR", fullTmp(t))
+	dir := t.TempDir()
+	sweep := []string{"--", "allreduce", "-g", "2", "-b", "1K", "-e", "4K", "-n", "5", "-w", "1"}
+	for _, args := range [][]string{
+		append([]string{"tune", "-q", "--algorithms", "ring", "--protocols", "256K", "-o", filepath.Join(dir, "t.conf")}, sweep...),
+		append([]string{"audit", "-q"}, sweep...),
+	} {
+		code, out, errOut := runCLI(args...)
+		if code != exitFailure || out != "" || !strings.Contains(errOut, "no space left on device") || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%s: exit %d, stdout %q, stderr %q; want exit 1 and one line", args[0], code, out, errOut)
+		}
 	}
 }
