@@ -101,3 +101,21 @@ func TestTurnsOnAFullDisk(t *testing.T) {
 		}
 	}
 }
+
+// A file tune cannot write at the end (--measured on a full device) is
+// said, exit 1, and costs none of the others: -o and -J are written.
+func TestTuneWritesEveryFileItCan(t *testing.T) {
+	selfEnv(t)
+	dir := t.TempDir()
+	conf, rec := filepath.Join(dir, "t.conf"), filepath.Join(dir, "t.json")
+	code, _, errOut := runCLI("tune", "-q", "--algorithms", "ring,doubling", "--protocols", "256K", "-o", conf, "--measured", "/dev/full", "-J", rec,
+		"--", "allreduce", "-g", "2", "-b", "1K", "-e", "4K", "-n", "5", "-w", "1")
+	if code != exitFailure || !strings.Contains(errOut, "/dev/full") {
+		t.Errorf("exit %d, stderr %q; want exit 1 naming /dev/full", code, errOut)
+	}
+	for _, p := range []string{conf, rec} {
+		if _, err := os.Stat(p); err != nil {
+			t.Errorf("%s not written: %v", p, err)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -115,33 +114,37 @@ func (f *tuneFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr i
 		return err
 	}
 	report.Tune(stdout, res.Record)
+	// Each file is written on its own: one that cannot be written does
+	// not cost the others, and each failure is said.
+	var failed []error
 	for _, w := range []struct {
-		path string
-		data []byte
-	}{{f.output, res.File}, {f.measured, res.Measured}} {
+		path  string
+		write func(io.Writer) error
+	}{
+		{f.output, bytesWriter(res.File)}, {f.measured, bytesWriter(res.Measured)}, {f.record, res.Record.Encode},
+	} {
 		if w.path == "" {
 			continue
 		}
-		data := w.data
 		if err := interrupted(ctx); err != nil {
 			return err
 		}
-		if err := fileio.Save(ctx, w.path, stdout, func(out io.Writer) error { _, err := io.Copy(out, bytes.NewReader(data)); return err }); err != nil {
-			return err
+		if err := fileio.Save(ctx, w.path, stdout, w.write); err != nil {
+			failed = append(failed, err)
 		}
 	}
-	if f.record != "" {
-		if err := interrupted(ctx); err != nil {
-			return err
-		}
-		if err := fileio.Save(ctx, f.record, stdout, res.Record.Encode); err != nil {
-			return err
-		}
+	if len(failed) > 0 {
+		return errors.Join(failed...)
 	}
 	if p := res.Record.Proof; p != nil && (p.Failed != "" || len(p.Mismatches) > 0) {
 		return errTuneIncomplete
 	}
 	return nil
+}
+
+// bytesWriter writes data, as fileio.Save's write does.
+func bytesWriter(data []byte) func(io.Writer) error {
+	return func(w io.Writer) error { _, err := w.Write(data); return err }
 }
 
 // check validates the flags and the sweep, and returns the space: the
