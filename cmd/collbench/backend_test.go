@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/collbench/collbench/libpath"
@@ -108,5 +109,27 @@ func TestForcedHostAlgorithmCheckedUpFront(t *testing.T) {
 		if code != exitUsage || out != "" || !strings.Contains(errOut, c.want) || strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
 			t.Errorf("%s %v: exit %d, stdout %q, stderr %q; want exit 2 and one line with %q", c.algo, c.args, code, out, errOut, c.want)
 		}
+	}
+}
+
+// The host backend's log is refused when it is a FIFO (whose open would
+// wait for a reader, deaf to an interrupt), and a line it cannot write (a
+// full device) fails the run rather than being lost.
+func TestHostTuningLogTargets(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sweep := []string{"allreduce", "-g", "2", "-b", "1K", "-e", "4K", "--backend", "host"}
+	t.Setenv("COLLBENCH_HOST_ALGO", "ring")
+	t.Setenv("COLLBENCH_HOST_TUNING_LOG", fifo)
+	code, out, errOut := runCLI(sweep...)
+	if code != exitUsage || out != "" || !strings.Contains(errOut, "COLLBENCH_HOST_TUNING_LOG="+fifo+": a FIFO: name a regular file") {
+		t.Errorf("a FIFO: exit %d, stderr %q", code, errOut)
+	}
+	t.Setenv("COLLBENCH_HOST_TUNING_LOG", "/dev/full")
+	code, _, errOut = runCLI(sweep...)
+	if code != exitFailure || !strings.Contains(errOut, "logging the host backend's choice (COLLBENCH_HOST_TUNING_LOG): write /dev/full: no space left on device") {
+		t.Errorf("/dev/full: exit %d, stderr %q", code, errOut)
 	}
 }
