@@ -145,7 +145,7 @@ func newFlags(coll *bench.Collective) *flags {
 	fs.StringArrayVar(&f.references, "references", nil, "a site's reference table (JSON, as 'collbench references --json' prints) used beside the built-in one; repeat for more (implies --judge)")
 	fs.StringVar(&f.columns, "columns", "", "add a set of columns after nccl-tests' own: judge (share of the wire, ratio to the published figure and its verdict, ratio to NCCL's estimate; implies --judge)")
 	fs.BoolVar(&r.OrderInputs, "order-inputs", false, "with -B: inputs whose sum shows the order it was taken in, the same for an element at every size (as collbench audit runs it)")
-	fs.StringVar(&r.KeepOutputs, "keep-outputs", "", "with -B: keep every rank's reference output per size and placement in this folder, one file each, none overwritten (as collbench audit runs it)")
+	fs.StringVar(&r.KeepOutputs, "keep-outputs", "", "with -B: keep every rank's reference output per size and placement in this folder (new or empty; with -N, one folder per cycle), one file each, none overwritten (as collbench audit runs it)")
 	fs.BoolVar(&r.Estimate, "nccl-estimate", false, "also ask NCCL's own model what each out-of-place call should take (ncclGroupSimulateEnd, NCCL 2.22+): in the JSON and under the table with the ratio (nccl backend)")
 	if coll.Traffic != nil {
 		t := run.DefaultTrafficRequest()
