@@ -187,13 +187,8 @@ func (f *abFlags) check(sweep []string, procs int) (arms []ab.Arm, inputs []stri
 		return nil, nil, usagef("no sweep given (usage: %s)", synopsisOf("ab"))
 	case f.rounds < 1 || f.rounds > compare.MaxRounds:
 		return nil, nil, usagef("--rounds must be between 1 and %d (got %d)", compare.MaxRounds, f.rounds)
-	case f.threshold < 0:
-		return nil, nil, usagef("--threshold must be at least 0 (got %g)", f.threshold)
 	}
-	if err := compare.CheckAlpha(f.alpha); err != nil {
-		return nil, nil, usageError{Err: err}
-	}
-	if err := checkArmTimeout(f.armTimeout); err != nil {
+	if err := checkTurnFlags(f.threshold, f.alpha, f.armTimeout); err != nil {
 		return nil, nil, err
 	}
 	if _, err := compare.ParseCorrection(f.correction); err != nil {

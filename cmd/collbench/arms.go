@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/collbench/collbench/ab"
 	"io"
 	"os"
 	"time"
+
+	"github.com/collbench/collbench/ab"
+	"github.com/collbench/collbench/compare"
 
 	"github.com/spf13/pflag"
 
@@ -75,6 +77,19 @@ func joinArmsJob(ctx context.Context, fs *pflag.FlagSet, rendezvous, logs string
 		return nil, err
 	}
 	return &armsJob{Job: j, exe: exe}, nil
+}
+
+// checkTurnFlags refuses the settings every command that runs turns
+// shares: --threshold below 0, --alpha outside compare.CheckAlpha's bounds
+// and an --arm-timeout that is no deadline.
+func checkTurnFlags(threshold, alpha, armTimeout float64) error {
+	if threshold < 0 {
+		return usagef("--threshold must be at least 0 (got %g)", threshold)
+	}
+	if err := compare.CheckAlpha(alpha); err != nil {
+		return usageError{Err: err}
+	}
+	return checkArmTimeout(armTimeout)
 }
 
 // flagSpelling is how a flag of fs is written: its shorthand where it has

@@ -147,13 +147,8 @@ func (f *auditFlags) check(sweep []string, procs int) (sp tune.Space, inputs []s
 		return sp, nil, usagef("--repeats must be between 1 and %d (got %d)", bench.MaxBitwise, f.repeats)
 	case f.rounds < 0 || f.rounds > compare.MaxRounds:
 		return sp, nil, usagef("--rounds must be between 0 (as many as the tests need) and %d (got %d)", compare.MaxRounds, f.rounds)
-	case f.threshold < 0:
-		return sp, nil, usagef("--threshold must be at least 0 (got %g)", f.threshold)
 	}
-	if err := compare.CheckAlpha(f.alpha); err != nil {
-		return sp, nil, usageError{Err: err}
-	}
-	if err := checkArmTimeout(f.armTimeout); err != nil {
+	if err := checkTurnFlags(f.threshold, f.alpha, f.armTimeout); err != nil {
 		return sp, nil, err
 	}
 	coll, err := bench.LookupCollective(sweep[0])

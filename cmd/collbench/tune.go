@@ -156,15 +156,10 @@ func (f *tuneFlags) check(sweep []string, procs int) (sp tune.Space, inputs []st
 		return sp, nil, usagef("no sweep given (usage: %s)", synopsisOf("tune"))
 	case f.rounds < 0 || f.rounds > compare.MaxRounds:
 		return sp, nil, usagef("--rounds must be between 0 (as many as the tests need) and %d (got %d)", compare.MaxRounds, f.rounds)
-	case f.threshold < 0:
-		return sp, nil, usagef("--threshold must be at least 0 (got %g)", f.threshold)
 	case f.budget < 0:
 		return sp, nil, usagef("--budget cannot be negative")
 	}
-	if err := compare.CheckAlpha(f.alpha); err != nil {
-		return sp, nil, usageError{Err: err}
-	}
-	if err := checkArmTimeout(f.armTimeout); err != nil {
+	if err := checkTurnFlags(f.threshold, f.alpha, f.armTimeout); err != nil {
 		return sp, nil, err
 	}
 	coll, err := bench.LookupCollective(sweep[0])

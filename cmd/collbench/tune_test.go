@@ -144,6 +144,7 @@ func TestTuneRefusals(t *testing.T) {
 		{with("--rounds", "2000"), "--rounds must be between 0"},
 		{with("--alpha", "0"), "--alpha must be from 1e-06 up to 1 (got 0)"},
 		{with("--alpha", "1e-320"), "--alpha must be from 1e-06 up to 1 (got 1e-320)"},
+		{with("--threshold", "-1"), "--threshold must be at least 0 (got -1)"},
 		{with("--arm-timeout", "-1"), "--arm-timeout must be 0 (automatic) or between 0.001"},
 		{with("--arm-timeout", "1e-9"), "--arm-timeout must be 0 (automatic) or between 0.001"},
 		{with("-o", filepath.Join(dir, "a"), "-J", filepath.Join(dir, "a")), "are one file, written twice"},
