@@ -9,12 +9,11 @@ import (
 	"github.com/collbench/collbench/bench/gpu"
 )
 
-// On a machine with NVIDIA GPU device nodes where the nccl backend cannot
-// start (no usable driver), the diagnosis says the GPUs are there but
-// unusable, why, and that the measuring commands refuse the CPU unless
-// asked for the host backend, as they do; it does not promise the host
-// backend.
-func TestDiagnoseGPUPresentButUnusable(t *testing.T) {
+// brokenGPUNodes makes this test's machine look like one with an NVIDIA
+// GPU's device node (nvidia0 in the folder it returns) and no usable
+// driver; skipped where the nccl backend does run.
+func brokenGPUNodes(t *testing.T) string {
+	t.Helper()
 	if _, err := probeGPU(gpu.Backend{}); err == nil {
 		t.Skip("the nccl backend runs here")
 	}
@@ -25,6 +24,16 @@ func TestDiagnoseGPUPresentButUnusable(t *testing.T) {
 	was := nvidiaNodes
 	t.Cleanup(func() { nvidiaNodes = was })
 	nvidiaNodes = filepath.Join(dir, "nvidia[0-9]*")
+	return dir
+}
+
+// On a machine with NVIDIA GPU device nodes where the nccl backend cannot
+// start (no usable driver), the diagnosis says the GPUs are there but
+// unusable, why, and that the measuring commands refuse the CPU unless
+// asked for the host backend, as they do; it does not promise the host
+// backend.
+func TestDiagnoseGPUPresentButUnusable(t *testing.T) {
+	dir := brokenGPUNodes(t)
 	d, err := Diagnose("")
 	if err != nil {
 		t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/collbench/collbench/bench"
-	"github.com/collbench/collbench/bench/gpu"
 	"github.com/collbench/collbench/bench/host"
 	"github.com/collbench/collbench/bench/numeric"
 	"github.com/collbench/collbench/machine"
@@ -139,16 +138,7 @@ func TestAutoRefusesANamedNCCLThatCannotRun(t *testing.T) {
 // naming the GPUs; with no GPU at all it falls back and says so on the
 // job's log. (The nccl backend cannot start here: no CUDA driver.)
 func TestAutoRefusesTheCPUOnAGPUMachine(t *testing.T) {
-	if _, err := probeGPU(gpu.Backend{}); err == nil {
-		t.Skip("the nccl backend runs here")
-	}
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "nvidia0"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	was := nvidiaNodes
-	t.Cleanup(func() { nvidiaNodes = was })
-	nvidiaNodes = filepath.Join(dir, "nvidia[0-9]*")
+	dir := brokenGPUNodes(t)
 	none := func(string) string { return "" }
 	_, _, err := pickBackend("auto", "", host.TransportAuto, none)
 	var se *setting.Error
