@@ -110,7 +110,11 @@ func decode(body []byte) (message, error) {
 			size, ok = u32()
 		}
 		if ok && len(r) > 0 {
+			// The field is written only when there are settings: an
+			// empty one is no frame collbench writes, and would read
+			// as settings where there are none.
 			m.settings, ok = bytesField()
+			ok = ok && len(m.settings) > 0
 		}
 		m.token, m.rank, m.size = string(tok), int(int32(rank)), int(int32(size))
 	case kindWelcome, kindPing, kindBye:
