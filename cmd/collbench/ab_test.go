@@ -471,9 +471,11 @@ func TestABStalledArm(t *testing.T) {
 	}
 }
 
-// signalWhenFound sends sig, after, to the first process findProcess finds
-// (polled every poll until the test ends) and hands its pid on.
-func signalWhenFound(t *testing.T, poll, after time.Duration, sig syscall.Signal, word string, vars ...string) <-chan int {
+// signalWhenFound sends sig, once it has used busy clock ticks of CPU (0:
+// at once), to the first process findProcess finds (polled every poll
+// until the test ends) and hands its pid on. CPU, not wall-clock time,
+// says how far a process has come on a loaded machine.
+func signalWhenFound(t *testing.T, poll time.Duration, busy int, sig syscall.Signal, word string, vars ...string) <-chan int {
 	found := make(chan int, 1)
 	done := make(chan struct{})
 	t.Cleanup(func() { close(done) })
@@ -485,7 +487,17 @@ func signalWhenFound(t *testing.T, poll, after time.Duration, sig syscall.Signal
 			case <-time.After(poll):
 			}
 			if pid := findProcess(word, vars...); pid > 0 {
-				time.Sleep(after)
+				for {
+					used, err := cpuTicks(pid)
+					if err != nil || used >= busy {
+						break
+					}
+					select {
+					case <-done:
+						return
+					case <-time.After(poll):
+					}
+				}
 				syscall.Kill(pid, sig)
 				found <- pid
 				return
