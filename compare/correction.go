@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/collbench/collbench/setting"
 )
 
 // Correction is how a table of many tests keeps its error rate: each
@@ -102,7 +104,7 @@ const MinAlpha = 1e-6
 // to, not including, 1.
 func CheckAlpha(alpha float64) error {
 	if !(alpha >= MinAlpha && alpha < 1) {
-		return fmt.Errorf("--alpha must be from %g up to 1 (got %g)", MinAlpha, alpha)
+		return setting.Errorf("{Alpha} must be from %g up to 1 (got %g)", MinAlpha, alpha)
 	}
 	return nil
 }

@@ -811,26 +811,24 @@ func cpuTicks(pid int) (int, error) {
 	return utime + stime, nil
 }
 
-// waitHandlesSignals waits until p has installed its handlers for SIGINT
-// and SIGTERM (their bits in /proc's SigCgt mask): a signal sent before
-// that ends a process by default, however the command would have handled
-// it, and on a loaded machine that start-up can take seconds.
-func waitHandlesSignals(t *testing.T, p *rankProc) {
+// waitBlockedOn waits until one of p's threads sleeps in the kernel
+// function wchan (/proc/PID/task/*/wchan): "wait_for_partner" is a FIFO's
+// open waiting for its writer. Then the command is where the test means to
+// interrupt it, past its start-up (a Go program catches SIGTERM from its
+// first instruction, but ends by it until its own handler is installed),
+// however loaded the machine.
+func waitBlockedOn(t *testing.T, p *rankProc, wchan string) {
 	t.Helper()
-	status := fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid)
-	const want = 1<<(syscall.SIGINT-1) | 1<<(syscall.SIGTERM-1)
 	for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		data, err := os.ReadFile(status)
-		if err != nil {
-			t.Fatalf("the process ended early: %v; stderr %q", err, p.err.String())
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/wchan", p.cmd.Process.Pid))
+		if err != nil || len(tasks) == 0 {
+			t.Fatalf("the process ended early; stderr %q", p.err.String())
 		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if v, ok := strings.CutPrefix(line, "SigCgt:"); ok {
-				if mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && mask&want == want {
-					return
-				}
+		for _, task := range tasks {
+			if data, _ := os.ReadFile(task); string(data) == wchan {
+				return
 			}
 		}
 	}
-	t.Fatalf("the process installed no handler for SIGINT and SIGTERM in 2 minutes")
+	t.Fatalf("no thread of the process waited in %s within 2 minutes; stderr %q", wchan, p.err.String())
 }

@@ -703,8 +703,7 @@ func TestHealthInterruptedReadingRacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := startRank(t, 0, 1, nil, nil, "health", "-g", "2", "--racks", fifo)
-	waitHandlesSignals(t, p)
-	time.Sleep(100 * time.Millisecond) // most likely in the wait for a writer by now; an earlier signal ends it the same way
+	waitBlockedOn(t, p, "wait_for_partner") // in the wait for the FIFO's writer
 	p.cmd.Process.Signal(syscall.SIGTERM)
 	waitAll(t, 10*time.Second, p)
 	if p.code != exitSignal {

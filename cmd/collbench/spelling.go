@@ -19,6 +19,7 @@ import (
 var settingFlags = map[string]string{
 	"ARBytes":       "--allreduce-size",
 	"Agg":           "-m",
+	"Alpha":         "--alpha",
 	"AllPairs":      "--all-pairs",
 	"Average":       "-a",
 	"Backend":       "--backend",
