@@ -174,10 +174,7 @@ func (j *Job) precheck(backend bench.Backend, sweep bench.Sweep, adjust func(*be
 		return nil
 	}
 	setup := j.setup(j.Settings.Grouping, nil, adjust)
-	setup.BufBytes = sweep.Max
-	if setup.BufferBytes != nil {
-		setup.BufBytes = max(setup.BufBytes, setup.BufferBytes(sweep.Max))
-	}
+	setup.BufBytes = bufBytes(setup, sweep.Max)
 	if err := pc.Precheck(setup); err != nil {
 		if errors.Is(err, bench.ErrTooLarge) {
 			return UsageError{err}
@@ -185,6 +182,15 @@ func (j *Job) precheck(backend bench.Backend, sweep bench.Sweep, adjust func(*be
 		return err
 	}
 	return nil
+}
+
+// bufBytes is each buffer's size for a sweep up to maxBytes: the largest
+// call, or what the measurement asks for it (Setup.BufferBytes) if more.
+func bufBytes(setup bench.Setup, maxBytes int64) int64 {
+	if setup.BufferBytes != nil {
+		return max(maxBytes, setup.BufferBytes(maxBytes))
+	}
+	return maxBytes
 }
 
 // openComm applies the backend's memory cap (agreed across processes) to
@@ -211,10 +217,7 @@ func openComm(ctx context.Context, backend bench.Backend, setup bench.Setup, swe
 			note = fmt.Sprintf("Reducing maxBytes to %d due to memory limitation", sweep.Max)
 		}
 	}
-	setup.BufBytes = sweep.Max
-	if setup.BufferBytes != nil {
-		setup.BufBytes = max(setup.BufBytes, setup.BufferBytes(sweep.Max))
-	}
+	setup.BufBytes = bufBytes(setup, sweep.Max)
 	octx := ctx
 	if j.Limits.Bootstrap > 0 {
 		var cancel context.CancelFunc

@@ -24,11 +24,8 @@ type Backend struct {
 // Name implements bench.Backend.
 func (Backend) Name() string { return "host" }
 
-// Open creates the ranks of this process, their buffers, streams and the
-// mesh of links between the ranks of each group, in this process and
-// others.
 // Precheck implements bench.Prechecker: the settings and the memory the
-// ranks of this process would take, as Open checks them.
+// ranks of this process would take, which Open checks the same way.
 func (b Backend) Precheck(s bench.Setup) error {
 	if err := b.Tuning.Check(); err != nil {
 		return err
@@ -36,6 +33,9 @@ func (b Backend) Precheck(s bench.Setup) error {
 	return checkMemory(s, b.Transport)
 }
 
+// Open creates the ranks of this process, their buffers, streams and the
+// mesh of links between the ranks of each group, in this process and
+// others.
 func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if s.LocalRanks < 1 {
 		return nil, fmt.Errorf("need at least one rank (got %d)", s.LocalRanks)
@@ -49,10 +49,7 @@ func (b Backend) Open(ctx context.Context, s bench.Setup) (bench.Comm, error) {
 	if err := s.Groups.Validate(s.JobRanks); err != nil {
 		return nil, err
 	}
-	if err := b.Tuning.Check(); err != nil {
-		return nil, err
-	}
-	if err := checkMemory(s, b.Transport); err != nil {
+	if err := b.Precheck(s); err != nil {
 		return nil, err
 	}
 	reapSegments()
