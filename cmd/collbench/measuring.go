@@ -113,11 +113,11 @@ func withLibFlag(err error) error {
 // as inputs, the host backend's log as an output that is appended to.
 func checkFiles(inputs []string, outputs ...string) func() error {
 	return func() error {
-		inputs := append(slices.Clone(inputs), envFiles(os.Getenv, false)...)
+		inputs := append(slices.Clone(inputs), envInputs(os.Getenv)...)
 		var seen []string
 		// The host backend's log is appended to, never replaced: it may
 		// be no input, and no output may be it.
-		for _, p := range envFiles(os.Getenv, true) {
+		if p := os.Getenv(host.TuningLogVar); p != "" {
 			if err := fileio.Distinct(p, inputs); err != nil {
 				return usagef("%s=%s: %v", host.TuningLogVar, p, err)
 			}
@@ -133,7 +133,7 @@ func checkFiles(inputs []string, outputs ...string) func() error {
 			if err := fileio.Distinct(p, inputs); err != nil { // an empty input names no file
 				var same *fileio.SameFileError
 				if errors.As(err, &same) {
-					if v := envVarNaming(os.Getenv, same.Input); v != "" {
+					if v := envInputNaming(os.Getenv, same.Input); v != "" {
 						return usagef("the output %s is the input %s, which %s names; write to another file", same.Output, same.Input, v)
 					}
 				}
@@ -150,29 +150,23 @@ func checkFiles(inputs []string, outputs ...string) func() error {
 	}
 }
 
-// envFiles are the files the environment names for the library and the
-// host backend: the tuner files they read (logs false), or the host
-// backend's log it appends to (logs true).
-func envFiles(getenv func(string) string, logs bool) []string {
+// envInputs are the files the agreed variables name (agreedVariables:
+// the host backend's and NCCL's tuner files), which the run reads.
+func envInputs(getenv func(string) string) []string {
 	var out []string
-	for _, v := range envFileVars {
-		if p := getenv(v.name); p != "" && v.log == logs {
+	for _, v := range agreedVariables {
+		if p := getenv(v.name); p != "" && v.file {
 			out = append(out, p)
 		}
 	}
 	return out
 }
 
-// envFileVars are the variables that name files: read, or appended to.
-var envFileVars = []struct {
-	name string
-	log  bool
-}{{host.TunerFileVar, false}, {"NCCL_TUNER_CONFIG_FILE", false}, {host.TuningLogVar, true}}
-
-// envVarNaming is the variable of envFileVars that names path, "" if none.
-func envVarNaming(getenv func(string) string, path string) string {
-	for _, v := range envFileVars {
-		if p := getenv(v.name); p != "" && p == path {
+// envInputNaming is the agreed variable that names the file path, "" if
+// none.
+func envInputNaming(getenv func(string) string, path string) string {
+	for _, v := range agreedVariables {
+		if p := getenv(v.name); p != "" && v.file && p == path {
 			return v.name
 		}
 	}
