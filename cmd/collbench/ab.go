@@ -128,19 +128,22 @@ func (f *abFlags) run(ctx context.Context, fs *pflag.FlagSet, stdout, stderr io.
 }
 
 // vet refuses, once the probe has said which backend an arm runs on, a
-// flag that backend does not take: the arm would fail its first round.
+// flag that backend does not take, or a host algorithm the arm's
+// collective cannot run over its groups: the arm would fail its first
+// round.
 func (f *abFlags) vet(arm int, probed ab.ArmOutcome) error {
 	c := f.checked[arm]
 	backend := c.backend
 	if backend == "auto" {
 		backend = probed.Backend
 	}
-	if backend == "host" {
-		if err := c.host.CheckCollective(c.opts.Coll, c.groupRanks); err != nil {
-			return err
-		}
+	if backend != "host" {
+		return nil
 	}
-	if backend == "host" && len(c.ncclOnly) > 0 {
+	if err := c.host.CheckCollective(c.opts.Coll, c.groupRanks); err != nil {
+		return err
+	}
+	if len(c.ncclOnly) > 0 {
 		verb := "applies"
 		if len(c.ncclOnly) > 1 {
 			verb = "apply"

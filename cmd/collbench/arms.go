@@ -7,11 +7,10 @@ import (
 	"os"
 	"time"
 
-	"github.com/collbench/collbench/ab"
-	"github.com/collbench/collbench/compare"
-
 	"github.com/spf13/pflag"
 
+	"github.com/collbench/collbench/ab"
+	"github.com/collbench/collbench/compare"
 	"github.com/collbench/collbench/run"
 )
 
